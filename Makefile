@@ -1,0 +1,32 @@
+# The two commands a new user needs: `make demo` and `make test`. Both set everything up first.
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.benchfoundry-installed
+
+# Prefect runs on its embedded local API, keeps its home inside this folder, and stays offline.
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+export DO_NOT_TRACK := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh $(VENV)
+	@touch $@
+
+demo: setup
+	$(BIN)/benchfoundry build datasets/demo.yaml
+
+test: setup
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+bench: setup
+	$(BIN)/python bench/ingest_speed.py --images 300
+
+clean:
+	rm -rf datasets/runs .prefect

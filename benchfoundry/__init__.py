@@ -1,0 +1,1 @@
+"""benchfoundry: build, curate and evaluate multiple-choice vision-language benchmarks."""

@@ -1,0 +1,31 @@
+"""Process settings for running offline on Prefect's embedded local API.
+
+Call `configure()` before anything imports Prefect: it keeps Prefect's home inside the working
+folder, turns analytics off, gives the temporary local server time to start on slow machines, and
+tells Hugging Face libraries to stay offline. Values the user already set are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULTS = {
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+}
+
+
+def configure(workdir: str | os.PathLike[str] | None = None, console_level: str | None = None) -> Path:
+    """Set the offline defaults; return the Prefect home in use."""
+    for name, value in DEFAULTS.items():
+        os.environ.setdefault(name, value)
+    home = Path(workdir or Path.cwd()) / ".prefect"
+    os.environ.setdefault("PREFECT_HOME", str(home))
+    if console_level:
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", console_level)
+    return Path(os.environ["PREFECT_HOME"])

@@ -1,0 +1,296 @@
+"""Typed records for every table of a run, and the Arrow schemas derived from them.
+
+One record class per table (see DESIGN.md, "Data flows as tables"). The Arrow schema of a table
+is derived from its record's annotations, so the two can never disagree: `str` -> string,
+`int` -> int64, `float` -> float64, `bool` -> bool, `bytes` -> binary, `list[X]` -> list<X>,
+a nested record -> struct, and `X | None` -> a nullable column.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, ClassVar, Literal
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict
+
+
+class Record(BaseModel):
+    """A row of one table. `table` names the table, `key` its key columns."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    table: ClassVar[str] = ""
+    key: ClassVar[tuple[str, ...]] = ()
+
+    def key_values(self) -> tuple[Any, ...]:
+        """The values of this record's key columns, in order."""
+        return tuple(getattr(self, name) for name in self.key)
+
+
+class Nested(BaseModel):
+    """A struct nested inside a column (an instance, an OCR line...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_SCALARS: dict[Any, pa.DataType] = {
+    str: pa.string(),
+    int: pa.int64(),
+    float: pa.float64(),
+    bool: pa.bool_(),
+    bytes: pa.binary(),
+}
+
+
+def _arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:
+    """Map one annotation to (Arrow type, nullable)."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(members) != 1:
+            raise TypeError(f"only `X | None` unions map to Arrow, got {annotation!r}")
+        return _arrow_type(members[0])[0], True
+    if origin is Literal:
+        return pa.string(), False
+    if origin is list:
+        (item,) = typing.get_args(annotation)
+        item_type, _ = _arrow_type(item)
+        return pa.list_(item_type), False
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return pa.struct(_fields(annotation)), False
+    if annotation in _SCALARS:
+        return _SCALARS[annotation], False
+    raise TypeError(f"no Arrow type for annotation {annotation!r}")
+
+
+def _fields(model: type[BaseModel]) -> list[pa.Field]:
+    hints = typing.get_type_hints(model)
+    fields = []
+    for name in model.model_fields:
+        arrow_type, nullable = _arrow_type(hints[name])
+        fields.append(pa.field(name, arrow_type, nullable=nullable))
+    return fields
+
+
+def arrow_schema(record_type: type[Record]) -> pa.Schema:
+    """The Arrow schema of a record's table, with the table name in its metadata."""
+    return pa.schema(_fields(record_type), metadata={"benchfoundry.table": record_type.table})
+
+
+# --- images and quarantine (ingest) -------------------------------------------------------------
+
+
+class ImageRecord(Record):
+    """One stored image. `image_id` is the sha256 of `bytes`, so exact duplicates are stored once
+    (every origin is listed in `image_sources`; `source` is the first seen); near duplicates
+    point at the first stored image they resemble through `duplicate_of`."""
+
+    table: ClassVar[str] = "images"
+    key: ClassVar[tuple[str, ...]] = ("image_id",)
+
+    image_id: str
+    source: str
+    source_kind: str
+    width: int
+    height: int
+    format: str
+    mode: str
+    n_bytes: int
+    phash: str
+    duplicate_of: str | None
+    duplicate_distance: int | None
+    license: str | None
+    meta: str
+    bytes: bytes
+
+
+class ImageSourceRecord(Record):
+    """One origin of a stored image: a file, a TSV or Parquet row, a packaged photo."""
+
+    table: ClassVar[str] = "image_sources"
+    key: ClassVar[tuple[str, ...]] = ("image_id", "source")
+
+    image_id: str
+    source: str
+    source_kind: str
+    license: str | None
+    meta: str
+
+
+class QuarantineRecord(Record):
+    """Something a stage refused, with a reason code a user can filter on and a readable detail."""
+
+    table: ClassVar[str] = "quarantine"
+    key: ClassVar[tuple[str, ...]] = ("stage", "source", "reason")
+
+    source: str
+    stage: str
+    reason: str
+    detail: str
+    source_kind: str
+
+
+# --- visual facts (extract) ---------------------------------------------------------------------
+
+
+class Caption(Nested):
+    text: str
+    backend: str
+    model: str | None
+
+
+class Instance(Nested):
+    box: list[float]
+    mask_area: int
+    label: str | None
+    attributes: list[str]
+    dense_caption: str | None
+    score: float
+
+
+class OcrLine(Nested):
+    text: str
+    box: list[float]
+    score: float
+
+
+class ExtractorInfo(Nested):
+    role: str
+    backend: str
+    model: str | None
+    version: str
+    config_hash: str
+
+
+class VisualFactsRecord(Record):
+    """What the extractors saw in one image under one extractor configuration."""
+
+    table: ClassVar[str] = "visual_facts"
+    key: ClassVar[tuple[str, ...]] = ("image_id", "config_hash")
+
+    image_id: str
+    config_hash: str
+    captions: list[Caption]
+    instances: list[Instance]
+    ocr_lines: list[OcrLine]
+    extractors: list[ExtractorInfo]
+
+
+# --- candidates (generate, or seeds from existing benchmarks) -----------------------------------
+
+
+class CandidateRecord(Record):
+    """A multiple-choice question about one image. `answer` is the letter of the right option."""
+
+    table: ClassVar[str] = "candidates"
+    key: ClassVar[tuple[str, ...]] = ("question_id",)
+
+    question_id: str
+    image_id: str
+    dimension: str
+    question: str
+    hint: str | None
+    options: list[str]
+    answer: str
+    category: str | None
+    l2_category: str | None
+    split: str | None
+    generator: str
+    prompt_id: str | None
+    prompt_hash: str | None
+    evidence: list[str]
+    source: str
+    meta: str
+    raw_output: str | None
+
+
+# --- judgements, scores, reviews, results (later stages) ---------------------------------------
+
+
+class JudgementRecord(Record):
+    """One pass of one model over one question (text-only filter, consensus or evaluation)."""
+
+    table: ClassVar[str] = "judgements"
+    key: ClassVar[tuple[str, ...]] = ("question_id", "model", "mode", "pass_index")
+
+    question_id: str
+    model: str
+    mode: str
+    with_image: bool
+    pass_index: int
+    option_order: list[str]
+    prompt: str
+    raw_response: str | None
+    extracted: str | None
+    extracted_by: str
+    correct: bool
+    error: str | None
+
+
+class ScoredRecord(Record):
+    """Hit counts, flags, difficulty and the selection decision for one question, with why."""
+
+    table: ClassVar[str] = "scored"
+    key: ClassVar[tuple[str, ...]] = ("question_id",)
+
+    question_id: str
+    hits_text: int
+    n_text_models: int
+    hits_vlm: int
+    n_vlm_models: int
+    flags: list[str]
+    difficulty: str | None
+    decision: str
+    reason: str
+
+
+class ReviewRecord(Record):
+    """An annotator's decision on one question."""
+
+    table: ClassVar[str] = "reviews"
+    key: ClassVar[tuple[str, ...]] = ("question_id", "reviewer")
+
+    question_id: str
+    reviewer: str
+    decision: Literal["accept", "reject", "fix_answer", "recategorise"]
+    new_answer: str | None
+    new_dimension: str | None
+    note: str | None
+    decided_at: str
+
+
+class ResultRecord(Record):
+    """One model's answer to one question in one evaluation pass."""
+
+    table: ClassVar[str] = "results"
+    key: ClassVar[tuple[str, ...]] = ("run_id", "model", "question_id", "pass_index")
+
+    run_id: str
+    model: str
+    question_id: str
+    pass_index: int
+    option_order: list[str]
+    response: str | None
+    extracted: str | None
+    extracted_by: str
+    correct: bool
+    score: float | None
+    category: str | None
+    l2_category: str | None
+
+
+ALL_RECORDS: tuple[type[Record], ...] = (
+    ImageRecord,
+    ImageSourceRecord,
+    QuarantineRecord,
+    VisualFactsRecord,
+    CandidateRecord,
+    JudgementRecord,
+    ScoredRecord,
+    ReviewRecord,
+    ResultRecord,
+)
+
+RECORDS_BY_TABLE: dict[str, type[Record]] = {r.table: r for r in ALL_RECORDS}

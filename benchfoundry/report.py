@@ -1,0 +1,134 @@
+"""Run summaries as typed records, rendered as markdown (Prefect artifacts) and plain text (CLI)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from benchfoundry.records import CandidateRecord, QuarantineRecord
+from benchfoundry.storage import RunFolder
+
+
+class IngestSummary(BaseModel):
+    """What one ingest run did, in counts a person can check."""
+
+    run: str
+    sources: list[str]
+    images_read: int
+    images_decoded: int
+    images_added: int
+    images_already_stored: int
+    exact_duplicates: int
+    near_duplicates: int
+    seed_questions_read: int
+    candidates_added: int
+    candidates_already_stored: int
+    quarantined_by_reason: dict[str, int]
+    quarantine_added: int
+    tables: dict[str, str]
+
+
+class Example(BaseModel):
+    question_id: str
+    dimension: str
+    question: str
+    options: list[str]
+    answer: str
+    source: str
+
+
+class BuildSummary(BaseModel):
+    """The outcome of a build: per-stage summaries and the state of the run folder."""
+
+    spec: str
+    run: str
+    stages: list[str]
+    ingest: IngestSummary | None
+    table_rows: dict[str, int]
+    quarantine_by_stage_reason: dict[str, dict[str, int]]
+    examples: list[Example]
+    manifest: str
+
+
+def run_state(run: RunFolder, n_examples: int = 3) -> tuple[dict[str, int], dict[str, dict[str, int]], list[Example]]:
+    """Rows per table, quarantine counts by stage and reason, and a few example questions."""
+    counts = run.counts()
+    by_stage: dict[str, dict[str, int]] = {}
+    quarantine = run.table(QuarantineRecord).read(columns=["stage", "reason"])
+    for stage, reason in zip(quarantine.column("stage").to_pylist(), quarantine.column("reason").to_pylist(), strict=True):
+        by_stage.setdefault(stage, {}).setdefault(reason, 0)
+        by_stage[stage][reason] += 1
+    by_stage = {s: dict(sorted(r.items())) for s, r in sorted(by_stage.items())}
+    columns = ["question_id", "dimension", "question", "options", "answer", "source"]
+    candidates = run.table(CandidateRecord).read(columns=columns).sort_by("question_id").slice(0, n_examples)
+    examples = [Example(**row) for row in candidates.to_pylist()]
+    return counts, by_stage, examples
+
+
+def _letters(options: list[str]) -> list[str]:
+    return [f"{'ABCDEFGHIJ'[i]}. {text}" for i, text in enumerate(options)]
+
+
+def ingest_markdown(summary: IngestSummary) -> str:
+    lines = [
+        "# Ingest",
+        "",
+        "| count | value |",
+        "|---|---|",
+        f"| images read | {summary.images_read} |",
+        f"| images decoded | {summary.images_decoded} |",
+        f"| images added | {summary.images_added} |",
+        f"| images already stored | {summary.images_already_stored} |",
+        f"| exact duplicates merged | {summary.exact_duplicates} |",
+        f"| near duplicates flagged | {summary.near_duplicates} |",
+        f"| seed questions read | {summary.seed_questions_read} |",
+        f"| candidates added | {summary.candidates_added} |",
+        f"| quarantined | {sum(summary.quarantined_by_reason.values())} |",
+        "",
+        "## Quarantined, by reason",
+        "",
+    ]
+    lines += [f"- `{reason}`: {n}" for reason, n in summary.quarantined_by_reason.items()] or ["- nothing"]
+    return "\n".join(lines) + "\n"
+
+
+def build_markdown(summary: BuildSummary) -> str:
+    lines = [f"# Build `{summary.spec}`", "", f"Run folder: `{summary.run}`", "", "| table | rows |", "|---|---|"]
+    lines += [f"| {t} | {n} |" for t, n in summary.table_rows.items()]
+    lines += ["", "## Quarantine by stage and reason", ""]
+    for stage, reasons in summary.quarantine_by_stage_reason.items():
+        lines += [f"- {stage}: " + ", ".join(f"`{r}` {n}" for r, n in reasons.items())]
+    if summary.examples:
+        lines += ["", "## Example questions", ""]
+        for ex in summary.examples:
+            lines += [f"- **{ex.question}** ({ex.dimension}) " + "; ".join(_letters(ex.options)) + f" — answer {ex.answer}"]
+    return "\n".join(lines) + "\n"
+
+
+def build_text(summary: BuildSummary) -> str:
+    """The closing report of a build, for a person reading a terminal."""
+    out = [f"Build '{summary.spec}' finished (stages: {', '.join(summary.stages)})."]
+    if summary.ingest:
+        ing = summary.ingest
+        out += [
+            "",
+            "Ingest:",
+            f"  images read {ing.images_read}, decoded {ing.images_decoded}, newly stored {ing.images_added}, "
+            f"already stored {ing.images_already_stored}",
+            f"  exact duplicates merged {ing.exact_duplicates}, near duplicates flagged {ing.near_duplicates}",
+            f"  seed questions read {ing.seed_questions_read}, candidates newly stored {ing.candidates_added}",
+        ]
+    out += ["", "Tables in the run folder:"]
+    out += [f"  {table:<14} {rows:>6} rows" for table, rows in summary.table_rows.items()]
+    out += ["", "Quarantined (refused, with reasons; see the quarantine table's 'detail' column):"]
+    if not summary.quarantine_by_stage_reason:
+        out += ["  nothing"]
+    for stage, reasons in summary.quarantine_by_stage_reason.items():
+        out += [f"  {stage}: {reason} {n}" for reason, n in reasons.items()]
+    if summary.examples:
+        out += ["", "Example questions:"]
+        for ex in summary.examples:
+            out += [f"  [{ex.dimension}] {ex.question}"]
+            out += [f"      {line}" for line in _letters(ex.options)]
+            out += [f"      answer: {ex.answer}   (from {ex.source})"]
+    out += ["", f"Outputs: {summary.run}", f"  manifest: {summary.manifest}"]
+    return "\n".join(out)

@@ -1,0 +1,184 @@
+"""The build spec: a declarative YAML file validated by models that forbid unknown keys.
+
+Relative paths in a spec file are resolved against the folder that holds the file, so a spec
+means the same thing from any working directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from benchfoundry.packaged import PACKAGES
+
+
+class SpecModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FolderSource(SpecModel):
+    """Every image file under a folder, recursively."""
+
+    kind: Literal["folder"] = "folder"
+    path: Path
+    license: str | None = None
+    meta: dict[str, str] = Field(default_factory=dict)
+
+
+class TsvSource(SpecModel):
+    """A VLMEvalKit-style multiple-choice TSV: its rows become images and seed questions."""
+
+    kind: Literal["tsv"] = "tsv"
+    path: Path
+    image_root: Path | None = Field(
+        default=None, description="folder that relative `image_path` values are read from"
+    )
+    license: str | None = None
+    meta: dict[str, str] = Field(default_factory=dict)
+
+
+class ParquetSource(SpecModel):
+    """A Parquet file with an image column and question/options/answer columns (MMStar layout)."""
+
+    kind: Literal["parquet"] = "parquet"
+    path: Path
+    image_column: str = "image"
+    license: str | None = None
+    meta: dict[str, str] = Field(default_factory=dict)
+
+
+class PackagedSource(SpecModel):
+    """Photos that installed Python packages ship (no download)."""
+
+    kind: Literal["packaged"] = "packaged"
+    packages: list[str] = Field(default_factory=lambda: list(PACKAGES))
+
+    @field_validator("packages")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        unknown = [p for p in value if p not in PACKAGES]
+        if unknown:
+            raise ValueError(f"unknown package(s) {unknown}; known: {', '.join(PACKAGES)}")
+        return value
+
+
+Source = Annotated[
+    FolderSource | TsvSource | ParquetSource | PackagedSource, Field(discriminator="kind")
+]
+
+
+class IngestOptions(SpecModel):
+    """Options of the ingest stage."""
+
+    min_side: int = Field(default=32, ge=1, description="shorter side below this is refused")
+    max_pixels: int = Field(default=50_000_000, ge=1, description="decompression-bomb guard")
+    near_duplicate_distance: int = Field(
+        default=4, ge=0, le=64, description="perceptual-hash bit distance that marks a near duplicate"
+    )
+    batch_size: int = Field(default=32, ge=1, description="images per Prefect task")
+
+
+class StageOptions(SpecModel):
+    """Per-stage options; each stage adds its section here."""
+
+    ingest: IngestOptions = Field(default_factory=IngestOptions)
+
+
+AVAILABLE_STAGES = ("ingest",)
+
+
+class BuildSpec(SpecModel):
+    """What to build: sources, taxonomy, stages and their options, models by role, output."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    description: str = ""
+    sources: list[Source] = Field(min_length=1)
+    taxonomy: str | None = None
+    stages: list[str] = Field(default_factory=lambda: list(AVAILABLE_STAGES))
+    options: StageOptions = Field(default_factory=StageOptions)
+    models: dict[str, list[str]] = Field(
+        default_factory=dict, description="role -> model spec strings, e.g. text_only: [blind/random]"
+    )
+    output: Path = Path("runs/default")
+
+    @field_validator("stages")
+    @classmethod
+    def _stages_available(cls, value: list[str]) -> list[str]:
+        missing = [s for s in value if s not in AVAILABLE_STAGES]
+        if missing:
+            raise ValueError(
+                f"stage(s) {missing} are not available in this version; available: "
+                f"{', '.join(AVAILABLE_STAGES)}"
+            )
+        return value
+
+    def resolved(self, base: Path) -> BuildSpec:
+        """A copy with every relative path made absolute against `base`."""
+
+        def fix(path: Path | None) -> Path | None:
+            return None if path is None or path.is_absolute() else (base / path).resolve()
+
+        sources = []
+        for source in self.sources:
+            updates = {}
+            for name in ("path", "image_root"):
+                value = getattr(source, name, None)
+                if value is not None and not value.is_absolute():
+                    updates[name] = fix(value)
+            sources.append(source.model_copy(update=updates))
+        output = self.output if self.output.is_absolute() else fix(self.output)
+        return self.model_copy(update={"sources": sources, "output": output})
+
+
+class SpecError(ValueError):
+    """A build spec that cannot be read or does not validate."""
+
+
+def load_spec(path: str | Path) -> BuildSpec:
+    """Read, validate and resolve a build spec file."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SpecError(f"cannot read build spec {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise SpecError(f"build spec {path} is not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise SpecError(f"build spec {path} must be a mapping at the top level")
+    try:
+        spec = BuildSpec.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise SpecError(f"build spec {path} is invalid: {problems}") from None
+    return spec.resolved(path.parent.resolve())
+
+
+def describe_source(source: FolderSource | TsvSource | ParquetSource | PackagedSource) -> str:
+    """A one-line description of a source, for summaries and the run manifest."""
+    if isinstance(source, PackagedSource):
+        return f"packaged:{','.join(source.packages)}"
+    return f"{source.kind}:{source.path}"
+
+
+def parse_source(text: str) -> FolderSource | TsvSource | ParquetSource | PackagedSource:
+    """A source from a command-line argument: a folder, a .tsv, a .parquet file, or
+    `packaged` / `packaged:NAME[,NAME]` for photos shipped in installed packages."""
+    if text == "packaged" or text.startswith("packaged:"):
+        names = [n for n in text.partition(":")[2].split(",") if n]
+        return PackagedSource(packages=names) if names else PackagedSource()
+    path = Path(text).resolve()
+    if path.is_dir():
+        return FolderSource(path=path)
+    suffix = path.suffix.lower()
+    if suffix == ".tsv":
+        return TsvSource(path=path)
+    if suffix in (".parquet", ".pq"):
+        return ParquetSource(path=path)
+    if not path.exists():
+        raise SpecError(f"source {text} does not exist")
+    raise SpecError(f"cannot tell what kind of source {text} is: give a folder, a .tsv, a .parquet, or 'packaged'")

@@ -1,0 +1,208 @@
+"""The run folder: one sub-folder per table, each holding immutable Parquet parts.
+
+A write adds one part holding only the rows whose key is not stored yet, so appending the same
+records twice changes nothing and a table never holds a key twice. Parts are written under a
+hidden temporary name and renamed into place, so a reader never sees a partial file; readers
+check every part's schema against the record's and name the offending column when it differs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchfoundry.ids import content_hash
+from benchfoundry.records import RECORDS_BY_TABLE, Record, arrow_schema
+
+R = TypeVar("R", bound=Record)
+
+
+class SchemaMismatchError(ValueError):
+    """A stored table does not have the columns its record type expects."""
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    table: str
+    added: int
+    already_stored: int
+    repeated_in_batch: int
+    path: Path | None
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
+def atomic_write_json(path: Path, value: Any) -> None:
+    """Write `value` as indented JSON, atomically."""
+    atomic_write_bytes(path, (json.dumps(value, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def atomic_write_table(path: Path, table: pa.Table) -> None:
+    """Write a Parquet file through a temporary file and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+    try:
+        with open(tmp, "wb") as handle:
+            pq.write_table(table, handle, compression="zstd")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
+def check_schema(found: pa.Schema, expected: pa.Schema, where: str) -> None:
+    """Raise `SchemaMismatchError` naming the first expected column that is missing or differs."""
+    for field in expected:
+        index = found.get_field_index(field.name)
+        if index < 0:
+            raise SchemaMismatchError(f"{where}: column '{field.name}' is missing")
+        found_type = found.field(index).type
+        if not found_type.equals(field.type):
+            raise SchemaMismatchError(
+                f"{where}: column '{field.name}' has type {found_type}, expected {field.type}"
+            )
+
+
+class Table(Generic[R]):
+    """One table of a run folder, typed by its record class."""
+
+    def __init__(self, folder: Path, record_type: type[R]) -> None:
+        self.record_type = record_type
+        self.name = record_type.table
+        self.path = folder / self.name
+        self.schema = arrow_schema(record_type)
+
+    def parts(self) -> list[Path]:
+        """The committed part files, in name order (temporary files are never listed)."""
+        if not self.path.is_dir():
+            return []
+        return sorted(p for p in self.path.glob("part-*.parquet") if p.is_file())
+
+    def exists(self) -> bool:
+        return bool(self.parts())
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        self.path.mkdir(parents=True, exist_ok=True)
+        with open(self.path / ".lock", "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def read(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """All stored rows (optionally only some columns), schema-checked part by part."""
+        wanted = self.schema if columns is None else pa.schema([self.schema.field(c) for c in columns])
+        pieces = []
+        for part in self.parts():
+            check_schema(pq.read_schema(part), wanted, f"table '{self.name}' part {part}")
+            pieces.append(pq.read_table(part, columns=wanted.names).cast(wanted))
+        if not pieces:
+            return wanted.empty_table()
+        return pa.concat_tables(pieces)
+
+    def records(self) -> list[R]:
+        """All stored rows as records."""
+        return [self.record_type(**row) for row in self.read().to_pylist()]
+
+    def keys(self) -> set[tuple[Any, ...]]:
+        """The key of every stored row."""
+        table = self.read(columns=list(self.record_type.key))
+        columns = [table.column(name).to_pylist() for name in self.record_type.key]
+        return set(zip(*columns, strict=True))
+
+    def count(self) -> int:
+        return sum(pq.read_metadata(part).num_rows for part in self.parts())
+
+    def append(self, records: Iterable[R]) -> WriteResult:
+        """Store the records whose key is new; return how many were added and skipped."""
+        batch: dict[tuple[Any, ...], R] = {}
+        repeated = 0
+        for record in records:
+            if not isinstance(record, self.record_type):
+                raise TypeError(f"table '{self.name}' takes {self.record_type.__name__}, got {type(record).__name__}")
+            key = record.key_values()
+            if key in batch:
+                repeated += 1
+                continue
+            batch[key] = record
+        with self._lock():
+            stored = self.keys() if batch else set()
+            new_keys = sorted((k for k in batch if k not in stored), key=repr)
+            already = len(batch) - len(new_keys)
+            if not new_keys:
+                return WriteResult(self.name, 0, already, repeated, None)
+            rows = [batch[k].model_dump() for k in new_keys]
+            table = pa.Table.from_pylist(rows, schema=self.schema)
+            part = self.path / f"part-{content_hash([list(k) for k in new_keys], length=20)}.parquet"
+            atomic_write_table(part, table)
+        return WriteResult(self.name, len(new_keys), already, repeated, part)
+
+
+class RunFolder:
+    """A run's folder: `RUN/<table>/part-*.parquet` per table and `RUN/manifest.json`."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def table(self, record_type: type[R]) -> Table[R]:
+        return Table(self.root, record_type)
+
+    def table_named(self, name: str) -> Table[Record]:
+        try:
+            return Table(self.root, RECORDS_BY_TABLE[name])
+        except KeyError:
+            raise KeyError(f"unknown table '{name}'; known: {', '.join(sorted(RECORDS_BY_TABLE))}") from None
+
+    def counts(self) -> dict[str, int]:
+        """Rows per stored table (tables not written yet are left out)."""
+        return {name: self.table_named(name).count() for name in RECORDS_BY_TABLE if self.table_named(name).exists()}
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "manifest.json"
+
+    def read_manifest(self) -> dict[str, Any]:
+        if not self.manifest_path.exists():
+            return {}
+        return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+
+    def update_manifest(self, section: str, value: Any) -> None:
+        """Set one section of the manifest (the record of what ran, with which settings)."""
+        manifest = self.read_manifest()
+        manifest[section] = value
+        atomic_write_json(self.manifest_path, manifest)

@@ -1,0 +1,1 @@
+"""Prefect flows: wiring of stages, parameters, retries and artifacts only."""

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Create the project's virtual environment and install everything, from scratch.
+# torch goes in first: on a CPU-only x86_64 machine the pinned CPU build (a plain `torch`
+# requirement would pull a multi-GB CUDA build); with an NVIDIA GPU, the default CUDA build.
+set -euo pipefail
+venv="${1:-.venv}"
+
+pick_python() {
+  for candidate in "${PYTHON:-}" python3.11 python3 python; do
+    [ -n "$candidate" ] || continue
+    command -v "$candidate" >/dev/null 2>&1 || continue
+    if "$candidate" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)'; then
+      echo "$candidate"; return 0
+    fi
+  done
+  return 1
+}
+
+if [ ! -x "$venv/bin/python" ]; then
+  py=$(pick_python) || { echo "setup: Python 3.11 is required (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
+  echo "setup: creating $venv with $py"
+  "$py" -m venv "$venv"
+fi
+pip=("$venv/bin/python" -m pip --disable-pip-version-check)
+"${pip[@]}" install --quiet --upgrade pip
+
+if ! "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    echo "setup: NVIDIA GPU found, installing the CUDA build of torch"
+    "${pip[@]}" install --quiet torch
+  elif [ "$(uname -m)" = "x86_64" ]; then
+    echo "setup: CPU-only x86_64, installing torch==2.13.0 (CPU build)"
+    "${pip[@]}" install --quiet torch==2.13.0
+  else
+    echo "setup: installing torch for $(uname -m)"
+    "${pip[@]}" install --quiet torch
+  fi
+fi
+
+echo "setup: installing benchfoundry and its dependencies"
+"${pip[@]}" install --quiet -e '.[dev]'
+"${pip[@]}" check

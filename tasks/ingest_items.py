@@ -1,0 +1,114 @@
+"""What ingestion reads from a source before decoding: raw images, seed questions, rejections."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchfoundry.imaging import REASONS as IMAGE_REASONS
+from benchfoundry.imaging import ImageRejected
+from benchfoundry.records import QuarantineRecord
+
+# Every reason ingestion can give for refusing something, with what it means.
+REASONS: dict[str, str] = {
+    **IMAGE_REASONS,
+    "unreadable_file": "the file cannot be read (permissions, broken link, I/O error)",
+    "unsupported_extension": "a file in an image folder whose extension is not an image format",
+    "malformed_row": "a table row with more or fewer fields than the header",
+    "non_utf8": "a text field holds bytes that are not UTF-8",
+    "missing_index": "a row without a value in the index column",
+    "duplicate_index": "a row whose index an earlier row of the same source already used",
+    "missing_image": "a row with neither image data nor an image path",
+    "bad_base64": "a row's image field is not valid base64",
+    "bad_image_reference": "a row's image refers to an index that holds no image",
+    "empty_question": "a row whose question is empty",
+    "too_few_options": "a row with fewer than two options",
+    "option_gap": "a row whose options skip a letter (A and C filled, B empty)",
+    "duplicate_options": "a row with two options of the same text",
+    "missing_answer": "a row without an answer letter",
+    "answer_not_in_options": "a row whose answer letter is not one of its filled options",
+    "duplicate_question": "a row with the same image, question and options as an earlier row",
+    "image_rejected": "a question whose image was refused (see that image's own quarantine row)",
+}
+
+
+@dataclass(frozen=True)
+class RawImage:
+    """An image as a source gives it: bytes in hand, or a file to read when decoding."""
+
+    source: str
+    source_kind: str
+    data: bytes | None = None
+    path: Path | None = None
+    license: str | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def read(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        assert self.path is not None, "a RawImage holds bytes or a path"
+        try:
+            return self.path.read_bytes()
+        except OSError as exc:
+            raise ImageRejected("unreadable_file", f"{type(exc).__name__}: {exc.strerror or exc}") from None
+
+
+@dataclass(frozen=True)
+class SeedQuestion:
+    """A multiple-choice question that came with an existing benchmark's row."""
+
+    source: str
+    source_kind: str
+    image_source: str
+    question: str
+    hint: str | None
+    options: list[str]
+    answer: str
+    category: str | None
+    l2_category: str | None
+    split: str | None
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Something refused, with its reason code (a key of `REASONS`) and a readable detail."""
+
+    source: str
+    source_kind: str
+    reason: str
+    detail: str
+    stage: str = "ingest"
+
+    def to_record(self) -> QuarantineRecord:
+        return QuarantineRecord(
+            source=self.source,
+            stage=self.stage,
+            reason=self.reason,
+            detail=self.detail,
+            source_kind=self.source_kind,
+        )
+
+
+@dataclass
+class SourceItems:
+    """Everything one source yielded."""
+
+    images: list[RawImage] = field(default_factory=list)
+    seeds: list[SeedQuestion] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+
+    def extend(self, other: SourceItems) -> None:
+        self.images.extend(other.images)
+        self.seeds.extend(other.seeds)
+        self.rejections.extend(other.rejections)
+
+
+class SourceFormatError(ValueError):
+    """A source that cannot be read at all (a missing required column, an unreadable file)."""
+
+
+def meta_json(meta: dict[str, str]) -> str:
+    """Provenance metadata as canonical JSON text."""
+    return json.dumps(meta, sort_keys=True, ensure_ascii=False)

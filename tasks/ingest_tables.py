@@ -1,0 +1,262 @@
+"""Table sources: VLMEvalKit MCQ TSV files and Parquet files (MMStar's layout).
+
+Each row gives an image (base64, bytes, a path, or a reference to another row's image) and a seed
+question. A bad row becomes a rejection with its reason; a file that lacks a required column
+fails as a whole with one error naming the column.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchfoundry.spec import ParquetSource, TsvSource
+from tasks.ingest_items import RawImage, Rejection, SeedQuestion, SourceFormatError, SourceItems
+
+LETTERS = "ABCDEFGHIJ"
+# VLMEvalKit: an `image` value this short is the index of the row whose image to use.
+REFERENCE_MAX_LEN = 64
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def parse_options(fields: dict[str, Any]) -> tuple[list[str], str | None]:
+    """Options from letter columns A..J: the filled ones, in order, or a gap's description."""
+    filled = [(letter, _text(fields.get(letter)).strip()) for letter in LETTERS]
+    last = max((i for i, (_, text) in enumerate(filled) if text), default=-1)
+    gaps = [letter for letter, text in filled[: last + 1] if not text]
+    if gaps:
+        return [], f"option {gaps[0]} is empty while a later option is filled"
+    return [text for _, text in filled[: last + 1]], None
+
+
+def split_inline_options(question: str) -> tuple[str, list[str]] | None:
+    """Split MMStar-style text ("...\\nOptions: A: x, B: y, C: z") into stem and options."""
+    marker = re.search(r"\s*Options:\s*", question)
+    if marker is None:
+        return None
+    stem, body = question[: marker.start()].strip(), question[marker.end() :]
+    options: list[str] = []
+    start = None
+    for i, letter in enumerate(LETTERS):
+        found = re.compile(rf"(?:^|,\s*|\n\s*){letter}[:.]\s*").search(body, 0 if start is None else start)
+        if found is None or (i == 0 and found.start() != 0):
+            break
+        if start is not None:
+            options.append(body[start : found.start()].strip())
+        start = found.end()
+    if start is None:
+        return None
+    options.append(body[start:].strip())
+    return (stem, options) if len(options) >= 2 else None
+
+
+def make_seed(
+    ref: str, kind: str, image_source: str, question: str, options: list[str], answer: str,
+    extra: dict[str, Any],
+) -> SeedQuestion | Rejection:
+    """Check a row's question, options and answer; return the seed or the reason it is refused."""
+    question = question.strip()
+    if not question:
+        return Rejection(ref, kind, "empty_question", "the question is empty")
+    if len(options) < 2:
+        return Rejection(ref, kind, "too_few_options", f"{len(options)} option(s) filled, 2 needed")
+    seen: dict[str, str] = {}
+    for letter, text in zip(LETTERS, options, strict=False):
+        if text.casefold() in seen:
+            return Rejection(ref, kind, "duplicate_options",
+                             f"options {seen[text.casefold()]} and {letter} are both '{text}'")
+        seen[text.casefold()] = letter
+    answer = answer.strip().upper()
+    if not answer:
+        return Rejection(ref, kind, "missing_answer", "the answer is empty")
+    letters = LETTERS[: len(options)]
+    if answer not in letters:
+        return Rejection(ref, kind, "answer_not_in_options",
+                         f"answer '{answer}' is not one of the filled options {', '.join(letters)}")
+    hint = _text(extra.pop("hint", None)).strip() or None
+    category = _text(extra.pop("category", None)).strip() or None
+    l2 = _text(extra.pop("l2-category", None) or extra.pop("l2_category", None)).strip() or None
+    split = _text(extra.pop("split", None)).strip() or None
+    meta = {k: v if isinstance(v, str) else json.dumps(v, default=str) for k, v in extra.items() if v not in (None, "")}
+    return SeedQuestion(ref, kind, image_source, question, hint, options, answer, category, l2, split, meta)
+
+
+def _decode_base64(value: str) -> bytes:
+    return base64.b64decode("".join(value.split()), validate=True)
+
+
+def read_tsv(source: TsvSource) -> SourceItems:
+    """Rows of a VLMEvalKit MCQ TSV as images and seed questions."""
+    path = source.path
+    csv.field_size_limit(sys.maxsize)
+    try:
+        handle = open(path, encoding="utf-8", errors="surrogateescape", newline="")
+    except OSError as exc:
+        raise SourceFormatError(f"cannot read TSV {path}: {exc.strerror}") from None
+    items = SourceItems()
+    rows: list[tuple[int, dict[str, str]]] = []
+    with handle:
+        reader = csv.reader(handle, delimiter="\t")
+        header = [h.strip() for h in next(reader, [])]
+        if not header:
+            raise SourceFormatError(f"TSV {path} is empty; expected a header row")
+        for column in ("index", "question", "answer", "A", "B"):
+            if column not in header:
+                raise SourceFormatError(
+                    f"TSV {path}: required column '{column}' is missing (found: {', '.join(header)})"
+                )
+        if "image" not in header and "image_path" not in header:
+            raise SourceFormatError(f"TSV {path}: required column 'image' (or 'image_path') is missing")
+        for fields in reader:
+            line = reader.line_num
+            if not fields:
+                continue
+            if len(fields) != len(header):
+                items.rejections.append(Rejection(f"{path}#line={line}", "tsv", "malformed_row",
+                                                  f"{len(fields)} fields, the header has {len(header)}"))
+                continue
+            rows.append((line, dict(zip(header, fields, strict=True))))
+    base = source.image_root or path.parent
+    first_line: dict[str, int] = {}
+    own_image: dict[str, str] = {}  # index -> source ref of the row that holds the image data
+    pending: list[tuple[str, dict[str, str], str]] = []  # (ref, row, image ref or index)
+    for line, row in rows:
+        index = row["index"].strip()
+        ref = f"{path}#index={index}"
+        bad = next((c for c, v in row.items() if _SURROGATE.search(v)), None)
+        if bad is not None:
+            items.rejections.append(Rejection(f"{path}#line={line}", "tsv", "non_utf8",
+                                              f"column '{bad}' holds bytes that are not UTF-8"))
+            continue
+        if not index:
+            items.rejections.append(Rejection(f"{path}#line={line}", "tsv", "missing_index", "the index is empty"))
+            continue
+        if index in first_line:
+            items.rejections.append(Rejection(f"{path}#line={line}", "tsv", "duplicate_index",
+                                              f"index {index} is already used on line {first_line[index]}"))
+            continue
+        first_line[index] = line
+        image_value = row.get("image", "").strip()
+        image_path = row.get("image_path", "").strip()
+        meta = {**source.meta, "index": index, "line": str(line)}
+        if image_value and len(image_value) > REFERENCE_MAX_LEN:
+            try:
+                data = _decode_base64(image_value)
+            except (binascii.Error, ValueError) as exc:
+                items.rejections.append(Rejection(ref, "tsv", "bad_base64", f"image field: {exc}"))
+                continue
+            items.images.append(RawImage(ref, "tsv", data=data, license=source.license, meta=meta))
+            own_image[index] = ref
+            pending.append((ref, row, ref))
+        elif image_value:
+            pending.append((ref, row, f"index:{image_value}"))
+        elif image_path:
+            file = Path(image_path) if Path(image_path).is_absolute() else base / image_path
+            items.images.append(RawImage(ref, "tsv", path=file, license=source.license, meta=meta))
+            own_image[index] = ref
+            pending.append((ref, row, ref))
+        else:
+            items.rejections.append(Rejection(ref, "tsv", "missing_image", "neither 'image' nor 'image_path' is filled"))
+    for ref, row, image in pending:
+        if image.startswith("index:"):
+            target = image.removeprefix("index:")
+            if target not in own_image:
+                items.rejections.append(Rejection(ref, "tsv", "bad_image_reference",
+                                                  f"image refers to index {target}, which holds no image"))
+                continue
+            image = own_image[target]
+        options, gap = parse_options(row)
+        if gap:
+            items.rejections.append(Rejection(ref, "tsv", "option_gap", gap))
+            continue
+        known = {"index", "image", "image_path", "question", "answer", *LETTERS}
+        extra = {k: v for k, v in row.items() if k not in known}
+        extra["index"] = row["index"].strip()
+        seed = make_seed(ref, "tsv", image, row["question"], options, row["answer"], extra)
+        (items.seeds if isinstance(seed, SeedQuestion) else items.rejections).append(seed)
+    return items
+
+
+def _image_from_parquet(value: Any, base: Path) -> tuple[bytes | None, Path | None, str | None]:
+    """(bytes, path, problem) from a Parquet image value: binary, a {bytes, path} struct, base64."""
+    if isinstance(value, dict):
+        if value.get("bytes"):
+            return value["bytes"], None, None
+        if value.get("path"):
+            path = Path(value["path"])
+            return None, path if path.is_absolute() else base / path, None
+        return None, None, "missing_image"
+    if isinstance(value, bytes | bytearray):
+        return bytes(value), None, None
+    if isinstance(value, str) and value.strip():
+        try:
+            return _decode_base64(value), None, None
+        except (binascii.Error, ValueError):
+            return None, None, "bad_base64"
+    return None, None, "missing_image"
+
+
+def read_parquet(source: ParquetSource) -> SourceItems:
+    """Rows of a Parquet file with an image column as images and seed questions. Options come
+    from an `options` list column, from letter columns A..J, or from the question text."""
+    path = source.path
+    try:
+        parquet = pq.ParquetFile(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise SourceFormatError(f"cannot read Parquet {path}: {exc}") from None
+    names = parquet.schema_arrow.names
+    for column in ("question", "answer", source.image_column):
+        if column not in names:
+            raise SourceFormatError(
+                f"Parquet {path}: required column '{column}' is missing (found: {', '.join(names)})"
+            )
+    items = SourceItems()
+    seen: dict[str, int] = {}
+    row_number = 0
+    for batch in parquet.iter_batches(batch_size=256):
+        for row in batch.to_pylist():
+            row_number += 1
+            index = _text(row.get("index", row_number)).strip() or str(row_number)
+            ref = f"{path}#index={index}"
+            if index in seen:
+                items.rejections.append(Rejection(f"{path}#row={row_number}", "parquet", "duplicate_index",
+                                                  f"index {index} is already used by row {seen[index]}"))
+                continue
+            seen[index] = row_number
+            data, file, problem = _image_from_parquet(row.get(source.image_column), path.parent)
+            if problem:
+                detail = {"missing_image": "the image value is empty", "bad_base64": "the image string is not valid base64"}
+                items.rejections.append(Rejection(ref, "parquet", problem, detail[problem]))
+                continue
+            meta = {**source.meta, "index": index, "row": str(row_number)}
+            items.images.append(RawImage(ref, "parquet", data=data, path=file, license=source.license, meta=meta))
+            question = _text(row.get("question"))
+            if isinstance(row.get("options"), list):
+                options = [_text(o).strip() for o in row["options"]]
+            elif "A" in names:
+                options, gap = parse_options(row)
+                if gap:
+                    items.rejections.append(Rejection(ref, "parquet", "option_gap", gap))
+                    continue
+            else:
+                inline = split_inline_options(question)
+                question, options = inline if inline else (question, [])
+            known = {"index", "question", "answer", "options", source.image_column, *LETTERS}
+            extra = {k: v for k, v in row.items() if k not in known}
+            extra["index"] = index
+            seed = make_seed(ref, "parquet", ref, question, options, _text(row.get("answer")), extra)
+            (items.seeds if isinstance(seed, SeedQuestion) else items.rejections).append(seed)
+    return items
