@@ -64,6 +64,7 @@ class Assembled:
     rejections: list[Rejection]
     exact_duplicates: int
     near_duplicates: int
+    already_stored: int
 
 
 def assemble(
@@ -85,7 +86,7 @@ def assemble(
     images: dict[str, ImageRecord] = {}
     image_sources: list[ImageSourceRecord] = []
     id_of_source: dict[str, str] = {}
-    exact = near = 0
+    exact = near = already = 0
     seen: set[str] = set()
     for entry in decoded:
         if isinstance(entry, Rejection):
@@ -101,6 +102,7 @@ def assemble(
             continue
         seen.add(entry.image_id)
         if entry.image_id in stored_hashes:
+            already += 1
             continue
         duplicate_of, distance = None, None
         index, bits = imaging.nearest(entry.info.phash, imaging.hashes_array(canonical_hashes))
@@ -142,7 +144,7 @@ def assemble(
             generator=f"seed:{seed.source_kind}", prompt_id=None, prompt_hash=None, evidence=[],
             source=seed.source, meta=meta_json(seed.meta), raw_output=None,
         )
-    return Assembled(list(images.values()), image_sources, list(candidates.values()), rejections, exact, near)
+    return Assembled(list(images.values()), image_sources, list(candidates.values()), rejections, exact, near, already)
 
 
 def stored_hashes(run: RunFolder) -> dict[str, tuple[str, str | None]]:
@@ -168,7 +170,7 @@ def store(run: RunFolder, sources: list[str], items: SourceItems, decoded: list[
         images_read=len(decoded),
         images_decoded=sum(isinstance(d, DecodedImage) for d in decoded),
         images_added=written_images.added,
-        images_already_stored=written_images.already_stored,
+        images_already_stored=result.already_stored + written_images.already_stored,
         exact_duplicates=result.exact_duplicates,
         near_duplicates=result.near_duplicates,
         seed_questions_read=len(items.seeds),

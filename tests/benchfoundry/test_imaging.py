@@ -1,0 +1,74 @@
+import io
+
+import pytest
+from PIL import Image
+
+from benchfoundry import faulty, imaging
+
+
+def _encode(image: Image.Image, fmt: str, **kw) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format=fmt, **kw)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "WEBP", "BMP", "TIFF", "GIF"])
+def test_accepted_formats_decode(fmt, image_bytes):
+    info = imaging.inspect(image_bytes((80, 60), fmt=fmt))
+    assert (info.width, info.height) == (80, 60)
+    assert len(info.phash) == 16
+
+
+def test_gif_first_frame_is_used():
+    frames = [Image.new("RGB", (64, 48), c) for c in ((250, 0, 0), (0, 0, 250))]
+    data = _encode(frames[0], "GIF", save_all=True, append_images=frames[1:])
+    image = imaging.decode(data)
+    assert image.convert("RGB").getpixel((5, 5))[0] > 200
+    assert imaging.inspect(data).frames == 2
+
+
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        (b"", "empty_file"),
+        (b"hello, this is text", "not_an_image"),
+        (faulty.bomb_png(9000, 8000), "too_many_pixels"),
+        (_encode(Image.new("RGB", (20, 100)), "PNG"), "too_small"),
+        (b"II*\x00" + b"\x00" * 40, "unsupported_format"),
+    ],
+)
+def test_refusals_carry_their_reason(data, reason):
+    with pytest.raises(imaging.ImageRejected) as caught:
+        imaging.inspect(data)
+    assert caught.value.reason == reason
+    assert caught.value.detail
+
+
+def test_truncated_image_is_refused(image_bytes):
+    for fmt in ("PNG", "JPEG"):
+        data = image_bytes((200, 150), fmt=fmt)
+        with pytest.raises(imaging.ImageRejected) as caught:
+            imaging.inspect(data[: len(data) // 2])
+        assert caught.value.reason in ("truncated_image", "corrupt_image")
+    with pytest.raises(imaging.ImageRejected, match="truncated"):
+        imaging.inspect(image_bytes((200, 150))[:150])
+
+
+def test_limits_are_configurable(image_bytes):
+    data = image_bytes((100, 80))
+    imaging.inspect(data, imaging.ImageLimits(min_side=80))
+    with pytest.raises(imaging.ImageRejected):
+        imaging.inspect(data, imaging.ImageLimits(min_side=81))
+    with pytest.raises(imaging.ImageRejected) as caught:
+        imaging.inspect(data, imaging.ImageLimits(max_pixels=7999))
+    assert caught.value.reason == "too_many_pixels"
+
+
+def test_perceptual_hash_sees_near_duplicates(image_bytes):
+    original = imaging.inspect(image_bytes((320, 240), seed=3))
+    recompressed = imaging.inspect(_encode(imaging.decode(image_bytes((320, 240), seed=3)).resize((300, 225)), "JPEG", quality=70))
+    other = imaging.inspect(image_bytes((320, 240), seed=4))
+    assert imaging.hamming(original.phash, recompressed.phash) <= 4
+    assert imaging.hamming(original.phash, other.phash) > 4
+    index, bits = imaging.nearest(recompressed.phash, imaging.hashes_array([other.phash, original.phash]))
+    assert index == 1 and bits <= 4

@@ -1,0 +1,100 @@
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from benchfoundry.records import QuarantineRecord, ScoredRecord
+from benchfoundry.storage import RunFolder, SchemaMismatchError
+
+
+def _q(source: str, reason: str = "not_an_image") -> QuarantineRecord:
+    return QuarantineRecord(source=source, stage="ingest", reason=reason, detail="d", source_kind="folder")
+
+
+def test_append_adds_only_new_keys(tmp_path):
+    table = RunFolder(tmp_path).table(QuarantineRecord)
+    first = table.append([_q("a"), _q("b"), _q("a")])
+    assert (first.added, first.repeated_in_batch) == (2, 1)
+    again = table.append([_q("b"), _q("a")])
+    assert (again.added, again.already_stored, again.path) == (0, 2, None)
+    more = table.append([_q("c"), _q("a", "too_small")])
+    assert more.added == 2
+    assert table.count() == 4 and len(table.parts()) == 2
+    assert sorted(table.keys()) == sorted(
+        [("ingest", s, r) for s, r in [("a", "not_an_image"), ("b", "not_an_image"), ("c", "not_an_image"), ("a", "too_small")]]
+    )
+    assert {r.source for r in table.records()} == {"a", "b", "c"}
+    assert (tmp_path / "quarantine").is_dir()
+
+
+def test_append_refuses_a_record_of_another_table(tmp_path):
+    scored = ScoredRecord(question_id="q", hits_text=0, n_text_models=1, hits_vlm=0, n_vlm_models=1,
+                          flags=[], difficulty=None, decision="selected", reason="r")
+    with pytest.raises(TypeError, match="QuarantineRecord"):
+        RunFolder(tmp_path).table(QuarantineRecord).append([scored])
+
+
+def test_reading_a_part_with_a_wrong_schema_names_the_column(tmp_path):
+    table = RunFolder(tmp_path).table(QuarantineRecord)
+    table.append([_q("a")])
+    bad = pa.table({"source": ["x"], "stage": ["ingest"], "reason": [3], "detail": ["d"], "source_kind": ["f"]})
+    pq.write_table(bad, table.path / "part-zz.parquet")
+    with pytest.raises(SchemaMismatchError, match="column 'reason' has type int64"):
+        table.read()
+    good = bad.set_column(2, "reason", pa.array(["r"]))
+    pq.write_table(good.drop(["detail"]), table.path / "part-zz.parquet")
+    with pytest.raises(SchemaMismatchError, match="column 'detail' is missing"):
+        table.records()
+
+
+def test_killed_writer_leaves_no_partial_part(tmp_path):
+    """SIGKILL a process in the middle of a large append: no part file appears, and the next
+    append and read work as if the killed write never started."""
+    script = textwrap.dedent(f"""
+        import os, sys
+        from benchfoundry.records import QuarantineRecord
+        from benchfoundry.storage import RunFolder
+        blob = os.urandom(1 << 20).hex()
+        rows = [QuarantineRecord(source=f"s{{i}}", stage="ingest", reason="r", detail=blob, source_kind="k")
+                for i in range(int(sys.argv[1]))]
+        print("ready", flush=True)
+        RunFolder({str(tmp_path)!r}).table(QuarantineRecord).append(rows)
+        print("done", flush=True)
+    """)
+    table = RunFolder(tmp_path).table(QuarantineRecord)
+    killed_mid_write = False
+    for rows in (300, 600, 1200):
+        child = subprocess.Popen([sys.executable, "-c", script, str(rows)], stdout=subprocess.PIPE, text=True)
+        assert child.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and child.poll() is None:
+            if table.path.is_dir() and any(p.name.startswith(".tmp-") for p in table.path.iterdir()):
+                os.kill(child.pid, signal.SIGKILL)
+                killed_mid_write = True
+                break
+            time.sleep(0.001)
+        child.wait()
+        if killed_mid_write:
+            break
+        for part in table.parts():  # the write finished before we caught it: start again, larger
+            part.unlink()
+    assert killed_mid_write, "could not catch the writer mid-write"
+    assert child.returncode == -signal.SIGKILL
+    assert table.parts() == []
+    assert table.read().num_rows == 0
+    assert table.append([_q("after")]).added == 1
+    assert [r.source for r in table.records()] == ["after"]
+
+
+def test_manifest_sections_are_kept(tmp_path):
+    run = RunFolder(tmp_path)
+    run.update_manifest("build", {"spec": "x"})
+    run.update_manifest("ingest", {"n": 1})
+    assert run.read_manifest() == {"build": {"spec": "x"}, "ingest": {"n": 1}}
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]

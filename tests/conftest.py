@@ -1,0 +1,48 @@
+"""Shared fixtures. Prefect's home goes to a temporary folder before Prefect is imported, and flow
+tests run against one `prefect_test_harness` server for the whole session."""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="benchfoundry-prefect-")
+from benchfoundry import env  # noqa: E402
+
+env.configure()
+
+import pytest  # noqa: E402
+from PIL import Image  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def prefect_api() -> Iterator[None]:
+    """A real Prefect API (the test harness's temporary server) for flow runs."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=90):
+        yield
+
+
+@pytest.fixture
+def image_bytes() -> Callable[..., bytes]:
+    """Encode a small picture: a gradient with a coloured block, distinct per `seed`."""
+
+    def make(size: tuple[int, int] = (96, 72), fmt: str = "PNG", seed: int = 0) -> bytes:
+        width, height = size
+        image = Image.linear_gradient("L").resize(size).convert("RGB")
+        block = (seed * 37 % 200, 255 - seed * 53 % 200, seed * 91 % 255)
+        x = (seed * 13) % max(1, width - width // 3)
+        image.paste(block, (x, height // 4, x + width // 3, height // 4 + height // 3))
+        if seed % 2:
+            image = image.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        buffer = io.BytesIO()
+        image.save(buffer, format=fmt)
+        return buffer.getvalue()
+
+    return make

@@ -1,0 +1,48 @@
+from benchfoundry import imaging
+from benchfoundry.faulty import write_faulty_images
+from benchfoundry.packaged import PACKAGES
+from benchfoundry.spec import FolderSource, PackagedSource
+from tasks.ingest import decode_batch
+from tasks.ingest_files import read_folder, read_packaged
+
+
+def test_folder_is_read_recursively_in_a_stable_order(tmp_path, image_bytes):
+    (tmp_path / "b" / "deep").mkdir(parents=True)
+    (tmp_path / "a.PNG").write_bytes(image_bytes(seed=1))
+    (tmp_path / "b" / "deep" / "c.jpg").write_bytes(image_bytes(fmt="JPEG", seed=2))
+    (tmp_path / "b" / "d.webp").write_bytes(image_bytes(fmt="WEBP", seed=3))
+    (tmp_path / "b" / "e.bmp").write_bytes(image_bytes(fmt="BMP", seed=4))
+    (tmp_path / "b" / "f.tiff").write_bytes(image_bytes(fmt="TIFF", seed=5))
+    (tmp_path / "g.gif").write_bytes(image_bytes(fmt="GIF", seed=6))
+    (tmp_path / "readme.txt").write_text("not an image")
+    (tmp_path / ".hidden.png").write_bytes(b"")
+    (tmp_path / "broken.png").symlink_to(tmp_path / "missing.png")
+    items = read_folder(FolderSource(path=tmp_path, license="CC0", meta={"set": "t"}))
+    names = [i.path.relative_to(tmp_path).as_posix() for i in items.images]
+    assert names == ["a.PNG", "broken.png", "g.gif", "b/d.webp", "b/e.bmp", "b/f.tiff", "b/deep/c.jpg"]
+    assert [(r.reason, r.source.endswith("readme.txt")) for r in items.rejections] == [("unsupported_extension", True)]
+    assert items.images[0].license == "CC0" and items.images[0].meta == {"set": "t", "file": "a.PNG"}
+    decoded = decode_batch(items.images, imaging.ImageLimits())
+    reasons = {getattr(d, "reason", "ok") for d in decoded}
+    assert reasons == {"ok", "unreadable_file"}
+    assert sum(getattr(d, "reason", "") == "unreadable_file" for d in decoded) == 1
+
+
+def test_each_faulty_file_is_refused_with_its_reason(tmp_path):
+    expected = write_faulty_images(tmp_path)
+    items = read_folder(FolderSource(path=tmp_path))
+    decoded = decode_batch(items.images, imaging.ImageLimits())
+    got = {d.source.rsplit("/", 1)[-1]: d.reason for d in decoded}
+    assert got == expected
+
+
+def test_packaged_photos_are_read_from_their_packages():
+    items = read_packaged(PackagedSource())
+    assert {i.meta["package"] for i in items.images} == set(PACKAGES)
+    assert len(items.images) >= 25
+    names = {i.source for i in items.images}
+    assert {"packaged:scikit-image/astronaut.png", "packaged:scikit-learn/china.jpg",
+            "packaged:matplotlib/grace_hopper.jpg"} <= names
+    china = next(i for i in items.images if i.source.endswith("china.jpg"))
+    assert china.license == "CC BY 2.0"
+    assert china.read()[:3] == b"\xff\xd8\xff"
