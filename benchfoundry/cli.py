@@ -48,10 +48,10 @@ def _run(verbose: bool, action: Callable[[], Any]) -> Any:
     try:
         return action()
     except _user_errors() as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+        sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(1) from None
     except Exception as exc:  # the one place that turns an unexpected failure into an exit code
-        err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}", highlight=False)
+        sys.stderr.write(f"error: {type(exc).__name__}: {exc}\n")
         if verbose:
             raise
         raise typer.Exit(1) from None

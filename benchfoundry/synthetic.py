@@ -108,6 +108,10 @@ def make_text_scene(scene_id: str, rng: random.Random) -> Scene:
         font_size = rng.choice((26, 32, 38))
         font = ImageFont.load_default(size=font_size)
         left, top, right, bottom = font.getbbox(text)
+        while right - left > WIDTH - 24:  # too wide for the image: a smaller font
+            font_size -= 2
+            font = ImageFont.load_default(size=font_size)
+            left, top, right, bottom = font.getbbox(text)
         x = rng.randint(12, max(12, WIDTH - (right - left) - 12))
         box = (x + left, y + top, x + right, y + bottom)
         lines.append(TextLine(text, box, font_size))

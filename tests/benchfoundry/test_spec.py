@@ -1,0 +1,52 @@
+from pathlib import Path
+
+import pytest
+
+from benchfoundry.spec import FolderSource, PackagedSource, SpecError, TsvSource, load_spec, parse_source
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_demo_spec_validates_and_resolves_paths():
+    spec = load_spec(REPO / "datasets" / "demo.yaml")
+    assert spec.name == "demo" and spec.stages == ["ingest"]
+    assert spec.output == REPO / "datasets" / "runs" / "demo"
+    folders = [s for s in spec.sources if isinstance(s, FolderSource)]
+    assert folders[0].path == REPO / "datasets" / "demo" / "synthetic" / "images"
+    assert all(s.path.exists() for s in spec.sources if not isinstance(s, PackagedSource))
+
+
+def _spec(tmp_path, text):
+    path = tmp_path / "spec.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_unknown_keys_are_refused(tmp_path):
+    path = _spec(tmp_path, "name: x\nsources: [{kind: folder, path: a}]\noptions: {ingest: {min_sid: 3}}\n")
+    with pytest.raises(SpecError, match=r"options\.ingest\.min_sid: Extra inputs are not permitted"):
+        load_spec(path)
+
+
+def test_stages_not_available_are_named(tmp_path):
+    path = _spec(tmp_path, "name: x\nsources: [{kind: packaged}]\nstages: [ingest, extract]\n")
+    with pytest.raises(SpecError, match=r"\['extract'\] are not available"):
+        load_spec(path)
+
+
+def test_bad_yaml_and_missing_file(tmp_path):
+    with pytest.raises(SpecError, match="not valid YAML"):
+        load_spec(_spec(tmp_path, "name: [unclosed\n"))
+    with pytest.raises(SpecError, match="cannot read"):
+        load_spec(tmp_path / "nope.yaml")
+    with pytest.raises(SpecError, match="unknown package"):
+        load_spec(_spec(tmp_path, "name: x\nsources: [{kind: packaged, packages: [opencv]}]\n"))
+
+
+def test_command_line_sources(tmp_path):
+    (tmp_path / "q.tsv").write_text("")
+    assert isinstance(parse_source(str(tmp_path)), FolderSource)
+    assert isinstance(parse_source(str(tmp_path / "q.tsv")), TsvSource)
+    assert parse_source("packaged:scikit-learn").packages == ["scikit-learn"]
+    with pytest.raises(SpecError, match="does not exist"):
+        parse_source(str(tmp_path / "missing.parquet.gz"))

@@ -1,0 +1,66 @@
+import csv
+import io
+import random
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from benchfoundry.synthetic import PALETTE, load_truth, make_scenes, reference_questions, render, write_corpus
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "datasets" / "demo" / "synthetic"
+
+
+def test_rendered_objects_match_their_truth():
+    for scene in make_scenes(n_objects=20, n_text=0, seed=3):
+        image = render(scene)
+        assert 1 <= len(scene.objects) <= 7
+        for obj in scene.objects:
+            assert image.getpixel(obj.center) == PALETTE[obj.colour], (scene.scene_id, obj)
+            x0, y0, x1, y1 = obj.box
+            assert 0 <= x0 < x1 <= scene.width and 0 <= y0 < y1 <= scene.height
+        for a in scene.objects:
+            for b in scene.objects:
+                if a is not b:
+                    assert a.box[2] < b.box[0] or b.box[2] < a.box[0] or a.box[3] < b.box[1] or b.box[3] < a.box[1]
+
+
+def test_text_lines_are_drawn_inside_their_boxes():
+    for scene in make_scenes(n_objects=0, n_text=8, seed=4):
+        image = render(scene).convert("L")
+        for line in scene.text_lines:
+            assert np.asarray(image.crop(line.box)).min() < 60, "dark text pixels inside the box"
+            assert 0 <= line.box[0] and line.box[2] <= scene.width and line.box[3] <= scene.height
+
+
+def test_reference_answers_follow_from_truth():
+    rng = random.Random(0)
+    for scene in make_scenes(n_objects=15, n_text=5, seed=5):
+        for q in reference_questions(scene, rng):
+            key = q.options["ABCD".index(q.answer)]
+            if q.question.startswith("How many"):
+                shape = q.question.split()[2][:-1]
+                assert int(key) == scene.count(shape)
+            elif q.question.startswith("What colour"):
+                shape = q.question.rstrip("?").split()[-1]
+                assert [o.colour for o in scene.objects if o.shape == shape] == [key]
+            else:
+                assert key in " ".join(line.text for line in scene.text_lines).split()
+            assert len(set(q.options)) == 4
+
+
+def test_corpus_is_reproducible_and_the_committed_demo_matches(tmp_path):
+    counts = write_corpus(tmp_path, n_objects=24, n_text=12, seed=0)
+    assert counts == {"scenes": 36, "questions": 50}
+    assert load_truth(tmp_path) == load_truth(DEMO)
+    for entry in load_truth(DEMO)[:5]:
+        fresh = Image.open(tmp_path / entry["file"])
+        committed = Image.open(DEMO / entry["file"])
+        assert fresh.tobytes() == committed.tobytes()
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "questions.tsv").read_text()), delimiter="\t"))
+    assert [r["question"] for r in rows] == [
+        r["question"] for r in csv.DictReader(io.StringIO((DEMO / "questions.tsv").read_text()), delimiter="\t")
+    ]
+    references = [r for r in rows if len(r["image"]) <= 64]
+    assert references and all(rows[int(r["image"]) - 1]["index"] == r["image"] for r in references)
