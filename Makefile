@@ -20,6 +20,7 @@ demo: setup
 	$(BIN)/benchfoundry build datasets/demo.yaml
 
 test: setup
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 lint: setup

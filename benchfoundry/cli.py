@@ -23,10 +23,16 @@ from benchfoundry import env, progress
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.splitlines()[0])
 err = Console(stderr=True)
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")
+]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's own log lines.")]
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="The run folder to read from and write to.")]
-SpecOpt = Annotated[Path | None, typer.Option("--spec", help="A build spec (YAML) for stage options.")]
+OutOpt = Annotated[
+    Path, typer.Option("--out", "-o", help="The run folder to read from and write to.")
+]
+SpecOpt = Annotated[
+    Path | None, typer.Option("--spec", help="A build spec (YAML) for stage options.")
+]
 
 
 class UserError(Exception):
@@ -39,7 +45,14 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from benchfoundry.storage import SchemaMismatchError
     from tasks.ingest_items import SourceFormatError
 
-    return (UserError, SpecError, SourceFormatError, SchemaMismatchError, PackageMissingError, FileNotFoundError)
+    return (
+        UserError,
+        SpecError,
+        SourceFormatError,
+        SchemaMismatchError,
+        PackageMissingError,
+        FileNotFoundError,
+    )
 
 
 def _run(verbose: bool, action: Callable[[], Any]) -> Any:
@@ -62,8 +75,14 @@ def _progress_bars(enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
-    bars = Progress(TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=err, transient=True)
+    bars = Progress(
+        TextColumn("{task.description:<16}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
     ids: dict[str, Any] = {}
 
     def listener(step: str, advance: int, total: int | None) -> None:
@@ -85,7 +104,9 @@ def _emit(as_json: bool, payload: dict[str, Any], text: str) -> None:
 @app.command()
 def build(
     spec: Annotated[Path, typer.Argument(help="The build spec (YAML).")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default: the spec's output).")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Run folder (default: the spec's output).")
+    ] = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -106,7 +127,10 @@ def build(
 
 @app.command()
 def ingest(
-    sources: Annotated[list[str] | None, typer.Argument(help="Folders, .tsv or .parquet files, or 'packaged[:NAME,...]'.")] = None,
+    sources: Annotated[
+        list[str] | None,
+        typer.Argument(help="Folders, .tsv or .parquet files, or 'packaged[:NAME,...]'."),
+    ] = None,
     out: OutOpt = ...,  # type: ignore[assignment]
     spec: SpecOpt = None,
     as_json: JsonOpt = False,
@@ -126,7 +150,11 @@ def ingest(
         options = loaded.options.ingest if loaded else IngestOptions()
         with _progress_bars(not as_json):
             summary = ingest_flow(parsed, str(out.resolve()), options)
-        _emit(as_json, summary.model_dump(mode="json"), ingest_markdown(summary) + f"\nOutputs: {out.resolve()}")
+        _emit(
+            as_json,
+            summary.model_dump(mode="json"),
+            ingest_markdown(summary) + f"\nOutputs: {out.resolve()}",
+        )
 
     _run(verbose, action)
 
@@ -146,7 +174,11 @@ def status(out: OutOpt, as_json: JsonOpt = False) -> None:
         lines = [f"Run folder {run.root}"] + [f"  {t:<14} {n:>6} rows" for t, n in counts.items()]
         for stage, reasons in by_stage.items():
             lines += [f"  quarantine {stage}: {r} {n}" for r, n in reasons.items()]
-        _emit(as_json, {"run": str(run.root), "table_rows": counts, "quarantine": by_stage}, "\n".join(lines))
+        _emit(
+            as_json,
+            {"run": str(run.root), "table_rows": counts, "quarantine": by_stage},
+            "\n".join(lines),
+        )
 
     _run(False, action)
 
@@ -157,7 +189,9 @@ def synth(
     objects: Annotated[int, typer.Option(help="Number of object scenes.")] = 24,
     text: Annotated[int, typer.Option(help="Number of text scenes.")] = 12,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    faulty: Annotated[bool, typer.Option(help="Also write deliberately broken inputs under OUT/faulty.")] = False,
+    faulty: Annotated[
+        bool, typer.Option(help="Also write deliberately broken inputs under OUT/faulty.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Render synthetic scenes with known ground truth, and reference questions as a TSV."""

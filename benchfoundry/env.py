@@ -20,7 +20,9 @@ DEFAULTS = {
 }
 
 
-def configure(workdir: str | os.PathLike[str] | None = None, console_level: str | None = None) -> Path:
+def configure(
+    workdir: str | os.PathLike[str] | None = None, console_level: str | None = None
+) -> Path:
     """Set the offline defaults; return the Prefect home in use."""
     for name, value in DEFAULTS.items():
         os.environ.setdefault(name, value)

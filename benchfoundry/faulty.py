@@ -46,13 +46,35 @@ def write_faulty_tsv(path: Path) -> dict[str, str]:
     image = base64.b64encode(_png((96, 64), (200, 80, 60))).decode("ascii")
     header = ["index", "image", "question", "A", "B", "C", "D", "answer", "category"]
     rows = [
-        (["1", image, "What colour fills the image?", "red", "blue", "green", "white", "A", "colour"], ""),
+        (
+            [
+                "1",
+                image,
+                "What colour fills the image?",
+                "red",
+                "blue",
+                "green",
+                "white",
+                "A",
+                "colour",
+            ],
+            "",
+        ),
         (["2", "1", "Is the image mostly one colour?", "yes", "no", "", "", "A", "colour"], ""),
         (["3", "!!not base64!!" * 8, "What is shown?", "a", "b", "c", "d", "B", "x"], "bad_base64"),
-        (["4", image, "Which option is right?", "a", "b", "c", "d", "E", "x"], "answer_not_in_options"),
-        (["1", image, "A second row that reuses index 1?", "a", "b", "c", "d", "A", "x"], "duplicate_index"),
+        (
+            ["4", image, "Which option is right?", "a", "b", "c", "d", "E", "x"],
+            "answer_not_in_options",
+        ),
+        (
+            ["1", image, "A second row that reuses index 1?", "a", "b", "c", "d", "A", "x"],
+            "duplicate_index",
+        ),
         (["5", image, "   ", "a", "b", "c", "d", "A", "x"], "empty_question"),
-        (["6", "99", "Which row does this image come from?", "a", "b", "", "", "A", "x"], "bad_image_reference"),
+        (
+            ["6", "99", "Which row does this image come from?", "a", "b", "", "", "A", "x"],
+            "bad_image_reference",
+        ),
         (["7", image, "Which option is first?", "a", "", "c", "", "A", "x"], "option_gap"),
         (["8", image, "LATIN1_PLACEHOLDER", "a", "b", "c", "d", "A", "x"], "non_utf8"),
     ]
@@ -60,8 +82,10 @@ def write_faulty_tsv(path: Path) -> dict[str, str]:
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
     writer.writerow(header)
     writer.writerows(r for r, _ in rows)
-    data = buffer.getvalue().encode("utf-8").replace(
-        b"LATIN1_PLACEHOLDER", "Qu'est-ce que c'est, caf\u00e9 ?".encode("latin-1")
+    data = (
+        buffer.getvalue()
+        .encode("utf-8")
+        .replace(b"LATIN1_PLACEHOLDER", "Qu'est-ce que c'est, caf\u00e9 ?".encode("latin-1"))
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)

@@ -90,7 +90,9 @@ def _open(data: bytes, limits: ImageLimits) -> Image.Image:
     except UnidentifiedImageError:
         kind = signature(data)
         if kind:
-            raise ImageRejected("unsupported_format", f"a {kind} file in a variant Pillow cannot decode") from None
+            raise ImageRejected(
+                "unsupported_format", f"a {kind} file in a variant Pillow cannot decode"
+            ) from None
         head = data[:8].hex(" ")
         raise ImageRejected("not_an_image", f"unrecognised content (first bytes: {head})") from None
     except (OSError, ValueError, SyntaxError) as exc:

@@ -49,17 +49,23 @@ class BuildSummary(BaseModel):
     manifest: str
 
 
-def run_state(run: RunFolder, n_examples: int = 3) -> tuple[dict[str, int], dict[str, dict[str, int]], list[Example]]:
+def run_state(
+    run: RunFolder, n_examples: int = 3
+) -> tuple[dict[str, int], dict[str, dict[str, int]], list[Example]]:
     """Rows per table, quarantine counts by stage and reason, and a few example questions."""
     counts = run.counts()
     by_stage: dict[str, dict[str, int]] = {}
     quarantine = run.table(QuarantineRecord).read(columns=["stage", "reason"])
-    for stage, reason in zip(quarantine.column("stage").to_pylist(), quarantine.column("reason").to_pylist(), strict=True):
+    for stage, reason in zip(
+        quarantine.column("stage").to_pylist(), quarantine.column("reason").to_pylist(), strict=True
+    ):
         by_stage.setdefault(stage, {}).setdefault(reason, 0)
         by_stage[stage][reason] += 1
     by_stage = {s: dict(sorted(r.items())) for s, r in sorted(by_stage.items())}
     columns = ["question_id", "dimension", "question", "options", "answer", "source"]
-    candidates = run.table(CandidateRecord).read(columns=columns).sort_by("question_id").slice(0, n_examples)
+    candidates = (
+        run.table(CandidateRecord).read(columns=columns).sort_by("question_id").slice(0, n_examples)
+    )
     examples = [Example(**row) for row in candidates.to_pylist()]
     return counts, by_stage, examples
 
@@ -87,12 +93,21 @@ def ingest_markdown(summary: IngestSummary) -> str:
         "## Quarantined, by reason",
         "",
     ]
-    lines += [f"- `{reason}`: {n}" for reason, n in summary.quarantined_by_reason.items()] or ["- nothing"]
+    lines += [f"- `{reason}`: {n}" for reason, n in summary.quarantined_by_reason.items()] or [
+        "- nothing"
+    ]
     return "\n".join(lines) + "\n"
 
 
 def build_markdown(summary: BuildSummary) -> str:
-    lines = [f"# Build `{summary.spec}`", "", f"Run folder: `{summary.run}`", "", "| table | rows |", "|---|---|"]
+    lines = [
+        f"# Build `{summary.spec}`",
+        "",
+        f"Run folder: `{summary.run}`",
+        "",
+        "| table | rows |",
+        "|---|---|",
+    ]
     lines += [f"| {t} | {n} |" for t, n in summary.table_rows.items()]
     lines += ["", "## Quarantine by stage and reason", ""]
     for stage, reasons in summary.quarantine_by_stage_reason.items():
@@ -100,7 +115,11 @@ def build_markdown(summary: BuildSummary) -> str:
     if summary.examples:
         lines += ["", "## Example questions", ""]
         for ex in summary.examples:
-            lines += [f"- **{ex.question}** ({ex.dimension}) " + "; ".join(_letters(ex.options)) + f" — answer {ex.answer}"]
+            lines += [
+                f"- **{ex.question}** ({ex.dimension}) "
+                + "; ".join(_letters(ex.options))
+                + f" — answer {ex.answer}"
+            ]
     return "\n".join(lines) + "\n"
 
 

@@ -76,7 +76,10 @@ class IngestOptions(SpecModel):
     min_side: int = Field(default=32, ge=1, description="shorter side below this is refused")
     max_pixels: int = Field(default=50_000_000, ge=1, description="decompression-bomb guard")
     near_duplicate_distance: int = Field(
-        default=4, ge=0, le=64, description="perceptual-hash bit distance that marks a near duplicate"
+        default=4,
+        ge=0,
+        le=64,
+        description="perceptual-hash bit distance that marks a near duplicate",
     )
     batch_size: int = Field(default=32, ge=1, description="images per Prefect task")
 
@@ -100,7 +103,8 @@ class BuildSpec(SpecModel):
     stages: list[str] = Field(default_factory=lambda: list(AVAILABLE_STAGES))
     options: StageOptions = Field(default_factory=StageOptions)
     models: dict[str, list[str]] = Field(
-        default_factory=dict, description="role -> model spec strings, e.g. text_only: [blind/random]"
+        default_factory=dict,
+        description="role -> model spec strings, e.g. text_only: [blind/random]",
     )
     output: Path = Path("runs/default")
 
@@ -181,4 +185,6 @@ def parse_source(text: str) -> FolderSource | TsvSource | ParquetSource | Packag
         return ParquetSource(path=path)
     if not path.exists():
         raise SpecError(f"source {text} does not exist")
-    raise SpecError(f"cannot tell what kind of source {text} is: give a folder, a .tsv, a .parquet, or 'packaged'")
+    raise SpecError(
+        f"cannot tell what kind of source {text} is: give a folder, a .tsv, a .parquet, or 'packaged'"
+    )

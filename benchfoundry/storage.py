@@ -126,7 +126,9 @@ class Table(Generic[R]):
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """All stored rows (optionally only some columns), schema-checked part by part."""
-        wanted = self.schema if columns is None else pa.schema([self.schema.field(c) for c in columns])
+        wanted = (
+            self.schema if columns is None else pa.schema([self.schema.field(c) for c in columns])
+        )
         pieces = []
         for part in self.parts():
             check_schema(pq.read_schema(part), wanted, f"table '{self.name}' part {part}")
@@ -154,7 +156,9 @@ class Table(Generic[R]):
         repeated = 0
         for record in records:
             if not isinstance(record, self.record_type):
-                raise TypeError(f"table '{self.name}' takes {self.record_type.__name__}, got {type(record).__name__}")
+                raise TypeError(
+                    f"table '{self.name}' takes {self.record_type.__name__}, got {type(record).__name__}"
+                )
             key = record.key_values()
             if key in batch:
                 repeated += 1
@@ -168,7 +172,9 @@ class Table(Generic[R]):
                 return WriteResult(self.name, 0, already, repeated, None)
             rows = [batch[k].model_dump() for k in new_keys]
             table = pa.Table.from_pylist(rows, schema=self.schema)
-            part = self.path / f"part-{content_hash([list(k) for k in new_keys], length=20)}.parquet"
+            part = (
+                self.path / f"part-{content_hash([list(k) for k in new_keys], length=20)}.parquet"
+            )
             atomic_write_table(part, table)
         return WriteResult(self.name, len(new_keys), already, repeated, part)
 
@@ -186,11 +192,17 @@ class RunFolder:
         try:
             return Table(self.root, RECORDS_BY_TABLE[name])
         except KeyError:
-            raise KeyError(f"unknown table '{name}'; known: {', '.join(sorted(RECORDS_BY_TABLE))}") from None
+            raise KeyError(
+                f"unknown table '{name}'; known: {', '.join(sorted(RECORDS_BY_TABLE))}"
+            ) from None
 
     def counts(self) -> dict[str, int]:
         """Rows per stored table (tables not written yet are left out)."""
-        return {name: self.table_named(name).count() for name in RECORDS_BY_TABLE if self.table_named(name).exists()}
+        return {
+            name: self.table_named(name).count()
+            for name in RECORDS_BY_TABLE
+            if self.table_named(name).exists()
+        }
 
     @property
     def manifest_path(self) -> Path:

@@ -30,9 +30,33 @@ PALETTE: dict[str, tuple[int, int, int]] = {
 SHAPES = ("circle", "square", "triangle")
 SIZES: dict[str, int] = {"small": 14, "medium": 24, "large": 38}  # half extent in pixels
 WORDS = (
-    "apple", "river", "garden", "window", "yellow", "engine", "planet", "silver", "forest",
-    "bridge", "market", "candle", "rocket", "violin", "harbor", "tunnel", "castle", "pepper",
-    "coffee", "museum", "orange", "pencil", "summer", "winter", "ticket", "bottle", "letter",
+    "apple",
+    "river",
+    "garden",
+    "window",
+    "yellow",
+    "engine",
+    "planet",
+    "silver",
+    "forest",
+    "bridge",
+    "market",
+    "candle",
+    "rocket",
+    "violin",
+    "harbor",
+    "tunnel",
+    "castle",
+    "pepper",
+    "coffee",
+    "museum",
+    "orange",
+    "pencil",
+    "summer",
+    "winter",
+    "ticket",
+    "bottle",
+    "letter",
 )
 WIDTH, HEIGHT = 384, 288
 
@@ -74,7 +98,10 @@ def _background(rng: random.Random) -> tuple[int, int, int]:
 def _overlaps(box: tuple[int, int, int, int], placed: list[tuple[int, int, int, int]]) -> bool:
     margin = 6
     return any(
-        box[0] < p[2] + margin and p[0] < box[2] + margin and box[1] < p[3] + margin and p[1] < box[3] + margin
+        box[0] < p[2] + margin
+        and p[0] < box[2] + margin
+        and box[1] < p[3] + margin
+        and p[1] < box[3] + margin
         for p in placed
     )
 
@@ -94,7 +121,9 @@ def make_object_scene(scene_id: str, rng: random.Random) -> Scene:
         if _overlaps(box, boxes):
             continue
         boxes.append(box)
-        objects.append(SceneObject(rng.choice(SHAPES), rng.choice(list(PALETTE)), size, (cx, cy), box))
+        objects.append(
+            SceneObject(rng.choice(SHAPES), rng.choice(list(PALETTE)), size, (cx, cy), box)
+        )
     return Scene(scene_id, "objects", WIDTH, HEIGHT, _background(rng), objects=objects)
 
 
@@ -171,20 +200,44 @@ def reference_questions(scene: Scene, rng: random.Random) -> list[ReferenceQuest
         shape = rng.choice(sorted({o.shape for o in scene.objects}))
         count = scene.count(shape)
         options, answer = _mcq(rng, str(count), [str(n) for n in range(0, 9)])
-        questions.append(ReferenceQuestion(scene.scene_id, f"How many {shape}s are there in the image?",
-                                           options, answer, "instances counting", "instance-level perception"))
+        questions.append(
+            ReferenceQuestion(
+                scene.scene_id,
+                f"How many {shape}s are there in the image?",
+                options,
+                answer,
+                "instances counting",
+                "instance-level perception",
+            )
+        )
         unique = [o for o in scene.objects if scene.count(o.shape) == 1]
         if unique:
             obj = rng.choice(unique)
             options, answer = _mcq(rng, obj.colour, list(PALETTE))
-            questions.append(ReferenceQuestion(scene.scene_id, f"What colour is the {obj.shape}?",
-                                               options, answer, "instance attributes", "instance-level perception"))
+            questions.append(
+                ReferenceQuestion(
+                    scene.scene_id,
+                    f"What colour is the {obj.shape}?",
+                    options,
+                    answer,
+                    "instance attributes",
+                    "instance-level perception",
+                )
+            )
     else:
         present = [w for line in scene.text_lines for w in line.text.split()]
         word = rng.choice(present)
         options, answer = _mcq(rng, word, [w for w in WORDS if w not in present or w == word])
-        questions.append(ReferenceQuestion(scene.scene_id, "Which word is written in the image?",
-                                           options, answer, "text understanding", "text recognition"))
+        questions.append(
+            ReferenceQuestion(
+                scene.scene_id,
+                "Which word is written in the image?",
+                options,
+                answer,
+                "text understanding",
+                "text recognition",
+            )
+        )
     return questions
 
 
@@ -194,10 +247,25 @@ def png_bytes(image: Image.Image) -> bytes:
     return buffer.getvalue()
 
 
-TSV_COLUMNS = ["index", "image", "question", "hint", "A", "B", "C", "D", "answer", "category", "l2-category", "split"]
+TSV_COLUMNS = [
+    "index",
+    "image",
+    "question",
+    "hint",
+    "A",
+    "B",
+    "C",
+    "D",
+    "answer",
+    "category",
+    "l2-category",
+    "split",
+]
 
 
-def write_corpus(folder: Path, n_objects: int = 24, n_text: int = 12, seed: int = 0) -> dict[str, int]:
+def write_corpus(
+    folder: Path, n_objects: int = 24, n_text: int = 12, seed: int = 0
+) -> dict[str, int]:
     """Render scenes to `folder/images/`, the truth to `folder/truth.jsonl` and reference
     questions to `folder/questions.tsv` (VLMEvalKit MCQ format; a scene's second question
     refers to the first one's row for its image, as VLMEvalKit does)."""
@@ -210,14 +278,30 @@ def write_corpus(folder: Path, n_objects: int = 24, n_text: int = 12, seed: int 
     for scene in scenes:
         data = png_bytes(render(scene))
         (folder / "images" / f"{scene.scene_id}.png").write_bytes(data)
-        truth_lines.append(json.dumps({"file": f"images/{scene.scene_id}.png", **asdict(scene)}, sort_keys=True))
+        truth_lines.append(
+            json.dumps({"file": f"images/{scene.scene_id}.png", **asdict(scene)}, sort_keys=True)
+        )
         first_index = None
         for q in reference_questions(scene, rng):
             index = len(rows) + 1
-            image_field = base64.b64encode(data).decode("ascii") if first_index is None else str(first_index)
+            image_field = (
+                base64.b64encode(data).decode("ascii") if first_index is None else str(first_index)
+            )
             first_index = first_index or index
             options = q.options + [""] * (4 - len(q.options))
-            rows.append([str(index), image_field, q.question, "", *options, q.answer, q.category, q.l2_category, "synthetic"])
+            rows.append(
+                [
+                    str(index),
+                    image_field,
+                    q.question,
+                    "",
+                    *options,
+                    q.answer,
+                    q.category,
+                    q.l2_category,
+                    "synthetic",
+                ]
+            )
     (folder / "truth.jsonl").write_text("\n".join(truth_lines) + "\n", encoding="utf-8")
     with open(folder / "questions.tsv", "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")

@@ -21,16 +21,29 @@ def build(spec_path: str, out: str | None = None) -> BuildSummary:
     run = RunFolder(out or spec.output)
     run.root.mkdir(parents=True, exist_ok=True)
     spec_json = spec.model_dump(mode="json")
-    run.update_manifest("build", {"spec_path": str(Path(spec_path).resolve()), "spec": spec_json,
-                                  "spec_hash": content_hash(spec_json, length=16)})
+    run.update_manifest(
+        "build",
+        {
+            "spec_path": str(Path(spec_path).resolve()),
+            "spec": spec_json,
+            "spec_hash": content_hash(spec_json, length=16),
+        },
+    )
     ingest_summary = None
     if "ingest" in spec.stages:
         ingest_summary = ingest(spec.sources, str(run.root), spec.options.ingest)
     counts, by_stage, examples = run_state(run)
     summary = BuildSummary(
-        spec=spec.name, run=str(run.root), stages=spec.stages, ingest=ingest_summary,
-        table_rows=counts, quarantine_by_stage_reason=by_stage, examples=examples,
+        spec=spec.name,
+        run=str(run.root),
+        stages=spec.stages,
+        ingest=ingest_summary,
+        table_rows=counts,
+        quarantine_by_stage_reason=by_stage,
+        examples=examples,
         manifest=str(run.manifest_path),
     )
-    create_markdown_artifact(markdown=build_markdown(summary), key="build-summary", description=f"Build {spec.name}")
+    create_markdown_artifact(
+        markdown=build_markdown(summary), key="build-summary", description=f"Build {spec.name}"
+    )
     return summary

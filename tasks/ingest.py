@@ -5,16 +5,24 @@ near duplicates, turn benchmark rows into seed candidates, and quarantine the re
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from benchfoundry import imaging, progress
 from benchfoundry.ids import image_id, question_id
-from benchfoundry.report import IngestSummary
 from benchfoundry.records import CandidateRecord, ImageRecord, ImageSourceRecord, QuarantineRecord
-from benchfoundry.spec import FolderSource, IngestOptions, PackagedSource, ParquetSource, Source, TsvSource
+from benchfoundry.report import IngestSummary
+from benchfoundry.spec import (
+    FolderSource,
+    IngestOptions,
+    PackagedSource,
+    ParquetSource,
+    Source,
+    TsvSource,
+)
 from benchfoundry.storage import RunFolder
 from tasks.ingest_files import read_folder, read_packaged
 from tasks.ingest_items import RawImage, Rejection, SeedQuestion, SourceItems, meta_json
@@ -52,134 +60,250 @@ def decode_one(item: RawImage, limits: imaging.ImageLimits) -> DecodedImage | Re
     return DecodedImage(item, image_id(data), data, info)
 
 
-def decode_batch(items: list[RawImage], limits: imaging.ImageLimits) -> list[DecodedImage | Rejection]:
+def decode_batch(
+    items: list[RawImage], limits: imaging.ImageLimits
+) -> list[DecodedImage | Rejection]:
     return [decode_one(item, limits) for item in items]
 
 
-@dataclass
-class Assembled:
-    images: list[ImageRecord]
-    image_sources: list[ImageSourceRecord]
-    candidates: list[CandidateRecord]
-    rejections: list[Rejection]
-    exact_duplicates: int
-    near_duplicates: int
-    already_stored: int
+class ImageCatalog:
+    """The images a run holds, for deciding what a new batch adds.
 
-
-def assemble(
-    decoded: list[DecodedImage | Rejection],
-    seeds: list[SeedQuestion],
-    rejections: list[Rejection],
-    stored_hashes: dict[str, tuple[str, str | None]],
-    near_distance: int,
-) -> Assembled:
-    """Turn decoded images and seeds into records.
-
-    `stored_hashes` maps the image ids already stored to (phash, duplicate_of). An image whose
-    bytes were seen before is stored once, every origin kept in `image_sources`. A new image within
-    `near_distance` bits of a stored or earlier non-duplicate image points at it by `duplicate_of`.
+    Built once from the stored `images` table, then updated batch by batch, so that batches can be
+    stored one after another without re-reading the table: an image whose bytes are already known
+    is stored once (each origin still goes to `image_sources`), and a new image within
+    `near_distance` perceptual-hash bits of a stored non-duplicate image points at it by
+    `duplicate_of` (the earliest such image on a tie).
     """
-    rejections = list(rejections)
-    canonical_ids = sorted(i for i, (_, dup) in stored_hashes.items() if dup is None)
-    canonical_hashes = [stored_hashes[i][0] for i in canonical_ids]
-    images: dict[str, ImageRecord] = {}
-    image_sources: list[ImageSourceRecord] = []
-    id_of_source: dict[str, str] = {}
-    exact = near = already = 0
-    seen: set[str] = set()
-    for entry in decoded:
-        if isinstance(entry, Rejection):
-            rejections.append(entry)
-            continue
-        item = entry.item
-        id_of_source[item.source] = entry.image_id
-        image_sources.append(ImageSourceRecord(image_id=entry.image_id, source=item.source,
-                                               source_kind=item.source_kind, license=item.license,
-                                               meta=meta_json(item.meta)))
-        if entry.image_id in seen:
-            exact += 1
-            continue
-        seen.add(entry.image_id)
-        if entry.image_id in stored_hashes:
-            already += 1
-            continue
-        duplicate_of, distance = None, None
-        index, bits = imaging.nearest(entry.info.phash, imaging.hashes_array(canonical_hashes))
-        if index >= 0 and bits <= near_distance:
-            duplicate_of, distance = canonical_ids[index], bits
-            near += 1
-        else:
-            canonical_ids.append(entry.image_id)
-            canonical_hashes.append(entry.info.phash)
-        info = entry.info
-        meta = {**item.meta, **({"frames": str(info.frames)} if info.frames > 1 else {})}
-        images[entry.image_id] = ImageRecord(
-            image_id=entry.image_id, source=item.source, source_kind=item.source_kind,
-            width=info.width, height=info.height, format=info.format, mode=info.mode,
-            n_bytes=len(entry.data), phash=info.phash, duplicate_of=duplicate_of,
-            duplicate_distance=distance, license=item.license, meta=meta_json(meta), bytes=entry.data,
+
+    def __init__(self, stored: dict[str, tuple[str, str | None]], near_distance: int) -> None:
+        self.near_distance = near_distance
+        self.stored: set[str] = set(stored)
+        self.seen: set[str] = set()
+        self.canonical_ids = sorted(i for i, (_, dup) in stored.items() if dup is None)
+        self._hashes = np.zeros(max(64, len(self.canonical_ids) * 2), dtype=np.uint64)
+        self._hashes[: len(self.canonical_ids)] = imaging.hashes_array(
+            [stored[i][0] for i in self.canonical_ids]
         )
-    refused_images = {r.source: r for r in rejections}
+
+    @classmethod
+    def from_run(cls, run: RunFolder, near_distance: int) -> ImageCatalog:
+        table = run.table(ImageRecord).read(columns=["image_id", "phash", "duplicate_of"])
+        ids, hashes, dups = (
+            table.column(c).to_pylist() for c in ("image_id", "phash", "duplicate_of")
+        )
+        return cls({i: (h, d) for i, h, d in zip(ids, hashes, dups, strict=True)}, near_distance)
+
+    def _add_canonical(self, image_id_: str, phash: str) -> None:
+        n = len(self.canonical_ids)
+        if n == len(self._hashes):
+            self._hashes = np.concatenate([self._hashes, np.zeros_like(self._hashes)])
+        self._hashes[n] = np.uint64(int(phash, 16))
+        self.canonical_ids.append(image_id_)
+
+    def nearest(self, phash: str) -> tuple[str | None, int]:
+        index, bits = imaging.nearest(phash, self._hashes[: len(self.canonical_ids)])
+        return (self.canonical_ids[index], bits) if index >= 0 else (None, bits)
+
+    def admit(self, decoded: list[DecodedImage | Rejection]) -> BatchOutcome:
+        """Records for one decoded batch, in order; updates the catalog."""
+        outcome = BatchOutcome()
+        for entry in decoded:
+            if isinstance(entry, Rejection):
+                outcome.rejections.append(entry)
+                continue
+            item, info = entry.item, entry.info
+            outcome.id_of_source[item.source] = entry.image_id
+            outcome.image_sources.append(
+                ImageSourceRecord(
+                    image_id=entry.image_id,
+                    source=item.source,
+                    source_kind=item.source_kind,
+                    license=item.license,
+                    meta=meta_json(item.meta),
+                )
+            )
+            if entry.image_id in self.seen:
+                outcome.exact_duplicates += 1
+                continue
+            self.seen.add(entry.image_id)
+            if entry.image_id in self.stored:
+                outcome.already_stored += 1
+                continue
+            duplicate_of, distance = self.nearest(info.phash)
+            if duplicate_of is not None and distance <= self.near_distance:
+                outcome.near_duplicates += 1
+            else:
+                duplicate_of, distance = None, None
+                self._add_canonical(entry.image_id, info.phash)
+            meta = {**item.meta, **({"frames": str(info.frames)} if info.frames > 1 else {})}
+            outcome.images.append(
+                ImageRecord(
+                    image_id=entry.image_id,
+                    source=item.source,
+                    source_kind=item.source_kind,
+                    width=info.width,
+                    height=info.height,
+                    format=info.format,
+                    mode=info.mode,
+                    n_bytes=len(entry.data),
+                    phash=info.phash,
+                    duplicate_of=duplicate_of,
+                    duplicate_distance=distance,
+                    license=item.license,
+                    meta=meta_json(meta),
+                    bytes=entry.data,
+                )
+            )
+        return outcome
+
+
+@dataclass
+class BatchOutcome:
+    """The records one batch of images yields, and how many of each kind."""
+
+    images: list[ImageRecord] = field(default_factory=list)
+    image_sources: list[ImageSourceRecord] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+    id_of_source: dict[str, str] = field(default_factory=dict)
+    exact_duplicates: int = 0
+    near_duplicates: int = 0
+    already_stored: int = 0
+
+
+def seed_candidates(
+    seeds: list[SeedQuestion], id_of_source: dict[str, str], refused: dict[str, Rejection]
+) -> tuple[list[CandidateRecord], list[Rejection]]:
+    """Candidates from seed questions whose image was stored; a rejection for each other one."""
+    rejections: list[Rejection] = []
     candidates: dict[str, CandidateRecord] = {}
     first_source: dict[str, str] = {}
     for seed in seeds:
         image = id_of_source.get(seed.image_source)
         if image is None:
-            cause = refused_images.get(seed.image_source)
+            cause = refused.get(seed.image_source)
             why = f"{cause.reason}: {cause.detail}" if cause else "it was not read"
-            rejections.append(Rejection(seed.source, seed.source_kind, "image_rejected",
-                                        f"its image {seed.image_source} was refused ({why})"))
+            rejections.append(
+                Rejection(
+                    seed.source,
+                    seed.source_kind,
+                    "image_rejected",
+                    f"its image {seed.image_source} was refused ({why})",
+                )
+            )
             continue
         qid = question_id(image, seed.question, seed.options)
         if qid in candidates:
-            rejections.append(Rejection(seed.source, seed.source_kind, "duplicate_question",
-                                        f"same image, question and options as {first_source[qid]}"))
+            rejections.append(
+                Rejection(
+                    seed.source,
+                    seed.source_kind,
+                    "duplicate_question",
+                    f"same image, question and options as {first_source[qid]}",
+                )
+            )
             continue
         first_source[qid] = seed.source
         candidates[qid] = CandidateRecord(
-            question_id=qid, image_id=image, dimension=seed.category or "uncategorised",
-            question=seed.question, hint=seed.hint, options=seed.options, answer=seed.answer,
-            category=seed.category, l2_category=seed.l2_category, split=seed.split,
-            generator=f"seed:{seed.source_kind}", prompt_id=None, prompt_hash=None, evidence=[],
-            source=seed.source, meta=meta_json(seed.meta), raw_output=None,
+            question_id=qid,
+            image_id=image,
+            dimension=seed.category or "uncategorised",
+            question=seed.question,
+            hint=seed.hint,
+            options=seed.options,
+            answer=seed.answer,
+            category=seed.category,
+            l2_category=seed.l2_category,
+            split=seed.split,
+            generator=f"seed:{seed.source_kind}",
+            prompt_id=None,
+            prompt_hash=None,
+            evidence=[],
+            source=seed.source,
+            meta=meta_json(seed.meta),
+            raw_output=None,
         )
-    return Assembled(list(images.values()), image_sources, list(candidates.values()), rejections, exact, near, already)
+    return list(candidates.values()), rejections
 
 
-def stored_hashes(run: RunFolder) -> dict[str, tuple[str, str | None]]:
-    table = run.table(ImageRecord).read(columns=["image_id", "phash", "duplicate_of"])
-    return {
-        i: (h, d)
-        for i, h, d in zip(*(table.column(c).to_pylist() for c in ("image_id", "phash", "duplicate_of")), strict=True)
-    }
+class IngestRun:
+    """One ingest into a run folder: batches of decoded images are stored as they come, then the
+    seed questions, then the summary is drawn up."""
+
+    def __init__(self, run: RunFolder, options: IngestOptions) -> None:
+        self.run = run
+        self.options = options
+        self.catalog = ImageCatalog.from_run(run, options.near_duplicate_distance)
+        self.id_of_source: dict[str, str] = {}
+        self.refused: dict[str, Rejection] = {}
+        self.reasons: Counter[str] = Counter()
+        self.counts: Counter[str] = Counter()
+
+    def _quarantine(self, rejections: list[Rejection]) -> None:
+        self.reasons.update(r.reason for r in rejections)
+        written = self.run.table(QuarantineRecord).append([r.to_record() for r in rejections])
+        self.counts["quarantine_added"] += written.added
+
+    def store_batch(self, decoded: list[DecodedImage | Rejection]) -> None:
+        """Store one decoded batch: new images, every origin, and the refusals."""
+        outcome = self.catalog.admit(decoded)
+        self.run.table(ImageRecord).append(outcome.images)
+        self.run.table(ImageSourceRecord).append(outcome.image_sources)
+        self._quarantine(outcome.rejections)
+        self.id_of_source.update(outcome.id_of_source)
+        self.refused.update({r.source: r for r in outcome.rejections})
+        self.counts.update(
+            images_read=len(decoded),
+            images_decoded=len(outcome.image_sources),
+            images_added=len(outcome.images),
+            images_already_stored=outcome.already_stored,
+            exact_duplicates=outcome.exact_duplicates,
+            near_duplicates=outcome.near_duplicates,
+        )
+
+    def finish(
+        self, sources: list[str], seeds: list[SeedQuestion], reader_rejections: list[Rejection]
+    ) -> IngestSummary:
+        """Store seed candidates and the readers' refusals; return the summary."""
+        candidates, rejections = seed_candidates(seeds, self.id_of_source, self.refused)
+        written = self.run.table(CandidateRecord).append(candidates)
+        self._quarantine(reader_rejections + rejections)
+        tables = (ImageRecord, ImageSourceRecord, CandidateRecord, QuarantineRecord)
+        return IngestSummary(
+            run=str(self.run.root),
+            sources=sources,
+            **{
+                k: self.counts[k]
+                for k in (
+                    "images_read",
+                    "images_decoded",
+                    "images_added",
+                    "images_already_stored",
+                    "exact_duplicates",
+                    "near_duplicates",
+                    "quarantine_added",
+                )
+            },
+            seed_questions_read=len(seeds),
+            candidates_added=written.added,
+            candidates_already_stored=written.already_stored,
+            quarantined_by_reason=dict(sorted(self.reasons.items())),
+            tables={t.table: str(self.run.table(t).path) for t in tables},
+        )
 
 
-def store(run: RunFolder, sources: list[str], items: SourceItems, decoded: list[DecodedImage | Rejection],
-          options: IngestOptions) -> IngestSummary:
-    """Assemble records and append them to the run's tables; summarise what happened."""
-    result = assemble(decoded, items.seeds, items.rejections, stored_hashes(run), options.near_duplicate_distance)
-    written_images = run.table(ImageRecord).append(result.images)
-    run.table(ImageSourceRecord).append(result.image_sources)
-    written_candidates = run.table(CandidateRecord).append(result.candidates)
-    quarantine = [r.to_record() for r in result.rejections]
-    written_quarantine = run.table(QuarantineRecord).append(quarantine)
-    return IngestSummary(
-        run=str(run.root),
-        sources=sources,
-        images_read=len(decoded),
-        images_decoded=sum(isinstance(d, DecodedImage) for d in decoded),
-        images_added=written_images.added,
-        images_already_stored=result.already_stored + written_images.already_stored,
-        exact_duplicates=result.exact_duplicates,
-        near_duplicates=result.near_duplicates,
-        seed_questions_read=len(items.seeds),
-        candidates_added=written_candidates.added,
-        candidates_already_stored=written_candidates.already_stored,
-        quarantined_by_reason=dict(sorted(Counter(r.reason for r in result.rejections).items())),
-        quarantine_added=written_quarantine.added,
-        tables={t.table: str(run.table(t).path) for t in (ImageRecord, ImageSourceRecord, CandidateRecord, QuarantineRecord)},
-    )
+def ingest_all(run: RunFolder, sources: list[Source], options: IngestOptions) -> IngestSummary:
+    """The whole stage without Prefect, one batch at a time."""
+    from benchfoundry.spec import describe_source
+
+    items = SourceItems()
+    for source in sources:
+        items.extend(read_source(source))
+    limits = imaging.ImageLimits(min_side=options.min_side, max_pixels=options.max_pixels)
+    stage = IngestRun(run, options)
+    for start in range(0, len(items.images), options.batch_size):
+        stage.store_batch(decode_batch(items.images[start : start + options.batch_size], limits))
+    return stage.finish([describe_source(s) for s in sources], items.seeds, items.rejections)
 
 
 # --- thin Prefect tasks ---------------------------------------------------------------------------
@@ -193,13 +317,19 @@ def read_source_task(source: Source) -> SourceItems:
 
 
 @task(name="decode-images", retries=1, cache_policy=NO_CACHE)
-def decode_batch_task(items: list[RawImage], limits: imaging.ImageLimits, total: int) -> list[DecodedImage | Rejection]:
+def decode_batch_task(
+    items: list[RawImage], limits: imaging.ImageLimits, total: int
+) -> list[DecodedImage | Rejection]:
     decoded = decode_batch(items, limits)
     progress.report("decode images", len(items), total)
     return decoded
 
 
-@task(name="store-ingest", cache_policy=NO_CACHE)
-def store_task(run_root: str, sources: list[str], items: SourceItems, decoded: list[DecodedImage | Rejection],
-               options: IngestOptions) -> IngestSummary:
-    return store(RunFolder(run_root), sources, items, decoded, options)
+@task(name="store-images", cache_policy=NO_CACHE)
+def store_batch_task(stage: IngestRun, decoded: list[DecodedImage | Rejection]) -> None:
+    stage.store_batch(decoded)
+
+
+@task(name="store-seeds-and-summarise", cache_policy=NO_CACHE)
+def finish_task(stage: IngestRun, sources: list[str], items: SourceItems) -> IngestSummary:
+    return stage.finish(sources, items.seeds, items.rejections)

@@ -27,12 +27,18 @@ def read_folder(source: FolderSource) -> SourceItems:
             relative = path.relative_to(root).as_posix()
             if path.suffix.lower() not in IMAGE_SUFFIXES:
                 items.rejections.append(
-                    Rejection(str(path), "folder", "unsupported_extension",
-                              f"'{path.suffix or name}' is not one of {', '.join(sorted(IMAGE_SUFFIXES))}")
+                    Rejection(
+                        str(path),
+                        "folder",
+                        "unsupported_extension",
+                        f"'{path.suffix or name}' is not one of {', '.join(sorted(IMAGE_SUFFIXES))}",
+                    )
                 )
                 continue
             meta = {**source.meta, "file": relative}
-            items.images.append(RawImage(str(path), "folder", path=path, license=source.license, meta=meta))
+            items.images.append(
+                RawImage(str(path), "folder", path=path, license=source.license, meta=meta)
+            )
     return items
 
 
@@ -44,6 +50,8 @@ def read_packaged(source: PackagedSource) -> SourceItems:
         for photo in packaged.photos(package):
             meta = {"package": package, "package_version": version, "file": photo.name}
             items.images.append(
-                RawImage(photo.source, "packaged", path=photo.path, license=photo.license, meta=meta)
+                RawImage(
+                    photo.source, "packaged", path=photo.path, license=photo.license, meta=meta
+                )
             )
     return items

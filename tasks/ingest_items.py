@@ -51,7 +51,9 @@ class RawImage:
         try:
             return self.path.read_bytes()
         except OSError as exc:
-            raise ImageRejected("unreadable_file", f"{type(exc).__name__}: {exc.strerror or exc}") from None
+            raise ImageRejected(
+                "unreadable_file", f"{type(exc).__name__}: {exc.strerror or exc}"
+            ) from None
 
 
 @dataclass(frozen=True)

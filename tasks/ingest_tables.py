@@ -51,7 +51,9 @@ def split_inline_options(question: str) -> tuple[str, list[str]] | None:
     options: list[str] = []
     start = None
     for i, letter in enumerate(LETTERS):
-        found = re.compile(rf"(?:^|,\s*|\n\s*){letter}[:.]\s*").search(body, 0 if start is None else start)
+        found = re.compile(rf"(?:^|,\s*|\n\s*){letter}[:.]\s*").search(
+            body, 0 if start is None else start
+        )
         if found is None or (i == 0 and found.start() != 0):
             break
         if start is not None:
@@ -64,7 +66,12 @@ def split_inline_options(question: str) -> tuple[str, list[str]] | None:
 
 
 def make_seed(
-    ref: str, kind: str, image_source: str, question: str, options: list[str], answer: str,
+    ref: str,
+    kind: str,
+    image_source: str,
+    question: str,
+    options: list[str],
+    answer: str,
     extra: dict[str, Any],
 ) -> SeedQuestion | Rejection:
     """Check a row's question, options and answer; return the seed or the reason it is refused."""
@@ -76,59 +83,90 @@ def make_seed(
     seen: dict[str, str] = {}
     for letter, text in zip(LETTERS, options, strict=False):
         if text.casefold() in seen:
-            return Rejection(ref, kind, "duplicate_options",
-                             f"options {seen[text.casefold()]} and {letter} are both '{text}'")
+            return Rejection(
+                ref,
+                kind,
+                "duplicate_options",
+                f"options {seen[text.casefold()]} and {letter} are both '{text}'",
+            )
         seen[text.casefold()] = letter
     answer = answer.strip().upper()
     if not answer:
         return Rejection(ref, kind, "missing_answer", "the answer is empty")
     letters = LETTERS[: len(options)]
     if answer not in letters:
-        return Rejection(ref, kind, "answer_not_in_options",
-                         f"answer '{answer}' is not one of the filled options {', '.join(letters)}")
+        return Rejection(
+            ref,
+            kind,
+            "answer_not_in_options",
+            f"answer '{answer}' is not one of the filled options {', '.join(letters)}",
+        )
     hint = _text(extra.pop("hint", None)).strip() or None
     category = _text(extra.pop("category", None)).strip() or None
     l2 = _text(extra.pop("l2-category", None) or extra.pop("l2_category", None)).strip() or None
     split = _text(extra.pop("split", None)).strip() or None
-    meta = {k: v if isinstance(v, str) else json.dumps(v, default=str) for k, v in extra.items() if v not in (None, "")}
-    return SeedQuestion(ref, kind, image_source, question, hint, options, answer, category, l2, split, meta)
+    meta = {
+        k: v if isinstance(v, str) else json.dumps(v, default=str)
+        for k, v in extra.items()
+        if v not in (None, "")
+    }
+    return SeedQuestion(
+        ref, kind, image_source, question, hint, options, answer, category, l2, split, meta
+    )
 
 
 def _decode_base64(value: str) -> bytes:
     return base64.b64decode("".join(value.split()), validate=True)
 
 
+def _tsv_rows(path: Path) -> tuple[list[tuple[int, dict[str, str]]], list[Rejection]]:
+    """(line number, row) for each well-formed row; a rejection for each malformed one. Bytes
+    that are not UTF-8 survive as surrogates, so the row can be refused by name later."""
+    csv.field_size_limit(sys.maxsize)
+    rows: list[tuple[int, dict[str, str]]] = []
+    rejections: list[Rejection] = []
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as handle:
+            reader = csv.reader(handle, delimiter="\t")
+            header = [h.strip() for h in next(reader, [])]
+            if not header:
+                raise SourceFormatError(f"TSV {path} is empty; expected a header row")
+            for column in ("index", "question", "answer", "A", "B"):
+                if column not in header:
+                    raise SourceFormatError(
+                        f"TSV {path}: required column '{column}' is missing (found: {', '.join(header)})"
+                    )
+            if "image" not in header and "image_path" not in header:
+                raise SourceFormatError(
+                    f"TSV {path}: required column 'image' (or 'image_path') is missing"
+                )
+            for fields in reader:
+                line = reader.line_num
+                if not fields:
+                    continue
+                if len(fields) != len(header):
+                    rejections.append(
+                        Rejection(
+                            f"{path}#line={line}",
+                            "tsv",
+                            "malformed_row",
+                            f"{len(fields)} fields, the header has {len(header)}",
+                        )
+                    )
+                    continue
+                rows.append((line, dict(zip(header, fields, strict=True))))
+    except OSError as exc:
+        raise SourceFormatError(f"cannot read TSV {path}: {exc.strerror or exc}") from None
+    except csv.Error as exc:
+        raise SourceFormatError(f"TSV {path} cannot be parsed: {exc}") from None
+    return rows, rejections
+
+
 def read_tsv(source: TsvSource) -> SourceItems:
     """Rows of a VLMEvalKit MCQ TSV as images and seed questions."""
     path = source.path
-    csv.field_size_limit(sys.maxsize)
-    try:
-        handle = open(path, encoding="utf-8", errors="surrogateescape", newline="")
-    except OSError as exc:
-        raise SourceFormatError(f"cannot read TSV {path}: {exc.strerror}") from None
-    items = SourceItems()
-    rows: list[tuple[int, dict[str, str]]] = []
-    with handle:
-        reader = csv.reader(handle, delimiter="\t")
-        header = [h.strip() for h in next(reader, [])]
-        if not header:
-            raise SourceFormatError(f"TSV {path} is empty; expected a header row")
-        for column in ("index", "question", "answer", "A", "B"):
-            if column not in header:
-                raise SourceFormatError(
-                    f"TSV {path}: required column '{column}' is missing (found: {', '.join(header)})"
-                )
-        if "image" not in header and "image_path" not in header:
-            raise SourceFormatError(f"TSV {path}: required column 'image' (or 'image_path') is missing")
-        for fields in reader:
-            line = reader.line_num
-            if not fields:
-                continue
-            if len(fields) != len(header):
-                items.rejections.append(Rejection(f"{path}#line={line}", "tsv", "malformed_row",
-                                                  f"{len(fields)} fields, the header has {len(header)}"))
-                continue
-            rows.append((line, dict(zip(header, fields, strict=True))))
+    rows, rejections = _tsv_rows(path)
+    items = SourceItems(rejections=rejections)
     base = source.image_root or path.parent
     first_line: dict[str, int] = {}
     own_image: dict[str, str] = {}  # index -> source ref of the row that holds the image data
@@ -138,15 +176,29 @@ def read_tsv(source: TsvSource) -> SourceItems:
         ref = f"{path}#index={index}"
         bad = next((c for c, v in row.items() if _SURROGATE.search(v)), None)
         if bad is not None:
-            items.rejections.append(Rejection(f"{path}#line={line}", "tsv", "non_utf8",
-                                              f"column '{bad}' holds bytes that are not UTF-8"))
+            items.rejections.append(
+                Rejection(
+                    f"{path}#line={line}",
+                    "tsv",
+                    "non_utf8",
+                    f"column '{bad}' holds bytes that are not UTF-8",
+                )
+            )
             continue
         if not index:
-            items.rejections.append(Rejection(f"{path}#line={line}", "tsv", "missing_index", "the index is empty"))
+            items.rejections.append(
+                Rejection(f"{path}#line={line}", "tsv", "missing_index", "the index is empty")
+            )
             continue
         if index in first_line:
-            items.rejections.append(Rejection(f"{path}#line={line}", "tsv", "duplicate_index",
-                                              f"index {index} is already used on line {first_line[index]}"))
+            items.rejections.append(
+                Rejection(
+                    f"{path}#line={line}",
+                    "tsv",
+                    "duplicate_index",
+                    f"index {index} is already used on line {first_line[index]}",
+                )
+            )
             continue
         first_line[index] = line
         image_value = row.get("image", "").strip()
@@ -169,13 +221,21 @@ def read_tsv(source: TsvSource) -> SourceItems:
             own_image[index] = ref
             pending.append((ref, row, ref))
         else:
-            items.rejections.append(Rejection(ref, "tsv", "missing_image", "neither 'image' nor 'image_path' is filled"))
+            items.rejections.append(
+                Rejection(ref, "tsv", "missing_image", "neither 'image' nor 'image_path' is filled")
+            )
     for ref, row, image in pending:
         if image.startswith("index:"):
             target = image.removeprefix("index:")
             if target not in own_image:
-                items.rejections.append(Rejection(ref, "tsv", "bad_image_reference",
-                                                  f"image refers to index {target}, which holds no image"))
+                items.rejections.append(
+                    Rejection(
+                        ref,
+                        "tsv",
+                        "bad_image_reference",
+                        f"image refers to index {target}, which holds no image",
+                    )
+                )
                 continue
             image = own_image[target]
         options, gap = parse_options(row)
@@ -232,17 +292,28 @@ def read_parquet(source: ParquetSource) -> SourceItems:
             index = _text(row.get("index", row_number)).strip() or str(row_number)
             ref = f"{path}#index={index}"
             if index in seen:
-                items.rejections.append(Rejection(f"{path}#row={row_number}", "parquet", "duplicate_index",
-                                                  f"index {index} is already used by row {seen[index]}"))
+                items.rejections.append(
+                    Rejection(
+                        f"{path}#row={row_number}",
+                        "parquet",
+                        "duplicate_index",
+                        f"index {index} is already used by row {seen[index]}",
+                    )
+                )
                 continue
             seen[index] = row_number
             data, file, problem = _image_from_parquet(row.get(source.image_column), path.parent)
             if problem:
-                detail = {"missing_image": "the image value is empty", "bad_base64": "the image string is not valid base64"}
+                detail = {
+                    "missing_image": "the image value is empty",
+                    "bad_base64": "the image string is not valid base64",
+                }
                 items.rejections.append(Rejection(ref, "parquet", problem, detail[problem]))
                 continue
             meta = {**source.meta, "index": index, "row": str(row_number)}
-            items.images.append(RawImage(ref, "parquet", data=data, path=file, license=source.license, meta=meta))
+            items.images.append(
+                RawImage(ref, "parquet", data=data, path=file, license=source.license, meta=meta)
+            )
             question = _text(row.get("question"))
             if isinstance(row.get("options"), list):
                 options = [_text(o).strip() for o in row["options"]]
@@ -257,6 +328,8 @@ def read_parquet(source: ParquetSource) -> SourceItems:
             known = {"index", "question", "answer", "options", source.image_column, *LETTERS}
             extra = {k: v for k, v in row.items() if k not in known}
             extra["index"] = index
-            seed = make_seed(ref, "parquet", ref, question, options, _text(row.get("answer")), extra)
+            seed = make_seed(
+                ref, "parquet", ref, question, options, _text(row.get("answer")), extra
+            )
             (items.seeds if isinstance(seed, SeedQuestion) else items.rejections).append(seed)
     return items

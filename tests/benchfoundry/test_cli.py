@@ -15,16 +15,26 @@ pytestmark = pytest.mark.usefixtures("prefect_api")
 
 def test_ingest_json_summary(tmp_path):
     runner = CliRunner()
-    result = runner.invoke(app, ["synth", "--out", str(tmp_path / "syn"), "--objects", "3", "--text", "2", "--faulty"])
+    result = runner.invoke(
+        app, ["synth", "--out", str(tmp_path / "syn"), "--objects", "3", "--text", "2", "--faulty"]
+    )
     assert result.exit_code == 0, result.output
-    sources = [str(tmp_path / "syn" / "images"), str(tmp_path / "syn" / "questions.tsv"),
-               str(tmp_path / "syn" / "faulty" / "images")]
+    sources = [
+        str(tmp_path / "syn" / "images"),
+        str(tmp_path / "syn" / "questions.tsv"),
+        str(tmp_path / "syn" / "faulty" / "images"),
+    ]
     result = runner.invoke(app, ["ingest", *sources, "--out", str(tmp_path / "run"), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["images_added"] == 5 and payload["exact_duplicates"] == 5
-    assert payload["quarantined_by_reason"] == {"empty_file": 1, "not_an_image": 1, "too_many_pixels": 1,
-                                                "too_small": 1, "truncated_image": 1}
+    assert payload["quarantined_by_reason"] == {
+        "empty_file": 1,
+        "not_an_image": 1,
+        "too_many_pixels": 1,
+        "too_small": 1,
+        "truncated_image": 1,
+    }
     assert payload["tables"]["images"] == str(tmp_path / "run" / "images")
     status = runner.invoke(app, ["status", "--out", str(tmp_path / "run"), "--json"])
     assert json.loads(status.stdout)["table_rows"]["images"] == 5
@@ -34,8 +44,12 @@ def test_ingest_takes_options_from_a_spec(tmp_path, image_bytes):
     (tmp_path / "imgs").mkdir()
     (tmp_path / "imgs" / "a.png").write_bytes(image_bytes((100, 80)))
     spec = tmp_path / "spec.yaml"
-    spec.write_text("name: strict\nsources: [{kind: folder, path: imgs}]\noptions: {ingest: {min_side: 90}}\n")
-    result = CliRunner().invoke(app, ["ingest", "--spec", str(spec), "--out", str(tmp_path / "run"), "--json"])
+    spec.write_text(
+        "name: strict\nsources: [{kind: folder, path: imgs}]\noptions: {ingest: {min_side: 90}}\n"
+    )
+    result = CliRunner().invoke(
+        app, ["ingest", "--spec", str(spec), "--out", str(tmp_path / "run"), "--json"]
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["quarantined_by_reason"] == {"too_small": 1}
 
@@ -47,13 +61,24 @@ def test_failures_exit_non_zero_with_one_line(tmp_path, prefect_api):
 
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
     cli = [sys.executable, "-m", "benchfoundry.cli"]
-    done = subprocess.run([*cli, "ingest", str(bad), "--out", str(tmp_path / "run")],
-                          capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [*cli, "ingest", str(bad), "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [f"error: TSV {bad}: required column 'answer' is missing "
-                                                "(found: index, image, question, A, B)"]
+    assert done.stderr.strip().splitlines() == [
+        f"error: TSV {bad}: required column 'answer' is missing "
+        "(found: index, image, question, A, B)"
+    ]
     assert done.stdout == ""
-    done = subprocess.run([*cli, "build", str(tmp_path / "nope.yaml")], capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [*cli, "build", str(tmp_path / "nope.yaml")], capture_output=True, text=True, env=env
+    )
     assert done.returncode == 1 and "cannot read build spec" in done.stderr
-    done = subprocess.run([*cli, "ingest", "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [*cli, "ingest", "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env
+    )
     assert done.returncode == 1 and "at least one SOURCE" in done.stderr

@@ -66,9 +66,15 @@ def test_limits_are_configurable(image_bytes):
 
 def test_perceptual_hash_sees_near_duplicates(image_bytes):
     original = imaging.inspect(image_bytes((320, 240), seed=3))
-    recompressed = imaging.inspect(_encode(imaging.decode(image_bytes((320, 240), seed=3)).resize((300, 225)), "JPEG", quality=70))
+    recompressed = imaging.inspect(
+        _encode(
+            imaging.decode(image_bytes((320, 240), seed=3)).resize((300, 225)), "JPEG", quality=70
+        )
+    )
     other = imaging.inspect(image_bytes((320, 240), seed=4))
     assert imaging.hamming(original.phash, recompressed.phash) <= 4
     assert imaging.hamming(original.phash, other.phash) > 4
-    index, bits = imaging.nearest(recompressed.phash, imaging.hashes_array([other.phash, original.phash]))
+    index, bits = imaging.nearest(
+        recompressed.phash, imaging.hashes_array([other.phash, original.phash])
+    )
     assert index == 1 and bits <= 4

@@ -2,7 +2,14 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.spec import FolderSource, PackagedSource, SpecError, TsvSource, load_spec, parse_source
+from benchfoundry.spec import (
+    FolderSource,
+    PackagedSource,
+    SpecError,
+    TsvSource,
+    load_spec,
+    parse_source,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -23,8 +30,12 @@ def _spec(tmp_path, text):
 
 
 def test_unknown_keys_are_refused(tmp_path):
-    path = _spec(tmp_path, "name: x\nsources: [{kind: folder, path: a}]\noptions: {ingest: {min_sid: 3}}\n")
-    with pytest.raises(SpecError, match=r"options\.ingest\.min_sid: Extra inputs are not permitted"):
+    path = _spec(
+        tmp_path, "name: x\nsources: [{kind: folder, path: a}]\noptions: {ingest: {min_sid: 3}}\n"
+    )
+    with pytest.raises(
+        SpecError, match=r"options\.ingest\.min_sid: Extra inputs are not permitted"
+    ):
         load_spec(path)
 
 

@@ -14,7 +14,9 @@ from benchfoundry.storage import RunFolder, SchemaMismatchError
 
 
 def _q(source: str, reason: str = "not_an_image") -> QuarantineRecord:
-    return QuarantineRecord(source=source, stage="ingest", reason=reason, detail="d", source_kind="folder")
+    return QuarantineRecord(
+        source=source, stage="ingest", reason=reason, detail="d", source_kind="folder"
+    )
 
 
 def test_append_adds_only_new_keys(tmp_path):
@@ -27,15 +29,32 @@ def test_append_adds_only_new_keys(tmp_path):
     assert more.added == 2
     assert table.count() == 4 and len(table.parts()) == 2
     assert sorted(table.keys()) == sorted(
-        [("ingest", s, r) for s, r in [("a", "not_an_image"), ("b", "not_an_image"), ("c", "not_an_image"), ("a", "too_small")]]
+        [
+            ("ingest", s, r)
+            for s, r in [
+                ("a", "not_an_image"),
+                ("b", "not_an_image"),
+                ("c", "not_an_image"),
+                ("a", "too_small"),
+            ]
+        ]
     )
     assert {r.source for r in table.records()} == {"a", "b", "c"}
     assert (tmp_path / "quarantine").is_dir()
 
 
 def test_append_refuses_a_record_of_another_table(tmp_path):
-    scored = ScoredRecord(question_id="q", hits_text=0, n_text_models=1, hits_vlm=0, n_vlm_models=1,
-                          flags=[], difficulty=None, decision="selected", reason="r")
+    scored = ScoredRecord(
+        question_id="q",
+        hits_text=0,
+        n_text_models=1,
+        hits_vlm=0,
+        n_vlm_models=1,
+        flags=[],
+        difficulty=None,
+        decision="selected",
+        reason="r",
+    )
     with pytest.raises(TypeError, match="QuarantineRecord"):
         RunFolder(tmp_path).table(QuarantineRecord).append([scored])
 
@@ -43,7 +62,9 @@ def test_append_refuses_a_record_of_another_table(tmp_path):
 def test_reading_a_part_with_a_wrong_schema_names_the_column(tmp_path):
     table = RunFolder(tmp_path).table(QuarantineRecord)
     table.append([_q("a")])
-    bad = pa.table({"source": ["x"], "stage": ["ingest"], "reason": [3], "detail": ["d"], "source_kind": ["f"]})
+    bad = pa.table(
+        {"source": ["x"], "stage": ["ingest"], "reason": [3], "detail": ["d"], "source_kind": ["f"]}
+    )
     pq.write_table(bad, table.path / "part-zz.parquet")
     with pytest.raises(SchemaMismatchError, match="column 'reason' has type int64"):
         table.read()
@@ -70,11 +91,15 @@ def test_killed_writer_leaves_no_partial_part(tmp_path):
     table = RunFolder(tmp_path).table(QuarantineRecord)
     killed_mid_write = False
     for rows in (300, 600, 1200):
-        child = subprocess.Popen([sys.executable, "-c", script, str(rows)], stdout=subprocess.PIPE, text=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", script, str(rows)], stdout=subprocess.PIPE, text=True
+        )
         assert child.stdout.readline().strip() == "ready"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and child.poll() is None:
-            if table.path.is_dir() and any(p.name.startswith(".tmp-") for p in table.path.iterdir()):
+            if table.path.is_dir() and any(
+                p.name.startswith(".tmp-") for p in table.path.iterdir()
+            ):
                 os.kill(child.pid, signal.SIGKILL)
                 killed_mid_write = True
                 break

@@ -6,7 +6,14 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from benchfoundry.synthetic import PALETTE, load_truth, make_scenes, reference_questions, render, write_corpus
+from benchfoundry.synthetic import (
+    PALETTE,
+    load_truth,
+    make_scenes,
+    reference_questions,
+    render,
+    write_corpus,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "datasets" / "demo" / "synthetic"
@@ -23,7 +30,12 @@ def test_rendered_objects_match_their_truth():
         for a in scene.objects:
             for b in scene.objects:
                 if a is not b:
-                    assert a.box[2] < b.box[0] or b.box[2] < a.box[0] or a.box[3] < b.box[1] or b.box[3] < a.box[1]
+                    assert (
+                        a.box[2] < b.box[0]
+                        or b.box[2] < a.box[0]
+                        or a.box[3] < b.box[1]
+                        or b.box[3] < a.box[1]
+                    )
 
 
 def test_text_lines_are_drawn_inside_their_boxes():
@@ -31,7 +43,7 @@ def test_text_lines_are_drawn_inside_their_boxes():
         image = render(scene).convert("L")
         for line in scene.text_lines:
             assert np.asarray(image.crop(line.box)).min() < 60, "dark text pixels inside the box"
-            assert 0 <= line.box[0] and line.box[2] <= scene.width and line.box[3] <= scene.height
+            assert line.box[0] >= 0 and line.box[2] <= scene.width and line.box[3] <= scene.height
 
 
 def test_reference_answers_follow_from_truth():
@@ -58,9 +70,12 @@ def test_corpus_is_reproducible_and_the_committed_demo_matches(tmp_path):
         fresh = Image.open(tmp_path / entry["file"])
         committed = Image.open(DEMO / entry["file"])
         assert fresh.tobytes() == committed.tobytes()
-    rows = list(csv.DictReader(io.StringIO((tmp_path / "questions.tsv").read_text()), delimiter="\t"))
+    rows = list(
+        csv.DictReader(io.StringIO((tmp_path / "questions.tsv").read_text()), delimiter="\t")
+    )
     assert [r["question"] for r in rows] == [
-        r["question"] for r in csv.DictReader(io.StringIO((DEMO / "questions.tsv").read_text()), delimiter="\t")
+        r["question"]
+        for r in csv.DictReader(io.StringIO((DEMO / "questions.tsv").read_text()), delimiter="\t")
     ]
     references = [r for r in rows if len(r["image"]) <= 64]
     assert references and all(rows[int(r["image"]) - 1]["index"] == r["image"] for r in references)

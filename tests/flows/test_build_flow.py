@@ -24,8 +24,16 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
     dup = {i.source.rsplit("/", 1)[1]: i for i in images if i.duplicate_of}
     assert "motorcycle_right.png" in dup
     reasons = summary.quarantine_by_stage_reason["ingest"]
-    assert {"empty_file", "truncated_image", "not_an_image", "too_small", "too_many_pixels", "non_utf8",
-            "duplicate_index", "bad_base64"} <= set(reasons)
+    assert {
+        "empty_file",
+        "truncated_image",
+        "not_an_image",
+        "too_small",
+        "too_many_pixels",
+        "non_utf8",
+        "duplicate_index",
+        "bad_base64",
+    } <= set(reasons)
     assert summary.table_rows["candidates"] == 52 and len(summary.examples) == 3
     manifest = run.read_manifest()
     assert manifest["build"]["spec"]["name"] == "demo" and len(manifest["build"]["spec_hash"]) == 16

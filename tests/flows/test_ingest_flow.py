@@ -33,8 +33,10 @@ def _sources(corpus):
 
 
 def _snapshot(run: RunFolder) -> dict:
-    return {t.table: sorted(map(repr, run.table(t).read().to_pylist())) for t in
-            (ImageRecord, ImageSourceRecord, CandidateRecord, QuarantineRecord)}
+    return {
+        t.table: sorted(map(repr, run.table(t).read().to_pylist()))
+        for t in (ImageRecord, ImageSourceRecord, CandidateRecord, QuarantineRecord)
+    }
 
 
 def test_ingest_flow_stores_everything_once_and_quarantines_the_rest(corpus, tmp_path):
@@ -45,13 +47,26 @@ def test_ingest_flow_stores_everything_once_and_quarantines_the_rest(corpus, tmp
     # four readable rows of faulty.tsv share (merged too)
     assert summary.images_added == len(images) == 10
     assert summary.exact_duplicates == 9 + 3
-    assert {i.image_id for i in images} == {r.image_id for r in run.table(ImageSourceRecord).records()}
+    assert {i.image_id for i in images} == {
+        r.image_id for r in run.table(ImageSourceRecord).records()
+    }
     assert len(run.table(ImageSourceRecord).records()) == summary.images_decoded == 22
     assert all(Image.open(io.BytesIO(i.bytes)).size == (i.width, i.height) for i in images)
     reasons = summary.quarantined_by_reason
-    for reason in ("empty_file", "truncated_image", "not_an_image", "too_small", "too_many_pixels",
-                   "bad_base64", "answer_not_in_options", "duplicate_index", "empty_question",
-                   "bad_image_reference", "option_gap", "non_utf8"):
+    for reason in (
+        "empty_file",
+        "truncated_image",
+        "not_an_image",
+        "too_small",
+        "too_many_pixels",
+        "bad_base64",
+        "answer_not_in_options",
+        "duplicate_index",
+        "empty_question",
+        "bad_image_reference",
+        "option_gap",
+        "non_utf8",
+    ):
         assert reasons.get(reason) == 1, reason
     quarantine = run.table(QuarantineRecord).records()
     assert len(quarantine) == sum(reasons.values()) == summary.quarantine_added
@@ -59,7 +74,9 @@ def test_ingest_flow_stores_everything_once_and_quarantines_the_rest(corpus, tmp
     candidates = run.table(CandidateRecord).records()
     assert len(candidates) == summary.candidates_added == summary.seed_questions_read
     assert {c.image_id for c in candidates} <= {i.image_id for i in images}
-    assert all(c.generator == "seed:tsv" and c.answer in "ABCD"[: len(c.options)] for c in candidates)
+    assert all(
+        c.generator == "seed:tsv" and c.answer in "ABCD"[: len(c.options)] for c in candidates
+    )
     manifest = run.read_manifest()
     assert manifest["ingest"]["summary"]["images_added"] == 10
     assert pq.read_table(run.table(ImageRecord).parts()[0]).column_names[0] == "image_id"
@@ -68,12 +85,29 @@ def test_ingest_flow_stores_everything_once_and_quarantines_the_rest(corpus, tmp
 def test_ingesting_twice_changes_nothing(corpus, tmp_path):
     run = RunFolder(tmp_path / "run")
     ingest(_sources(corpus), str(run.root))
-    before, parts = _snapshot(run), sorted(p.name for t in ("images", "candidates", "quarantine") for p in (run.root / t).glob("part-*"))
+    before, parts = (
+        _snapshot(run),
+        sorted(
+            p.name
+            for t in ("images", "candidates", "quarantine")
+            for p in (run.root / t).glob("part-*")
+        ),
+    )
     again = ingest(_sources(corpus), str(run.root))
     assert (again.images_added, again.candidates_added, again.quarantine_added) == (0, 0, 0)
-    assert again.images_already_stored == 10 and again.candidates_already_stored == again.seed_questions_read
+    assert (
+        again.images_already_stored == 10
+        and again.candidates_already_stored == again.seed_questions_read
+    )
     assert _snapshot(run) == before
-    assert sorted(p.name for t in ("images", "candidates", "quarantine") for p in (run.root / t).glob("part-*")) == parts
+    assert (
+        sorted(
+            p.name
+            for t in ("images", "candidates", "quarantine")
+            for p in (run.root / t).glob("part-*")
+        )
+        == parts
+    )
 
 
 def test_near_duplicates_point_at_the_first_image_across_runs(tmp_path, image_bytes):
@@ -98,6 +132,9 @@ def test_near_duplicates_point_at_the_first_image_across_runs(tmp_path, image_by
     assert by_file["other.png"].duplicate_of is None
 
     strict = RunFolder(tmp_path / "strict")
-    result = ingest([FolderSource(path=first), FolderSource(path=second)], str(strict.root),
-                    IngestOptions(near_duplicate_distance=0))
+    result = ingest(
+        [FolderSource(path=first), FolderSource(path=second)],
+        str(strict.root),
+        IngestOptions(near_duplicate_distance=0),
+    )
     assert result.near_duplicates == 0

@@ -19,9 +19,22 @@ def test_folder_is_read_recursively_in_a_stable_order(tmp_path, image_bytes):
     (tmp_path / "broken.png").symlink_to(tmp_path / "missing.png")
     items = read_folder(FolderSource(path=tmp_path, license="CC0", meta={"set": "t"}))
     names = [i.path.relative_to(tmp_path).as_posix() for i in items.images]
-    assert names == ["a.PNG", "broken.png", "g.gif", "b/d.webp", "b/e.bmp", "b/f.tiff", "b/deep/c.jpg"]
-    assert [(r.reason, r.source.endswith("readme.txt")) for r in items.rejections] == [("unsupported_extension", True)]
-    assert items.images[0].license == "CC0" and items.images[0].meta == {"set": "t", "file": "a.PNG"}
+    assert names == [
+        "a.PNG",
+        "broken.png",
+        "g.gif",
+        "b/d.webp",
+        "b/e.bmp",
+        "b/f.tiff",
+        "b/deep/c.jpg",
+    ]
+    assert [(r.reason, r.source.endswith("readme.txt")) for r in items.rejections] == [
+        ("unsupported_extension", True)
+    ]
+    assert items.images[0].license == "CC0" and items.images[0].meta == {
+        "set": "t",
+        "file": "a.PNG",
+    }
     decoded = decode_batch(items.images, imaging.ImageLimits())
     reasons = {getattr(d, "reason", "ok") for d in decoded}
     assert reasons == {"ok", "unreadable_file"}
@@ -41,8 +54,33 @@ def test_packaged_photos_are_read_from_their_packages():
     assert {i.meta["package"] for i in items.images} == set(PACKAGES)
     assert len(items.images) >= 25
     names = {i.source for i in items.images}
-    assert {"packaged:scikit-image/astronaut.png", "packaged:scikit-learn/china.jpg",
-            "packaged:matplotlib/grace_hopper.jpg"} <= names
+    assert {
+        "packaged:scikit-image/astronaut.png",
+        "packaged:scikit-learn/china.jpg",
+        "packaged:matplotlib/grace_hopper.jpg",
+    } <= names
     china = next(i for i in items.images if i.source.endswith("china.jpg"))
     assert china.license == "CC BY 2.0"
     assert china.read()[:3] == b"\xff\xd8\xff"
+
+
+def test_ingest_without_prefect_stores_duplicates_across_batches_once(tmp_path, image_bytes):
+    from benchfoundry.records import ImageRecord, ImageSourceRecord
+    from benchfoundry.spec import IngestOptions
+    from benchfoundry.storage import RunFolder
+    from tasks.ingest import ingest_all
+
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"{i}.png").write_bytes(image_bytes(seed=i))
+    (folder / "9-copy-of-0.png").write_bytes(image_bytes(seed=0))
+    run = RunFolder(tmp_path / "run")
+    summary = ingest_all(run, [FolderSource(path=folder)], IngestOptions(batch_size=2))
+    assert (summary.images_added, summary.exact_duplicates, summary.images_decoded) == (5, 1, 6)
+    links = run.table(ImageSourceRecord).records()
+    copy = next(link for link in links if link.source.endswith("9-copy-of-0.png"))
+    original = next(i for i in run.table(ImageRecord).records() if i.source.endswith("/0.png"))
+    assert copy.image_id == original.image_id
+    again = ingest_all(run, [FolderSource(path=folder)], IngestOptions(batch_size=4))
+    assert (again.images_added, again.images_already_stored, again.exact_duplicates) == (0, 5, 1)

@@ -19,18 +19,64 @@ def _write_tsv(path, header, rows):
     return path
 
 
-HEADER = ["index", "image", "question", "hint", "A", "B", "C", "D", "answer", "category", "l2-category", "split", "license"]
+HEADER = [
+    "index",
+    "image",
+    "question",
+    "hint",
+    "A",
+    "B",
+    "C",
+    "D",
+    "answer",
+    "category",
+    "l2-category",
+    "split",
+    "license",
+]
 
 
 def test_tsv_rows_become_images_and_seeds(tmp_path, image_bytes):
     one = base64.b64encode(image_bytes(seed=1)).decode()
     two = base64.b64encode(image_bytes(seed=2)).decode()
-    path = _write_tsv(tmp_path / "mcq.tsv", HEADER, [
-        ["10", "30", "Which comes later?", "", "x", "y", "", "", "b", "cat", "l2", "dev", "CC0"],  # forward reference
-        ["20", one, "What is it?", "Look closely.", "a cat", "a dog", "a fox", "a cow", "C", "cat", "l2", "dev", ""],
-        ["30", two, "Multi\nline question?", "", "yes", "no", "", "", "A", "", "", "", ""],
-        ["40", "20", "Same image as 20?", "", "yes", "no", "", "", "A", "cat", "", "", ""],
-    ])
+    path = _write_tsv(
+        tmp_path / "mcq.tsv",
+        HEADER,
+        [
+            [
+                "10",
+                "30",
+                "Which comes later?",
+                "",
+                "x",
+                "y",
+                "",
+                "",
+                "b",
+                "cat",
+                "l2",
+                "dev",
+                "CC0",
+            ],  # forward reference
+            [
+                "20",
+                one,
+                "What is it?",
+                "Look closely.",
+                "a cat",
+                "a dog",
+                "a fox",
+                "a cow",
+                "C",
+                "cat",
+                "l2",
+                "dev",
+                "",
+            ],
+            ["30", two, "Multi\nline question?", "", "yes", "no", "", "", "A", "", "", "", ""],
+            ["40", "20", "Same image as 20?", "", "yes", "no", "", "", "A", "cat", "", "", ""],
+        ],
+    )
     items = read_tsv(TsvSource(path=path, license="L", meta={"origin": "test"}))
     assert items.rejections == []
     assert [i.source.rsplit("=", 1)[1] for i in items.images] == ["20", "30"]
@@ -38,8 +84,15 @@ def test_tsv_rows_become_images_and_seeds(tmp_path, image_bytes):
     seeds = {s.source.rsplit("=", 1)[1]: s for s in items.seeds}
     assert seeds["10"].image_source.endswith("#index=30") and seeds["10"].answer == "B"
     assert seeds["40"].image_source.endswith("#index=20")
-    assert seeds["20"].options == ["a cat", "a dog", "a fox", "a cow"] and seeds["20"].hint == "Look closely."
-    assert seeds["20"].category == "cat" and seeds["20"].l2_category == "l2" and seeds["20"].split == "dev"
+    assert (
+        seeds["20"].options == ["a cat", "a dog", "a fox", "a cow"]
+        and seeds["20"].hint == "Look closely."
+    )
+    assert (
+        seeds["20"].category == "cat"
+        and seeds["20"].l2_category == "l2"
+        and seeds["20"].split == "dev"
+    )
     assert seeds["30"].question == "Multi\nline question?"
     assert seeds["10"].meta["license"] == "CC0"
 
@@ -47,8 +100,11 @@ def test_tsv_rows_become_images_and_seeds(tmp_path, image_bytes):
 def test_tsv_image_path_is_read_relative_to_the_file(tmp_path, image_bytes):
     (tmp_path / "imgs").mkdir()
     (tmp_path / "imgs" / "p.png").write_bytes(image_bytes())
-    path = _write_tsv(tmp_path / "mcq.tsv", ["index", "image_path", "question", "A", "B", "answer"],
-                      [["1", "imgs/p.png", "Q?", "a", "b", "A"]])
+    path = _write_tsv(
+        tmp_path / "mcq.tsv",
+        ["index", "image_path", "question", "A", "B", "answer"],
+        [["1", "imgs/p.png", "Q?", "a", "b", "A"]],
+    )
     items = read_tsv(TsvSource(path=path))
     assert items.images[0].read() == image_bytes()
 
@@ -65,9 +121,13 @@ def test_faulty_tsv_rows_are_refused_each_with_its_reason(tmp_path):
 
 def test_malformed_tsv_row(tmp_path):
     path = tmp_path / "m.tsv"
-    path.write_text("index\timage_path\tquestion\tA\tB\tanswer\n1\tp.png\tQ?\ta\n", encoding="utf-8")
+    path.write_text(
+        "index\timage_path\tquestion\tA\tB\tanswer\n1\tp.png\tQ?\ta\n", encoding="utf-8"
+    )
     items = read_tsv(TsvSource(path=path))
-    assert [(r.reason, r.source.endswith("#line=2")) for r in items.rejections] == [("malformed_row", True)]
+    assert [(r.reason, r.source.endswith("#line=2")) for r in items.rejections] == [
+        ("malformed_row", True)
+    ]
 
 
 @pytest.mark.parametrize("missing", ["index", "question", "answer", "A", "B", "image"])
@@ -85,40 +145,74 @@ def test_inline_options_are_split_as_in_mmstar():
         "C: The suitcase is beneath the bed., D: The suitcase is beneath the book."
     )
     assert stem == "Which option describe the object relationship in the image correctly?"
-    assert options == ["The suitcase is on the book.", "The suitcase is beneath the cat.",
-                       "The suitcase is beneath the bed.", "The suitcase is beneath the book."]
+    assert options == [
+        "The suitcase is on the book.",
+        "The suitcase is beneath the cat.",
+        "The suitcase is beneath the bed.",
+        "The suitcase is beneath the book.",
+    ]
     assert split_inline_options("No options here") is None
 
 
 def test_parquet_in_mmstar_layout(tmp_path, image_bytes):
     image_type = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-    table = pa.table({
-        "index": [0, 1, 2, 1],
-        "question": ["What is shown?\nOptions: A: a cat, B: a dog", "Q2?\nOptions: A: x, B: y, C: z",
-                     "Q3?\nOptions: A: p, B: q", "again?\nOptions: A: p, B: q"],
-        "image": pa.array([{"bytes": image_bytes(seed=1), "path": None}, {"bytes": image_bytes(seed=2), "path": None},
-                           {"bytes": None, "path": None}, {"bytes": image_bytes(seed=3), "path": None}], image_type),
-        "answer": ["B", "D", "A", "A"],
-        "category": ["coarse perception"] * 4,
-        "l2_category": ["image emotion"] * 4,
-        "meta_info": pa.array([{"source": "MMBench", "split": "val"}] * 4),
-    })
+    table = pa.table(
+        {
+            "index": [0, 1, 2, 1],
+            "question": [
+                "What is shown?\nOptions: A: a cat, B: a dog",
+                "Q2?\nOptions: A: x, B: y, C: z",
+                "Q3?\nOptions: A: p, B: q",
+                "again?\nOptions: A: p, B: q",
+            ],
+            "image": pa.array(
+                [
+                    {"bytes": image_bytes(seed=1), "path": None},
+                    {"bytes": image_bytes(seed=2), "path": None},
+                    {"bytes": None, "path": None},
+                    {"bytes": image_bytes(seed=3), "path": None},
+                ],
+                image_type,
+            ),
+            "answer": ["B", "D", "A", "A"],
+            "category": ["coarse perception"] * 4,
+            "l2_category": ["image emotion"] * 4,
+            "meta_info": pa.array([{"source": "MMBench", "split": "val"}] * 4),
+        }
+    )
     path = tmp_path / "mmstar.parquet"
     pq.write_table(table, path)
     items = read_parquet(ParquetSource(path=path))
-    assert [r.reason for r in items.rejections] == ["answer_not_in_options", "missing_image", "duplicate_index"]
+    assert [r.reason for r in items.rejections] == [
+        "answer_not_in_options",
+        "missing_image",
+        "duplicate_index",
+    ]
     (seed,) = items.seeds
-    assert (seed.question, seed.options, seed.answer, seed.l2_category) == ("What is shown?", ["a cat", "a dog"], "B", "image emotion")
+    assert (seed.question, seed.options, seed.answer, seed.l2_category) == (
+        "What is shown?",
+        ["a cat", "a dog"],
+        "B",
+        "image emotion",
+    )
     assert "MMBench" in seed.meta["meta_info"]
     assert len(items.images) == 2
 
 
 def test_parquet_with_option_columns_and_base64_images(tmp_path, image_bytes):
     path = tmp_path / "p.parquet"
-    pq.write_table(pa.table({
-        "question": ["Q?", "R?"], "A": ["a", "c"], "B": ["b", "d"], "answer": ["B", "A"],
-        "image": [base64.b64encode(image_bytes()).decode(), "%%%not-base64%%%" * 10],
-    }), path)
+    pq.write_table(
+        pa.table(
+            {
+                "question": ["Q?", "R?"],
+                "A": ["a", "c"],
+                "B": ["b", "d"],
+                "answer": ["B", "A"],
+                "image": [base64.b64encode(image_bytes()).decode(), "%%%not-base64%%%" * 10],
+            }
+        ),
+        path,
+    )
     items = read_parquet(ParquetSource(path=path))
     assert [s.options for s in items.seeds] == [["a", "b"]]
     assert [r.reason for r in items.rejections] == ["bad_base64"]
