@@ -42,7 +42,9 @@ def ingest(sources: list[Source], out: str, options: IngestOptions | None = None
     in_flight: deque = deque()
     while batches or in_flight:
         while batches and len(in_flight) < DECODE_AHEAD:
-            in_flight.append(decode_batch_task.submit(batches.popleft(), limits, total))
+            in_flight.append(
+                decode_batch_task.submit(batches.popleft(), limits, stage.catalog, total)
+            )
         store_batch_task(stage, in_flight.popleft().result())
     described = [describe_source(s) for s in sources]
     summary = finish_task(stage, described, items)

@@ -5,6 +5,7 @@ near duplicates, turn benchmark rows into seed candidates, and quarantine the re
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,23 +48,27 @@ class DecodedImage:
     item: RawImage
     image_id: str
     data: bytes
-    info: imaging.ImageInfo
+    info: imaging.ImageInfo | None
 
 
-def decode_one(item: RawImage, limits: imaging.ImageLimits) -> DecodedImage | Rejection:
-    """Read and fully decode one image, or say why not."""
+def decode_one(
+    item: RawImage, limits: imaging.ImageLimits, stored: Set[str] = frozenset()
+) -> DecodedImage | Rejection:
+    """Read and fully decode one image, or say why not. An image whose id is in `stored` was
+    verified when it was stored, so it is hashed but not decoded again (`info` is None)."""
     try:
         data = item.read()
-        info = imaging.inspect(data, limits)
+        id_ = image_id(data)
+        info = None if id_ in stored else imaging.inspect(data, limits)
     except imaging.ImageRejected as exc:
         return Rejection(item.source, item.source_kind, exc.reason, exc.detail)
-    return DecodedImage(item, image_id(data), data, info)
+    return DecodedImage(item, id_, data, info)
 
 
 def decode_batch(
-    items: list[RawImage], limits: imaging.ImageLimits
+    items: list[RawImage], limits: imaging.ImageLimits, stored: Set[str] = frozenset()
 ) -> list[DecodedImage | Rejection]:
-    return [decode_one(item, limits) for item in items]
+    return [decode_one(item, limits, stored) for item in items]
 
 
 class ImageCatalog:
@@ -112,7 +117,7 @@ class ImageCatalog:
             if isinstance(entry, Rejection):
                 outcome.rejections.append(entry)
                 continue
-            item, info = entry.item, entry.info
+            item = entry.item
             outcome.id_of_source[item.source] = entry.image_id
             outcome.image_sources.append(
                 ImageSourceRecord(
@@ -130,6 +135,8 @@ class ImageCatalog:
             if entry.image_id in self.stored:
                 outcome.already_stored += 1
                 continue
+            info = entry.info
+            assert info is not None, "only images already stored skip decoding"
             duplicate_of, distance = self.nearest(info.phash)
             if duplicate_of is not None and distance <= self.near_distance:
                 outcome.near_duplicates += 1
@@ -302,7 +309,8 @@ def ingest_all(run: RunFolder, sources: list[Source], options: IngestOptions) ->
     limits = imaging.ImageLimits(min_side=options.min_side, max_pixels=options.max_pixels)
     stage = IngestRun(run, options)
     for start in range(0, len(items.images), options.batch_size):
-        stage.store_batch(decode_batch(items.images[start : start + options.batch_size], limits))
+        batch = items.images[start : start + options.batch_size]
+        stage.store_batch(decode_batch(batch, limits, stage.catalog.stored))
     return stage.finish([describe_source(s) for s in sources], items.seeds, items.rejections)
 
 
@@ -318,9 +326,9 @@ def read_source_task(source: Source) -> SourceItems:
 
 @task(name="decode-images", retries=1, cache_policy=NO_CACHE)
 def decode_batch_task(
-    items: list[RawImage], limits: imaging.ImageLimits, total: int
+    items: list[RawImage], limits: imaging.ImageLimits, catalog: ImageCatalog, total: int
 ) -> list[DecodedImage | Rejection]:
-    decoded = decode_batch(items, limits)
+    decoded = decode_batch(items, limits, catalog.stored)
     progress.report("decode images", len(items), total)
     return decoded
 
