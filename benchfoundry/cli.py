@@ -170,15 +170,13 @@ def status(out: OutOpt, as_json: JsonOpt = False) -> None:
         run = RunFolder(out)
         if not run.root.is_dir():
             raise UserError(f"run folder {out} does not exist")
-        counts, by_stage, _ = run_state(run, n_examples=0)
-        lines = [f"Run folder {run.root}"] + [f"  {t:<14} {n:>6} rows" for t, n in counts.items()]
-        for stage, reasons in by_stage.items():
+        state = run_state(run, n_examples=0)
+        lines = [f"Run folder {run.root}"]
+        lines += [f"  {t:<14} {n:>6} rows" for t, n in state.table_rows.items()]
+        for stage, reasons in state.quarantine_by_stage_reason.items():
             lines += [f"  quarantine {stage}: {r} {n}" for r, n in reasons.items()]
-        _emit(
-            as_json,
-            {"run": str(run.root), "table_rows": counts, "quarantine": by_stage},
-            "\n".join(lines),
-        )
+        payload = {"run": str(run.root), **state.model_dump(exclude={"examples"})}
+        _emit(as_json, payload, "\n".join(lines))
 
     _run(False, action)
 

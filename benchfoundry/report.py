@@ -45,29 +45,46 @@ class BuildSummary(BaseModel):
     ingest: IngestSummary | None
     table_rows: dict[str, int]
     quarantine_by_stage_reason: dict[str, dict[str, int]]
+    quarantine_examples: dict[str, dict[str, str]]
     examples: list[Example]
     manifest: str
 
 
-def run_state(
-    run: RunFolder, n_examples: int = 3
-) -> tuple[dict[str, int], dict[str, dict[str, int]], list[Example]]:
-    """Rows per table, quarantine counts by stage and reason, and a few example questions."""
-    counts = run.counts()
+class RunState(BaseModel):
+    """What a run folder holds now."""
+
+    table_rows: dict[str, int]
+    quarantine_by_stage_reason: dict[str, dict[str, int]]
+    quarantine_examples: dict[str, dict[str, str]]
+    examples: list[Example]
+
+
+def run_state(run: RunFolder, n_examples: int = 3) -> RunState:
+    """Rows per table, quarantine counts by stage and reason with the first case of each, and a
+    few example questions (one per dimension first)."""
     by_stage: dict[str, dict[str, int]] = {}
-    quarantine = run.table(QuarantineRecord).read(columns=["stage", "reason"])
-    for stage, reason in zip(
-        quarantine.column("stage").to_pylist(), quarantine.column("reason").to_pylist(), strict=True
-    ):
-        by_stage.setdefault(stage, {}).setdefault(reason, 0)
-        by_stage[stage][reason] += 1
-    by_stage = {s: dict(sorted(r.items())) for s, r in sorted(by_stage.items())}
+    first: dict[str, dict[str, str]] = {}
+    quarantine = run.table(QuarantineRecord).read(columns=["stage", "reason", "source", "detail"])
+    for row in quarantine.sort_by([("stage", "ascending"), ("source", "ascending")]).to_pylist():
+        reasons = by_stage.setdefault(row["stage"], {})
+        reasons[row["reason"]] = reasons.get(row["reason"], 0) + 1
+        name = row["source"].rsplit("/", 1)[-1]
+        first.setdefault(row["stage"], {}).setdefault(row["reason"], f"{name}: {row['detail']}")
     columns = ["question_id", "dimension", "question", "options", "answer", "source"]
-    candidates = (
-        run.table(CandidateRecord).read(columns=columns).sort_by("question_id").slice(0, n_examples)
+    rows = run.table(CandidateRecord).read(columns=columns).sort_by("question_id").to_pylist()
+    picked: dict[str, dict] = {}
+    for row in rows:
+        picked.setdefault(row["dimension"], row)
+    chosen = list(picked.values())[:n_examples]
+    chosen += [r for r in rows if r not in chosen][: max(0, n_examples - len(chosen))]
+    return RunState(
+        table_rows=run.counts(),
+        quarantine_by_stage_reason={
+            s: dict(sorted(r.items())) for s, r in sorted(by_stage.items())
+        },
+        quarantine_examples=first,
+        examples=[Example(**row) for row in chosen],
     )
-    examples = [Example(**row) for row in candidates.to_pylist()]
-    return counts, by_stage, examples
 
 
 def _letters(options: list[str]) -> list[str]:
@@ -138,11 +155,13 @@ def build_text(summary: BuildSummary) -> str:
         ]
     out += ["", "Tables in the run folder:"]
     out += [f"  {table:<14} {rows:>6} rows" for table, rows in summary.table_rows.items()]
-    out += ["", "Quarantined (refused, with reasons; see the quarantine table's 'detail' column):"]
+    out += ["", "Quarantined (refused, with reasons; all cases are in the quarantine table):"]
     if not summary.quarantine_by_stage_reason:
         out += ["  nothing"]
     for stage, reasons in summary.quarantine_by_stage_reason.items():
-        out += [f"  {stage}: {reason} {n}" for reason, n in reasons.items()]
+        for reason, n in reasons.items():
+            example = summary.quarantine_examples.get(stage, {}).get(reason, "")
+            out += [f"  {stage:<8} {reason:<24} {n:>4}   e.g. {example}"]
     if summary.examples:
         out += ["", "Example questions:"]
         for ex in summary.examples:

@@ -32,16 +32,13 @@ def build(spec_path: str, out: str | None = None) -> BuildSummary:
     ingest_summary = None
     if "ingest" in spec.stages:
         ingest_summary = ingest(spec.sources, str(run.root), spec.options.ingest)
-    counts, by_stage, examples = run_state(run)
     summary = BuildSummary(
         spec=spec.name,
         run=str(run.root),
         stages=spec.stages,
         ingest=ingest_summary,
-        table_rows=counts,
-        quarantine_by_stage_reason=by_stage,
-        examples=examples,
         manifest=str(run.manifest_path),
+        **run_state(run).model_dump(),
     )
     create_markdown_artifact(
         markdown=build_markdown(summary), key="build-summary", description=f"Build {spec.name}"

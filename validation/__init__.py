@@ -1,0 +1,1 @@
+"""Great Expectations suites and the gates that run them before a dataset is published."""
