@@ -60,6 +60,8 @@ def _run(verbose: bool, action: Callable[[], Any]) -> Any:
     env.configure(console_level="INFO" if verbose else "CRITICAL")
     try:
         return action()
+    except typer.Exit:
+        raise
     except _user_errors() as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(1) from None
@@ -208,5 +210,5 @@ def synth(
     _run(False, action)
 
 
-if __name__ == "__main__":
-    app()
+# Commands defined in other modules register themselves on `app` when imported.
+from benchfoundry import cli_models  # noqa: E402,F401

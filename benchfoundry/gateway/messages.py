@@ -1,0 +1,127 @@
+"""Interleaved messages in VLMEvalKit's form: `[{"type": "text"|"image", "value": ...}]`.
+
+An image value may be bytes, a path to a file, or an image id of the run (`image_id:<sha256>`
+or the bare 64-character hash), resolved through an `ImageStore`. After `normalise`, every image
+part holds its bytes and its sha256, which is its image id.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict
+
+from benchfoundry.ids import sha256_hex
+from benchfoundry.imaging import signature
+from benchfoundry.records import ImageRecord
+from benchfoundry.storage import RunFolder
+
+_HASH = re.compile(r"^(?:image_id:)?([0-9a-f]{64})$")
+_MIME = {
+    "JPEG": "image/jpeg",
+    "PNG": "image/png",
+    "GIF": "image/gif",
+    "WebP": "image/webp",
+    "BMP": "image/bmp",
+    "TIFF": "image/tiff",
+}
+
+
+class ImageStore(Protocol):
+    def get(self, image_id: str) -> bytes: ...
+
+
+class RunImages:
+    """Images of a run folder, looked up by id."""
+
+    def __init__(self, run: RunFolder) -> None:
+        self.run = run
+
+    def get(self, image_id: str) -> bytes:
+        table = self.run.table(ImageRecord)
+        for part in table.parts():
+            found = pq.read_table(
+                part, columns=["image_id", "bytes"], filters=pc.field("image_id") == image_id
+            )
+            if found.num_rows:
+                return found.column("bytes")[0].as_py()
+        raise KeyError(f"image {image_id} is not in run {self.run.root}")
+
+
+class TextPart(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    type: Literal["text"] = "text"
+    value: str
+
+
+class ImagePart(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    type: Literal["image"] = "image"
+    data: bytes
+    sha256: str
+
+    @property
+    def mime(self) -> str:
+        return _MIME.get(signature(self.data) or "", "image/png")
+
+    def data_url(self) -> str:
+        return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
+
+
+Part = TextPart | ImagePart
+
+
+def _image(value: Any, images: ImageStore | None) -> ImagePart:
+    if isinstance(value, bytes | bytearray):
+        data = bytes(value)
+    elif isinstance(value, str) and (match := _HASH.match(value)):
+        if images is None:
+            raise ValueError(f"image id {match.group(1)} given but no image store to resolve it")
+        data = images.get(match.group(1))
+    elif isinstance(value, str | Path) and Path(value).is_file():
+        data = Path(value).read_bytes()
+    else:
+        shown = repr(value)[:60]
+        raise ValueError(f"image part value {shown} is not bytes, an existing file or an image id")
+    return ImagePart(data=data, sha256=sha256_hex(data))
+
+
+def normalise(
+    messages: str | Sequence[dict[str, Any] | Part], images: ImageStore | None = None
+) -> list[Part]:
+    """Parts with images resolved to bytes; a plain string is one text part."""
+    if isinstance(messages, str):
+        return [TextPart(value=messages)]
+    parts: list[Part] = []
+    for item in messages:
+        if isinstance(item, TextPart | ImagePart):
+            parts.append(item)
+            continue
+        kind = item.get("type")
+        if kind == "text":
+            parts.append(TextPart(value=str(item["value"])))
+        elif kind == "image":
+            parts.append(_image(item["value"], images))
+        else:
+            raise ValueError(f"message part type must be 'text' or 'image', got {kind!r}")
+    return parts
+
+
+def text_of(parts: Sequence[Part]) -> str:
+    """The text parts joined, images left out."""
+    return "\n".join(p.value for p in parts if isinstance(p, TextPart))
+
+
+def has_images(parts: Sequence[Part]) -> bool:
+    return any(isinstance(p, ImagePart) for p in parts)
+
+
+def cache_form(parts: Sequence[Part]) -> list[dict[str, str]]:
+    """The parts as they enter a cache key: text as is, images by their hash."""
+    return [{"text": p.value} if isinstance(p, TextPart) else {"image": p.sha256} for p in parts]

@@ -1,0 +1,105 @@
+"""Model declarations: a YAML catalogue of named models, or compact spec strings.
+
+A spec string is `PROVIDER/MODEL[@BASE_URL]` (`openai/gpt-4o-mini`,
+`openai/Qwen2-VL-7B@http://127.0.0.1:8000/v1`, `hf/PATH_OR_ID`, `blind/random`,
+`facts/smollm2`) or a bare provider that needs no model id (`smollm2`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from benchfoundry.gateway.errors import ModelConfigError
+
+
+class ModelSpec(BaseModel):
+    """One model: which provider serves it, where, with which defaults, prices and limits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    provider: str
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding the API key"
+    )
+    roles: tuple[str, ...] = ()
+    params: dict[str, Any] = Field(default_factory=dict, description="default decoding parameters")
+    price_in_per_mtok: float = Field(
+        default=0.0, ge=0, description="price per million input tokens"
+    )
+    price_out_per_mtok: float = Field(
+        default=0.0, ge=0, description="price per million output tokens"
+    )
+    concurrency: int = Field(default=4, ge=1)
+    rpm: float | None = Field(default=None, gt=0, description="requests per minute")
+    tpm: float | None = Field(default=None, gt=0, description="tokens per minute")
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_attempts: int = Field(default=5, ge=1)
+    options: dict[str, Any] = Field(default_factory=dict, description="provider-specific settings")
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float:
+        return (tokens_in * self.price_in_per_mtok + tokens_out * self.price_out_per_mtok) / 1e6
+
+
+# Providers that need no model id, and the defaults a bare name stands for.
+BARE = {"smollm2": "smollm2"}
+
+
+def parse_model(text: str) -> ModelSpec:
+    """A spec from a compact string; its name is the string itself."""
+    text = text.strip()
+    if not text:
+        raise ModelConfigError("empty model spec")
+    if text in BARE:
+        return ModelSpec(name=text, provider=BARE[text])
+    provider, sep, rest = text.partition("/")
+    if not sep or not rest:
+        raise ModelConfigError(
+            f"model spec '{text}' is not PROVIDER/MODEL[@BASE_URL] (e.g. openai/gpt-4o-mini, "
+            "hf/PATH_OR_ID, blind/random, facts/smollm2) nor one of: " + ", ".join(BARE)
+        )
+    model, at, base_url = rest.partition("@")
+    if at and not base_url.startswith(("http://", "https://")):
+        raise ModelConfigError(f"model spec '{text}': the part after '@' must be an http(s) URL")
+    return ModelSpec(name=text, provider=provider, model=model, base_url=base_url or None)
+
+
+def load_catalogue(path: str | Path) -> dict[str, ModelSpec]:
+    """Named models from a YAML file: `models: [{name: ..., provider: ..., ...}]`."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ModelConfigError(f"cannot read model catalogue {path}: {exc}") from None
+    if not isinstance(raw, dict) or set(raw) - {"models"}:
+        raise ModelConfigError(f"model catalogue {path} must hold one key, 'models', with a list")
+    specs: dict[str, ModelSpec] = {}
+    for i, entry in enumerate(raw.get("models") or []):
+        try:
+            spec = ModelSpec.model_validate(entry)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+            )
+            raise ModelConfigError(f"model catalogue {path}, entry {i}: {problems}") from None
+        if spec.name in specs:
+            raise ModelConfigError(f"model catalogue {path}: the name '{spec.name}' is used twice")
+        specs[spec.name] = spec
+    return specs
+
+
+def resolve(
+    name_or_spec: str | ModelSpec, catalogue: dict[str, ModelSpec] | None = None
+) -> ModelSpec:
+    """A catalogue entry by name, else a parsed spec string."""
+    if isinstance(name_or_spec, ModelSpec):
+        return name_or_spec
+    if catalogue and name_or_spec in catalogue:
+        return catalogue[name_or_spec]
+    return parse_model(name_or_spec)

@@ -1,0 +1,37 @@
+"""Building a gateway for a run folder: its response cache, its images and facts, its catalogue."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from benchfoundry.gateway.cache import ResponseCache
+from benchfoundry.gateway.context import GatewayContext
+from benchfoundry.gateway.gateway import Gateway
+from benchfoundry.gateway.messages import RunImages
+from benchfoundry.gateway.models import ModelSpec, load_catalogue
+from benchfoundry.storage import RunFolder
+
+DEFAULT_CATALOGUE = Path(__file__).resolve().parents[2] / "datasets" / "models.yaml"
+
+
+def cache_path(run_root: str | Path) -> Path:
+    """The run's response cache (`RUN/model_cache.sqlite`)."""
+    return Path(run_root) / "model_cache.sqlite"
+
+
+def default_catalogue(path: str | Path | None = None) -> dict[str, ModelSpec]:
+    """The catalogue at `path`, else `$BENCHFOUNDRY_MODELS`, else the project's datasets/models.yaml."""
+    chosen = path or os.environ.get("BENCHFOUNDRY_MODELS") or DEFAULT_CATALOGUE
+    return load_catalogue(chosen) if Path(chosen).exists() or path else {}
+
+
+def gateway_for_run(
+    run_root: str | Path, stage: str, catalogue: dict[str, ModelSpec] | None = None
+) -> Gateway:
+    """A gateway whose cache, images and visual facts are those of the run folder."""
+    run = RunFolder(run_root)
+    run.root.mkdir(parents=True, exist_ok=True)
+    context = GatewayContext(images=RunImages(run), run=run)
+    catalogue = default_catalogue() if catalogue is None else catalogue
+    return Gateway(catalogue, ResponseCache(cache_path(run.root)), context, stage=stage)

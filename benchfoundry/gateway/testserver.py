@@ -1,0 +1,340 @@
+"""A real OpenAI-compatible HTTP server on loopback, with scripted answers and injected faults.
+
+Tests and benchmarks talk to it over real HTTP; users can point a build at it to dry-run.
+It answers `POST /v1/chat/completions` (text and image parts, `response_format`) and
+`GET /v1/models`, counts what it receives, and on demand answers 429 with Retry-After, 500 or
+503, answers too slowly, drops the connection, sends malformed JSON or an empty `choices` list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import socket
+import threading
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULTS = ("429", "500", "503", "slow", "drop", "malformed", "empty")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What the server understood of one request."""
+
+    model: str
+    text: str
+    system: str | None
+    n_images: int
+    json_schema: dict[str, Any] | None
+    body: dict[str, Any]
+
+
+Reply = str | Callable[[ChatRequest], str]
+
+
+@dataclass
+class Rule:
+    """Answer `reply` when the model matches (if given) and the text matches (if given)."""
+
+    reply: Reply
+    model: str | None = None
+    pattern: str | None = None
+
+    def matches(self, request: ChatRequest) -> bool:
+        if self.model is not None and request.model != self.model:
+            return False
+        return self.pattern is None or re.search(self.pattern, request.text, re.S) is not None
+
+
+@dataclass
+class Script:
+    """Answers by rule (the first that matches), then from a sequence, then the default."""
+
+    rules: list[Rule] = field(default_factory=list)
+    sequence: list[str] = field(default_factory=list)
+    default: Reply = "A"
+
+    def reply(self, request: ChatRequest) -> str:
+        for rule in self.rules:
+            if rule.matches(request):
+                return rule.reply(request) if callable(rule.reply) else rule.reply
+        if self.sequence:
+            return self.sequence.pop(0)
+        return self.default(request) if callable(self.default) else self.default
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Script:
+        """From YAML/JSON: `{default: ..., sequence: [...], rules: [{model, pattern, reply}]}`."""
+        rules = [
+            Rule(reply=r["reply"], model=r.get("model"), pattern=r.get("pattern"))
+            for r in raw.get("rules", [])
+        ]
+        return cls(
+            rules=rules, sequence=list(raw.get("sequence", [])), default=raw.get("default", "A")
+        )
+
+
+@dataclass
+class Fault:
+    kind: str
+    model: str | None = None
+    retry_after: float = 1.0
+    delay: float = 5.0
+
+
+class Stats:
+    """What the server saw, for assertions on the server side."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.by_model: Counter[str] = Counter()
+        self.by_status: Counter[str] = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+
+
+def _text_of(messages: list[dict[str, Any]]) -> tuple[str, str | None, int]:
+    texts, system, images = [], None, 0
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "system":
+            system = content if isinstance(content, str) else None
+            continue
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        for part in content or []:
+            if part.get("type") == "text":
+                texts.append(part.get("text", ""))
+            elif part.get("type") == "image_url":
+                images += 1
+    return "\n".join(texts), system, images
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (timeouts, drops) is part of the script, not an error."""
+
+
+class TestServer:
+    """Start with `with TestServer(script) as server:`; `server.base_url` is the /v1 URL."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        latency_s: float = 0.0,
+        max_rps: float | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.script = script or Script()
+        self.latency_s = latency_s
+        self.max_rps = max_rps
+        self.stats = Stats()
+        self._faults: deque[Fault] = deque()
+        self._window: deque[float] = deque()
+        self._lock = threading.Lock()
+        self._httpd = _QuietServer((host, port), self._handler())
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def inject(
+        self,
+        kind: str,
+        times: int = 1,
+        model: str | None = None,
+        retry_after: float = 1.0,
+        delay: float = 5.0,
+    ) -> None:
+        """Queue `times` faults of `kind` (one of FAULTS) for the next matching requests."""
+        if kind not in FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; known: {', '.join(FAULTS)}")
+        with self._lock:
+            self._faults.extend(Fault(kind, model, retry_after, delay) for _ in range(times))
+
+    def _take_fault(self, model: str) -> Fault | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.model is None or fault.model == model:
+                    self._faults.remove(fault)
+                    return fault
+        return None
+
+    def _over_rate(self) -> float | None:
+        """Seconds until a request is allowed again, when the rate limit is exceeded."""
+        if self.max_rps is None:
+            return None
+        with self._lock:
+            now = time.monotonic()
+            while self._window and now - self._window[0] >= 1.0:
+                self._window.popleft()
+            if len(self._window) >= self.max_rps:
+                return 1.0 - (now - self._window[0])
+            self._window.append(now)
+        return None
+
+    def start(self) -> TestServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="openai-test-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> TestServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def _send(
+                self, status: int, payload: Any, headers: dict[str, str] | None = None
+            ) -> None:
+                body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+                with server.stats.lock:
+                    server.stats.by_status[str(status)] += 1
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(
+                        200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]}
+                    )
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                try:
+                    body = json.loads(raw)
+                except json.JSONDecodeError:
+                    self._send(400, {"error": {"message": "request body is not JSON"}})
+                    return
+                stats = server.stats
+                with stats.lock:
+                    stats.requests += 1
+                    stats.by_model[body.get("model", "")] += 1
+                    stats.bodies.append(body)
+                    stats.headers.append(dict(self.headers))
+                    stats.in_flight += 1
+                    stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+                try:
+                    self._answer(body)
+                finally:
+                    with stats.lock:
+                        stats.in_flight -= 1
+
+            def _answer(self, body: dict[str, Any]) -> None:
+                model = body.get("model", "")
+                wait = server._over_rate()
+                if wait is not None:
+                    self._send(
+                        429,
+                        {"error": {"message": "rate limit exceeded"}},
+                        {"Retry-After": f"{wait:.3f}"},
+                    )
+                    return
+                fault = server._take_fault(model)
+                if fault is not None and self._fault(fault):
+                    return
+                if server.latency_s:
+                    time.sleep(server.latency_s)
+                text, system, n_images = _text_of(body.get("messages", []))
+                schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
+                request = ChatRequest(model, text, system, n_images, schema, body)
+                reply = server.script.reply(request)
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": model,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": reply},
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": len(text.split()) + 85 * n_images,
+                            "completion_tokens": len(reply.split()),
+                            "total_tokens": len(text.split()) + 85 * n_images + len(reply.split()),
+                        },
+                    },
+                )
+
+            def _fault(self, fault: Fault) -> bool:
+                """Act out a fault; True when the request is finished."""
+                if fault.kind == "429":
+                    self._send(
+                        429,
+                        {"error": {"message": "rate limited"}},
+                        {"Retry-After": f"{fault.retry_after:g}"},
+                    )
+                elif fault.kind in ("500", "503"):
+                    self._send(int(fault.kind), {"error": {"message": "server error"}})
+                elif fault.kind == "slow":
+                    time.sleep(fault.delay)
+                    return False
+                elif fault.kind == "drop":
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                elif fault.kind == "malformed":
+                    self._send(200, b'{"id": "x", "choices": [{"message": ')
+                elif fault.kind == "empty":
+                    self._send(
+                        200,
+                        {
+                            "id": "x",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": "m",
+                            "choices": [],
+                        },
+                    )
+                return True
+
+        return Handler
