@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("429", "500", "503", "slow", "drop", "malformed", "empty")
+FAULTS = ("400", "429", "500", "503", "slow", "drop", "malformed", "empty")
 
 
 @dataclass(frozen=True)
@@ -255,7 +255,7 @@ class TestServer:
                     stats.requests += 1
                     stats.by_model[body.get("model", "")] += 1
                     stats.bodies.append(body)
-                    stats.headers.append(dict(self.headers))
+                    stats.headers.append({k.lower(): v for k, v in self.headers.items()})
                     stats.in_flight += 1
                     stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
                 try:
@@ -313,7 +313,7 @@ class TestServer:
                         {"error": {"message": "rate limited"}},
                         {"Retry-After": f"{fault.retry_after:g}"},
                     )
-                elif fault.kind in ("500", "503"):
+                elif fault.kind in ("400", "500", "503"):
                     self._send(int(fault.kind), {"error": {"message": "server error"}})
                 elif fault.kind == "slow":
                     time.sleep(fault.delay)
