@@ -90,3 +90,20 @@ def write_faulty_tsv(path: Path) -> dict[str, str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return {f"row {n}": reason for n, (_, reason) in enumerate(rows, start=2)}
+
+
+def tiff_with_broken_second_frame() -> bytes:
+    """A two-page TIFF whose second page's tags are zeroed: the first page decodes, reading the
+    page count fails inside the decoder."""
+    import struct
+
+    frames = [Image.new("RGB", (64, 48), c) for c in ((200, 0, 0), (0, 200, 0))]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, format="TIFF", save_all=True, append_images=frames[1:])
+    data = bytearray(buffer.getvalue())
+    first = struct.unpack("<I", data[4:8])[0]
+    entries = struct.unpack("<H", data[first : first + 2])[0]
+    second = struct.unpack("<I", data[first + 2 + 12 * entries : first + 6 + 12 * entries])[0]
+    for i in range(struct.unpack("<H", data[second : second + 2])[0]):
+        data[second + 2 + 12 * i : second + 4 + 12 * i] = b"\x00\x00"
+    return bytes(data)

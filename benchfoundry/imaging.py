@@ -81,6 +81,10 @@ def signature(data: bytes) -> str | None:
 def _open(data: bytes, limits: ImageLimits) -> Image.Image:
     if not data:
         raise ImageRejected("empty_file", "zero bytes")
+    # Our own pixel limit is checked below from the header; Pillow's bomb guard must not be
+    # stricter than it, or a configured larger limit could not be used.
+    if Image.MAX_IMAGE_PIXELS is not None and limits.max_pixels > Image.MAX_IMAGE_PIXELS:
+        Image.MAX_IMAGE_PIXELS = limits.max_pixels
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -95,8 +99,10 @@ def _open(data: bytes, limits: ImageLimits) -> Image.Image:
             ) from None
         head = data[:8].hex(" ")
         raise ImageRejected("not_an_image", f"unrecognised content (first bytes: {head})") from None
-    except (OSError, ValueError, SyntaxError) as exc:
-        raise ImageRejected("corrupt_image", f"header cannot be read: {exc}") from None
+    except Exception as exc:  # the decoder's own failures on broken data, whatever their type
+        raise ImageRejected(
+            "corrupt_image", f"header cannot be read: {type(exc).__name__}: {exc}"
+        ) from None
     if image.format not in ACCEPTED_FORMATS:
         raise ImageRejected("unsupported_format", f"format {image.format}")
     width, height = image.size
@@ -122,7 +128,7 @@ def decode(data: bytes, limits: ImageLimits = ImageLimits()) -> Image.Image:
     except OSError as exc:
         reason = "truncated_image" if "truncated" in str(exc).lower() else "corrupt_image"
         raise ImageRejected(reason, str(exc)) from None
-    except (ValueError, SyntaxError, EOFError, MemoryError) as exc:
+    except Exception as exc:  # the decoder's own failures on broken data, whatever their type
         raise ImageRejected("corrupt_image", f"{type(exc).__name__}: {exc}") from None
     return image
 
@@ -133,16 +139,15 @@ def perceptual_hash(image: Image.Image) -> str:
 
 
 def inspect(data: bytes, limits: ImageLimits = ImageLimits()) -> ImageInfo:
-    """Verify `data` by decoding it and return its description, or raise `ImageRejected`."""
+    """Verify `data` by decoding it and return its description, or raise `ImageRejected`.
+    Any failure of the decoder on broken data (Pillow raises many kinds) is `corrupt_image`."""
     image = decode(data, limits)
-    return ImageInfo(
-        width=image.width,
-        height=image.height,
-        format=image.format or "",
-        mode=image.mode,
-        frames=int(getattr(image, "n_frames", 1)),
-        phash=perceptual_hash(image),
-    )
+    try:
+        frames = int(getattr(image, "n_frames", 1))  # reads the later frames' headers
+        phash = perceptual_hash(image)
+    except Exception as exc:  # the decoder's own failures on broken data, whatever their type
+        raise ImageRejected("corrupt_image", f"{type(exc).__name__}: {exc}") from None
+    return ImageInfo(image.width, image.height, image.format or "", image.mode, frames, phash)
 
 
 def hamming(a: str, b: str) -> int:

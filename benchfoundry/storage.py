@@ -131,8 +131,15 @@ class Table(Generic[R]):
         )
         pieces = []
         for part in self.parts():
-            check_schema(pq.read_schema(part), wanted, f"table '{self.name}' part {part}")
-            pieces.append(pq.read_table(part, columns=wanted.names).cast(wanted))
+            where = f"table '{self.name}' part {part}"
+            check_schema(pq.read_schema(part), wanted, where)
+            piece = pq.read_table(part, columns=wanted.names)
+            for field in wanted:
+                if not field.nullable and piece.column(field.name).null_count:
+                    raise SchemaMismatchError(
+                        f"{where}: column '{field.name}' holds nulls, expected none"
+                    )
+            pieces.append(piece.cast(wanted))
         if not pieces:
             return wanted.empty_table()
         return pa.concat_tables(pieces)

@@ -77,8 +77,8 @@ class ImageCatalog:
     Built once from the stored `images` table, then updated batch by batch, so that batches can be
     stored one after another without re-reading the table: an image whose bytes are already known
     is stored once (each origin still goes to `image_sources`), and a new image within
-    `near_distance` perceptual-hash bits of a stored non-duplicate image points at it by
-    `duplicate_of` (the earliest such image on a tie).
+    `near_distance` perceptual-hash bits of a stored non-duplicate image points at the closest
+    one by `duplicate_of` (the smallest image id on a tie).
     """
 
     def __init__(self, stored: dict[str, tuple[str, str | None]], near_distance: int) -> None:
@@ -107,8 +107,15 @@ class ImageCatalog:
         self.canonical_ids.append(image_id_)
 
     def nearest(self, phash: str) -> tuple[str | None, int]:
-        index, bits = imaging.nearest(phash, self._hashes[: len(self.canonical_ids)])
-        return (self.canonical_ids[index], bits) if index >= 0 else (None, bits)
+        """The closest non-duplicate image and its distance; on a tie, the smallest image id,
+        so the answer does not depend on the order images arrived in."""
+        n = len(self.canonical_ids)
+        if n == 0:
+            return None, 65
+        distances = np.bitwise_count(self._hashes[:n] ^ np.uint64(int(phash, 16)))
+        best = int(distances.min())
+        closest = min(self.canonical_ids[i] for i in np.flatnonzero(distances == best))
+        return closest, best
 
     def admit(self, decoded: list[DecodedImage | Rejection]) -> BatchOutcome:
         """Records for one decoded batch, in order; updates the catalog."""

@@ -12,33 +12,52 @@ from tasks.ingest_items import RawImage, Rejection, SourceFormatError, SourceIte
 
 
 def read_folder(source: FolderSource) -> SourceItems:
-    """Every file under the folder in a stable order; files that are not images by extension
-    become `unsupported_extension` rejections (hidden files and folders are not looked at)."""
+    """Every file under the folder (linked folders followed once), in a stable order. Files that
+    are not images by extension, hidden entries, folders that cannot be listed and link loops
+    become rejections, so that every entry of the tree is accounted for."""
     root = source.path
     if not root.is_dir():
         raise SourceFormatError(f"folder source {root} does not exist or is not a folder")
     items = SourceItems()
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.startswith("."):
-                continue
+
+    def refuse(path: Path, reason: str, detail: str) -> None:
+        items.rejections.append(Rejection(str(path), "folder", reason, detail))
+
+    def unreadable(error: OSError) -> None:
+        refuse(
+            Path(error.filename or root),
+            "unreadable_folder",
+            f"{type(error).__name__}: {error.strerror}",
+        )
+
+    visited = {os.path.realpath(root)}
+    for folder, dirs, files in os.walk(root, onerror=unreadable, followlinks=True):
+        kept = []
+        for name in sorted(dirs):
             path = Path(folder) / name
-            relative = path.relative_to(root).as_posix()
-            if path.suffix.lower() not in IMAGE_SUFFIXES:
-                items.rejections.append(
-                    Rejection(
-                        str(path),
-                        "folder",
-                        "unsupported_extension",
-                        f"'{path.suffix or name}' is not one of {', '.join(sorted(IMAGE_SUFFIXES))}",
-                    )
+            if name.startswith("."):
+                refuse(path, "hidden_skipped", "hidden folder, not looked into")
+            elif (real := os.path.realpath(path)) in visited:
+                refuse(path, "symlink_loop", f"leads back to {real}, already walked")
+            else:
+                visited.add(real)
+                kept.append(name)
+        dirs[:] = kept
+        for name in sorted(files):
+            path = Path(folder) / name
+            if name.startswith("."):
+                refuse(path, "hidden_skipped", "hidden file, not read")
+            elif path.suffix.lower() not in IMAGE_SUFFIXES:
+                refuse(
+                    path,
+                    "unsupported_extension",
+                    f"'{path.suffix or name}' is not one of {', '.join(sorted(IMAGE_SUFFIXES))}",
                 )
-                continue
-            meta = {**source.meta, "file": relative}
-            items.images.append(
-                RawImage(str(path), "folder", path=path, license=source.license, meta=meta)
-            )
+            else:
+                meta = {**source.meta, "file": path.relative_to(root).as_posix()}
+                items.images.append(
+                    RawImage(str(path), "folder", path=path, license=source.license, meta=meta)
+                )
     return items
 
 

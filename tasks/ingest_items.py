@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,10 @@ REASONS: dict[str, str] = {
     **IMAGE_REASONS,
     "unreadable_file": "the file cannot be read (permissions, broken link, I/O error)",
     "unsupported_extension": "a file in an image folder whose extension is not an image format",
+    "unreadable_folder": "a folder that cannot be listed (permissions, I/O error)",
+    "hidden_skipped": "a hidden file or folder (name starting with a dot), not looked into",
+    "symlink_loop": "a linked folder that leads to a folder already walked (a loop, or a second link)",
+    "multiple_images": "a row with several images; a question here has one image",
     "malformed_row": "a table row with more or fewer fields than the header",
     "non_utf8": "a text field holds bytes that are not UTF-8",
     "missing_index": "a row without a value in the index column",
@@ -49,6 +54,10 @@ class RawImage:
             return self.data
         assert self.path is not None, "a RawImage holds bytes or a path"
         try:
+            if not stat.S_ISREG(self.path.stat().st_mode):
+                raise ImageRejected(
+                    "unreadable_file", "not a regular file (a pipe, socket or device)"
+                )
             return self.path.read_bytes()
         except OSError as exc:
             raise ImageRejected(

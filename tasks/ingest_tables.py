@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import csv
 import json
 import re
@@ -26,6 +27,7 @@ LETTERS = "ABCDEFGHIJ"
 # VLMEvalKit: an `image` value this short is the index of the row whose image to use.
 REFERENCE_MAX_LEN = 64
 _SURROGATE = re.compile("[\udc80-\udcff]")
+_ANSWER = re.compile(r"^\(?([A-J])[).:]?$")
 
 
 def _text(value: Any) -> str:
@@ -34,7 +36,16 @@ def _text(value: Any) -> str:
 
 def parse_options(fields: dict[str, Any]) -> tuple[list[str], str | None]:
     """Options from letter columns A..J: the filled ones, in order, or a gap's description."""
-    filled = [(letter, _text(fields.get(letter)).strip()) for letter in LETTERS]
+    return check_option_list([fields.get(letter) for letter in LETTERS])
+
+
+def check_option_list(values: list[Any]) -> tuple[list[str], str | None]:
+    """The filled options in order (trailing empties dropped), or a gap's description."""
+    filled = [
+        (letter, _text(value).strip()) for letter, value in zip(LETTERS, values, strict=False)
+    ]
+    if len(values) > len(LETTERS):
+        return [], f"{len(values)} options; at most {len(LETTERS)} (A..J) are supported"
     last = max((i for i, (_, text) in enumerate(filled) if text), default=-1)
     gaps = [letter for letter, text in filled[: last + 1] if not text]
     if gaps:
@@ -94,7 +105,9 @@ def make_seed(
     if not answer:
         return Rejection(ref, kind, "missing_answer", "the answer is empty")
     letters = LETTERS[: len(options)]
-    if answer not in letters:
+    written = _ANSWER.match(answer)  # "B", "B.", "(B)", "B)", "B:"
+    answer = written.group(1) if written else answer
+    if len(answer) != 1 or answer not in letters:
         return Rejection(
             ref,
             kind,
@@ -126,7 +139,7 @@ def _tsv_rows(path: Path) -> tuple[list[tuple[int, dict[str, str]]], list[Reject
     rows: list[tuple[int, dict[str, str]]] = []
     rejections: list[Rejection] = []
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as handle:
+        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
             reader = csv.reader(handle, delimiter="\t")
             header = [h.strip() for h in next(reader, [])]
             if not header:
@@ -140,9 +153,22 @@ def _tsv_rows(path: Path) -> tuple[list[tuple[int, dict[str, str]]], list[Reject
                 raise SourceFormatError(
                     f"TSV {path}: required column 'image' (or 'image_path') is missing"
                 )
+            last_line = reader.line_num
             for fields in reader:
-                line = reader.line_num
+                first, line, last_line = last_line + 1, reader.line_num, reader.line_num
                 if not fields:
+                    continue
+                if line > first and any("\n" in f and "\t" in f for f in fields):
+                    # A quoted field that holds tabs across lines: an unbalanced quote has
+                    # swallowed the rows that follow it.
+                    rejections.append(
+                        Rejection(
+                            f"{path}#line={first}",
+                            "tsv",
+                            "malformed_row",
+                            f"lines {first}-{line} read as one row: an unbalanced quote?",
+                        )
+                    )
                     continue
                 if len(fields) != len(header):
                     rejections.append(
@@ -204,6 +230,11 @@ def read_tsv(source: TsvSource) -> SourceItems:
         image_value = row.get("image", "").strip()
         image_path = row.get("image_path", "").strip()
         meta = {**source.meta, "index": index, "line": str(line)}
+        if image_value.startswith("["):
+            items.rejections.append(
+                Rejection(ref, "tsv", "multiple_images", "the image field holds a list of images")
+            )
+            continue
         if image_value and len(image_value) > REFERENCE_MAX_LEN:
             try:
                 data = _decode_base64(image_value)
@@ -253,7 +284,7 @@ def read_tsv(source: TsvSource) -> SourceItems:
 def _image_from_parquet(value: Any, base: Path) -> tuple[bytes | None, Path | None, str | None]:
     """(bytes, path, problem) from a Parquet image value: binary, a {bytes, path} struct, base64."""
     if isinstance(value, dict):
-        if value.get("bytes"):
+        if value.get("bytes") is not None:
             return value["bytes"], None, None
         if value.get("path"):
             path = Path(value["path"])
@@ -262,10 +293,20 @@ def _image_from_parquet(value: Any, base: Path) -> tuple[bytes | None, Path | No
     if isinstance(value, bytes | bytearray):
         return bytes(value), None, None
     if isinstance(value, str) and value.strip():
+        text = value.strip()
+        if text.startswith("["):
+            return None, None, "multiple_images"
+        if (
+            len(text) < 1024
+            and (candidate := Path(text) if Path(text).is_absolute() else base / text).is_file()
+        ):
+            return None, candidate, None
         try:
-            return _decode_base64(value), None, None
+            return _decode_base64(text), None, None
         except (binascii.Error, ValueError):
             return None, None, "bad_base64"
+    if isinstance(value, list):
+        return None, None, "multiple_images"
     return None, None, "missing_image"
 
 
@@ -289,7 +330,14 @@ def read_parquet(source: ParquetSource) -> SourceItems:
     for batch in parquet.iter_batches(batch_size=256):
         for row in batch.to_pylist():
             row_number += 1
-            index = _text(row.get("index", row_number)).strip() or str(row_number)
+            index = _text(row.get("index", row_number)).strip()
+            if not index:
+                items.rejections.append(
+                    Rejection(
+                        f"{path}#row={row_number}", "parquet", "missing_index", "the index is empty"
+                    )
+                )
+                continue
             ref = f"{path}#index={index}"
             if index in seen:
                 items.rejections.append(
@@ -306,7 +354,8 @@ def read_parquet(source: ParquetSource) -> SourceItems:
             if problem:
                 detail = {
                     "missing_image": "the image value is empty",
-                    "bad_base64": "the image string is not valid base64",
+                    "bad_base64": "the image string is not valid base64 nor an existing file",
+                    "multiple_images": "the image value holds several images",
                 }
                 items.rejections.append(Rejection(ref, "parquet", problem, detail[problem]))
                 continue
@@ -315,10 +364,14 @@ def read_parquet(source: ParquetSource) -> SourceItems:
                 RawImage(ref, "parquet", data=data, path=file, license=source.license, meta=meta)
             )
             question = _text(row.get("question"))
-            if isinstance(row.get("options"), list):
-                options = [_text(o).strip() for o in row["options"]]
-            elif "A" in names:
-                options, gap = parse_options(row)
+            listed = row.get("options")
+            if isinstance(listed, str) and listed.strip().startswith("["):
+                with contextlib.suppress(json.JSONDecodeError):
+                    listed = json.loads(listed)
+            if isinstance(listed, list) or "A" in names:
+                options, gap = (
+                    check_option_list(listed) if isinstance(listed, list) else parse_options(row)
+                )
                 if gap:
                     items.rejections.append(Rejection(ref, "parquet", "option_gap", gap))
                     continue

@@ -1,5 +1,8 @@
+import os
+from pathlib import Path
+
 from benchfoundry import imaging
-from benchfoundry.faulty import write_faulty_images
+from benchfoundry.faulty import tiff_with_broken_second_frame, write_faulty_images
 from benchfoundry.packaged import PACKAGES
 from benchfoundry.spec import FolderSource, PackagedSource
 from tasks.ingest import decode_batch
@@ -28,8 +31,9 @@ def test_folder_is_read_recursively_in_a_stable_order(tmp_path, image_bytes):
         "b/f.tiff",
         "b/deep/c.jpg",
     ]
-    assert [(r.reason, r.source.endswith("readme.txt")) for r in items.rejections] == [
-        ("unsupported_extension", True)
+    assert sorted((r.reason, Path(r.source).name) for r in items.rejections) == [
+        ("hidden_skipped", ".hidden.png"),
+        ("unsupported_extension", "readme.txt"),
     ]
     assert items.images[0].license == "CC0" and items.images[0].meta == {
         "set": "t",
@@ -84,3 +88,41 @@ def test_ingest_without_prefect_stores_duplicates_across_batches_once(tmp_path, 
     assert copy.image_id == original.image_id
     again = ingest_all(run, [FolderSource(path=folder)], IngestOptions(batch_size=4))
     assert (again.images_added, again.images_already_stored, again.exact_duplicates) == (0, 5, 1)
+
+
+def test_linked_folders_pipes_and_broken_decoders_are_accounted_for(tmp_path, image_bytes):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "b.png").write_bytes(image_bytes(seed=2))
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.png").write_bytes(image_bytes(seed=1))
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "sub" / "loop").symlink_to(root, target_is_directory=True)
+    (root / ".git").mkdir()
+    (root / ".git" / "x.png").write_bytes(image_bytes(seed=3))
+    os.mkfifo(root / "pipe.png")
+    (root / "pages.tif").write_bytes(tiff_with_broken_second_frame())
+    items = read_folder(FolderSource(path=root))
+    assert sorted(Path(i.source).relative_to(root).as_posix() for i in items.images) == [
+        "a.png",
+        "linked/b.png",
+        "pages.tif",
+        "pipe.png",
+    ]
+    assert sorted((r.reason, Path(r.source).name) for r in items.rejections) == [
+        ("hidden_skipped", ".git"),
+        ("symlink_loop", "loop"),
+    ]
+    decoded = {
+        Path(d.source).name if hasattr(d, "reason") else Path(d.item.source).name: getattr(
+            d, "reason", "ok"
+        )
+        for d in decode_batch(items.images, imaging.ImageLimits())
+    }
+    assert decoded == {
+        "a.png": "ok",
+        "b.png": "ok",
+        "pages.tif": "corrupt_image",
+        "pipe.png": "unreadable_file",
+    }

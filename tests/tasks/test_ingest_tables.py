@@ -218,3 +218,78 @@ def test_parquet_with_option_columns_and_base64_images(tmp_path, image_bytes):
     assert [r.reason for r in items.rejections] == ["bad_base64"]
     with pytest.raises(SourceFormatError, match="'picture'"):
         read_parquet(ParquetSource(path=path, image_column="picture"))
+
+
+def test_tsv_with_bom_and_written_answers(tmp_path, image_bytes):
+    one = base64.b64encode(image_bytes()).decode()
+    path = _write_tsv(
+        tmp_path / "bom.tsv",
+        ["index", "image", "question", "A", "B", "C", "answer"],
+        [
+            ["1", one, "Q1?", "a", "b", "c", "(B)"],
+            ["2", "1", "Q2?", "a", "b", "c", "c."],
+            ["3", "1", "Q3?", "a", "b", "c", "AB"],
+            ["4", '["abc", "def"]', "Q4?", "a", "b", "c", "A"],
+        ],
+    )
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    items = read_tsv(TsvSource(path=path))
+    assert [s.answer for s in items.seeds] == ["B", "C"]
+    assert sorted(r.reason for r in items.rejections) == [
+        "answer_not_in_options",
+        "multiple_images",
+    ]
+
+
+def test_an_unbalanced_quote_does_not_swallow_rows_silently(tmp_path):
+    path = tmp_path / "quote.tsv"
+    path.write_text(
+        "index\timage_path\tquestion\tA\tB\tanswer\n"
+        '1\tp.png\t"Is it 5\ta\tb\tA\n'
+        "2\tp.png\tOrdinary?\ta\tb\tB\n"
+        '3\tp.png\tIt is 6" long?\ta\tb\tA\n'
+        "4\tp.png\tAfter?\ta\tb\tA\n",
+        encoding="utf-8",
+    )
+    items = read_tsv(TsvSource(path=path))
+    assert [r.reason for r in items.rejections] == ["malformed_row"]
+    assert "lines 2-4" in items.rejections[0].detail
+    assert [s.question for s in items.seeds] == ["After?"]
+
+
+def test_parquet_option_lists_are_checked_and_null_index_refused(tmp_path, image_bytes):
+    path = tmp_path / "o.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "index": [None, 1, 2, 3],
+                "question": ["Q0?", "Q1?", "Q2?", "Q3?"],
+                "options": pa.array([["a", "b"], ["x", None, "z"], ["x", "y", ""], ["p", "q"]]),
+                "answer": ["A", "A", "B", "B"],
+                "image": [image_bytes(seed=i) for i in range(4)],
+            }
+        ),
+        path,
+    )
+    items = read_parquet(ParquetSource(path=path))
+    assert sorted(r.reason for r in items.rejections) == ["missing_index", "option_gap"]
+    assert [(s.options, s.answer) for s in items.seeds] == [(["x", "y"], "B"), (["p", "q"], "B")]
+
+
+def test_parquet_options_as_json_text_and_image_paths(tmp_path, image_bytes):
+    (tmp_path / "img.png").write_bytes(image_bytes())
+    path = tmp_path / "j.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "question": ["Q?"],
+                "options": ['["yes", "no"]'],
+                "answer": ["B"],
+                "image": ["img.png"],
+            }
+        ),
+        path,
+    )
+    items = read_parquet(ParquetSource(path=path))
+    assert items.rejections == [] and items.seeds[0].options == ["yes", "no"]
+    assert items.images[0].read() == image_bytes()
