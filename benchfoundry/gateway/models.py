@@ -49,6 +49,8 @@ class ModelSpec(BaseModel):
 
 # Providers that need no model id, and the defaults a bare name stands for.
 BARE = {"smollm2": "smollm2"}
+# Providers whose model is another model's spec string.
+WRAPPERS = ("facts",)
 
 
 def parse_model(text: str) -> ModelSpec:
@@ -64,6 +66,9 @@ def parse_model(text: str) -> ModelSpec:
             f"model spec '{text}' is not PROVIDER/MODEL[@BASE_URL] (e.g. openai/gpt-4o-mini, "
             "hf/PATH_OR_ID, blind/random, facts/smollm2) nor one of: " + ", ".join(BARE)
         )
+    if provider in WRAPPERS:  # the rest is a whole spec of its own: facts/openai/x@http://...
+        parse_model(rest)
+        return ModelSpec(name=text, provider=provider, model=rest)
     model, at, base_url = rest.partition("@")
     if at and not base_url.startswith(("http://", "https://")):
         raise ModelConfigError(f"model spec '{text}': the part after '@' must be an http(s) URL")

@@ -1,0 +1,83 @@
+"""The fact-reading model: image parts become the run's visual facts, as text."""
+
+import pytest
+
+from benchfoundry.gateway import Gateway, GatewayContext, ModelCallError
+from benchfoundry.gateway.messages import RunImages
+from benchfoundry.gateway.testserver import Script, TestServer
+from benchfoundry.ids import image_id
+from benchfoundry.records import Caption, ImageRecord, Instance, OcrLine, VisualFactsRecord
+from benchfoundry.storage import RunFolder
+
+
+def _store_image(run, data):
+    record = ImageRecord(
+        image_id=image_id(data),
+        source="test",
+        source_kind="folder",
+        width=8,
+        height=8,
+        format="PNG",
+        mode="RGB",
+        n_bytes=len(data),
+        phash="0" * 16,
+        duplicate_of=None,
+        duplicate_distance=None,
+        license=None,
+        meta="{}",
+        bytes=data,
+    )
+    run.table(ImageRecord).append([record])
+    return record.image_id
+
+
+def test_fact_reader_sends_the_visual_context_instead_of_pixels(tmp_path, image_bytes):
+    run = RunFolder(tmp_path)
+    seen, unseen = image_bytes(seed=1), image_bytes(seed=2)
+    seen_id = _store_image(run, seen)
+    unseen_id = _store_image(run, unseen)
+    run.table(VisualFactsRecord).append(
+        [
+            VisualFactsRecord(
+                image_id=seen_id,
+                config_hash="c1",
+                captions=[
+                    Caption(text="A red square on a grey background.", backend="test", model=None)
+                ],
+                instances=[
+                    Instance(
+                        box=[10, 20, 50, 60],
+                        mask_area=1600,
+                        label="square",
+                        attributes=["red"],
+                        dense_caption=None,
+                        score=0.9,
+                    )
+                ],
+                ocr_lines=[OcrLine(text="EXIT", box=[1, 2, 30, 12], score=0.99)],
+                extractors=[],
+            )
+        ]
+    )
+    with TestServer(Script(default="B")) as server:
+        gateway = Gateway(context=GatewayContext(images=RunImages(run), run=run))
+        model = f"facts/openai/reader@{server.base_url}"
+        reply = gateway.generate(
+            model,
+            [
+                {"type": "image", "value": f"image_id:{seen_id}"},
+                {"type": "text", "value": "What shape?"},
+            ],
+        )
+        assert reply.text == "B" and gateway.sees(model) == "facts"
+        content = server.stats.bodies[-1]["messages"][-1]["content"]
+        assert isinstance(content, str), "no image part reaches the text model"
+        assert (
+            "A red square on a grey background." in content
+            and "square at (10, 20, 50, 60); red" in content
+        )
+        assert '"EXIT"' in content and content.rstrip().endswith("What shape?")
+        with pytest.raises(ModelCallError, match="no visual facts for image"):
+            gateway.generate(
+                model, [{"type": "image", "value": unseen_id}, {"type": "text", "value": "?"}]
+            )

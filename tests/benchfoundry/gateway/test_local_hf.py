@@ -1,0 +1,123 @@
+"""Local transformers models: the packaged SmolLM2, and a tiny randomly initialised VLM that the
+test builds and saves itself (real code path, meaningless answers)."""
+
+import pytest
+
+from benchfoundry.gateway import Gateway, GenerateParams
+
+pytestmark = pytest.mark.slow
+
+
+def test_smollm2_generates_and_scores_options():
+    gateway = Gateway()
+    assert gateway.sees("smollm2") == "nothing"
+    reply = gateway.generate("smollm2", "Name a colour of the sky.", GenerateParams(max_tokens=8))
+    assert reply.text and 0 < reply.tokens_out <= 8 and reply.tokens_in > 5
+    again = gateway.generate("smollm2", "Name a colour of the sky.", GenerateParams(max_tokens=8))
+    assert again.text == reply.text, "greedy decoding is deterministic"
+    scores = gateway.score_options(
+        "smollm2", "The sky on a clear day is", ["blue", "made of cheese and old shoes"]
+    )
+    assert len(scores.summed) == 2 and scores.n_tokens[1] > scores.n_tokens[0]
+    assert all(s < 0 for s in scores.summed)
+    assert scores.normalised[1] == pytest.approx(scores.summed[1] / scores.n_tokens[1])
+    assert scores.best(normalised=False) == 0
+    with pytest.raises(Exception, match="reads text only"):
+        gateway.generate(
+            "smollm2", [{"type": "image", "value": b"\x89PNG..."}, {"type": "text", "value": "?"}]
+        )
+
+
+def _tiny_vlm(folder):
+    """A LLaVA-style model with a one-layer CLIP encoder and a one-layer Llama, random weights,
+    a word-level tokenizer and a chat template: everything the real loading path needs."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
+
+    words = [
+        "<pad>",
+        "<s>",
+        "</s>",
+        "<unk>",
+        "<image>",
+        *["what", "colour", "is", "it", "red", "blue", "user", "assistant", ":", "?"],
+    ]
+    vocab = {w: i for i, w in enumerate(words)}
+    tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+    )
+    fast.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    template = (
+        "{% for m in messages %}{{ m['role'] }} : {% for c in m['content'] %}{% if c['type'] == 'image' %}<image> "
+        "{% else %}{{ c['text'] }} {% endif %}{% endfor %}\n{% endfor %}{% if add_generation_prompt %}assistant : {% endif %}"
+    )
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(
+            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+        ),
+        tokenizer=fast,
+        patch_size=8,
+        vision_feature_select_strategy="default",
+        chat_template=template,
+        image_token="<image>",
+        num_additional_image_tokens=1,
+    )
+    config = LlavaConfig(
+        vision_config=CLIPVisionConfig(
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            image_size=32,
+            patch_size=8,
+        ),
+        text_config=LlamaConfig(
+            vocab_size=len(words),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=128,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+        ),
+        image_token_index=vocab["<image>"],
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+    )
+    LlavaForConditionalGeneration(config).save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+def test_a_local_vision_language_model_reads_images(tmp_path, image_bytes):
+    folder = _tiny_vlm(tmp_path / "tiny-vlm")
+    gateway = Gateway()
+    model = f"hf/{folder}"
+    assert gateway.sees(model) == "pixels"
+    messages = [
+        {"type": "image", "value": image_bytes()},
+        {"type": "text", "value": "what colour is it ?"},
+    ]
+    reply = gateway.generate(model, messages, GenerateParams(max_tokens=4))
+    assert reply.tokens_out == 4 and reply.finish_reason == "length"
+    assert reply.tokens_in > 4, "the image's tokens are part of the prompt"
+    assert gateway.generate(model, messages, GenerateParams(max_tokens=4)).text == reply.text
+    scores = gateway.score_options(model, messages, ["red", "blue"])
+    assert scores.n_tokens == [1, 1] and all(s < 0 for s in scores.summed)
