@@ -52,6 +52,9 @@ def models(
         typer.Argument(help="Model names or spec strings (default: the catalogue)."),
     ] = None,
     catalogue: CatalogueOpt = None,
+    spec: Annotated[
+        Path | None, typer.Option("--spec", help="List the models a build spec names, by role.")
+    ] = None,
     check: Annotated[
         bool, typer.Option("--check", help="Make one cheap call to each model and time it.")
     ] = False,
@@ -62,24 +65,30 @@ def models(
     def action() -> None:
         from benchfoundry.gateway import Gateway
         from benchfoundry.gateway.setup import default_catalogue
+        from benchfoundry.spec import load_spec
 
-        known = default_catalogue(catalogue)
+        build = load_spec(spec) if spec else None
+        known = default_catalogue(catalogue or (build.model_catalogue if build else None))
         gateway = Gateway(known)
-        chosen = names or list(known)
+        roles_in_spec: dict[str, list[str]] = {}
+        for role, listed in (build.models if build else {}).items():
+            for name in listed:
+                roles_in_spec.setdefault(name, []).append(role)
+        chosen = names or list(roles_in_spec) or list(known)
         rows = []
         for name in chosen:
-            spec = gateway.spec(name)
+            model = gateway.spec(name)
             row: dict[str, Any] = {
-                "name": spec.name,
-                "provider": spec.provider,
-                "model": spec.model,
-                "base_url": spec.base_url,
-                "roles": list(spec.roles),
-                "price_in_per_mtok": spec.price_in_per_mtok,
-                "price_out_per_mtok": spec.price_out_per_mtok,
-                "concurrency": spec.concurrency,
-                "rpm": spec.rpm,
-                "tpm": spec.tpm,
+                "name": model.name,
+                "provider": model.provider,
+                "model": model.model,
+                "base_url": model.base_url,
+                "roles": roles_in_spec.get(name) or list(model.roles),
+                "price_in_per_mtok": model.price_in_per_mtok,
+                "price_out_per_mtok": model.price_out_per_mtok,
+                "concurrency": model.concurrency,
+                "rpm": model.rpm,
+                "tpm": model.tpm,
             }
             if check:
                 row["check"] = _check(gateway, name)

@@ -104,7 +104,11 @@ class BuildSpec(SpecModel):
     options: StageOptions = Field(default_factory=StageOptions)
     models: dict[str, list[str]] = Field(
         default_factory=dict,
-        description="role -> model spec strings, e.g. text_only: [blind/random]",
+        description="role -> catalogue names or model spec strings, e.g. text_only: [blind/random]",
+    )
+    model_catalogue: Path | None = Field(
+        default=None,
+        description="model catalogue YAML (default: the project's datasets/models.yaml)",
     )
     output: Path = Path("runs/default")
 
@@ -134,7 +138,13 @@ class BuildSpec(SpecModel):
                     updates[name] = fix(value)
             sources.append(source.model_copy(update=updates))
         output = self.output if self.output.is_absolute() else fix(self.output)
-        return self.model_copy(update={"sources": sources, "output": output})
+        return self.model_copy(
+            update={
+                "sources": sources,
+                "output": output,
+                "model_catalogue": fix(self.model_catalogue) if self.model_catalogue else None,
+            }
+        )
 
 
 class SpecError(ValueError):
@@ -159,7 +169,24 @@ def load_spec(path: str | Path) -> BuildSpec:
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise SpecError(f"build spec {path} is invalid: {problems}") from None
-    return spec.resolved(path.parent.resolve())
+    spec = spec.resolved(path.parent.resolve())
+    check_models(spec, path)
+    return spec
+
+
+def check_models(spec: BuildSpec, path: Path) -> None:
+    """Every model the spec names must resolve (a catalogue entry or a valid spec string)."""
+    from benchfoundry.gateway.errors import ModelConfigError
+    from benchfoundry.gateway.models import resolve
+    from benchfoundry.gateway.setup import default_catalogue
+
+    try:
+        catalogue = default_catalogue(spec.model_catalogue)
+        for _role, names in spec.models.items():
+            for name in names:
+                resolve(name, catalogue)
+    except ModelConfigError as exc:
+        raise SpecError(f"build spec {path}: models: {exc}") from None
 
 
 def describe_source(source: FolderSource | TsvSource | ParquetSource | PackagedSource) -> str:

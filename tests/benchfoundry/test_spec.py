@@ -61,3 +61,14 @@ def test_command_line_sources(tmp_path):
     assert parse_source("packaged:scikit-learn").packages == ["scikit-learn"]
     with pytest.raises(SpecError, match="does not exist"):
         parse_source(str(tmp_path / "missing.parquet.gz"))
+
+
+def test_models_in_a_spec_must_resolve(tmp_path):
+    ok = _spec(
+        tmp_path,
+        "name: x\nsources: [{kind: packaged}]\nmodels: {text_only: [blind-random, openai/gpt-4o-mini, smollm2]}\n",
+    )
+    assert load_spec(ok).models["text_only"][0] == "blind-random"
+    bad = _spec(tmp_path, "name: x\nsources: [{kind: packaged}]\nmodels: {vlm: [gpt5]}\n")
+    with pytest.raises(SpecError, match="models: model spec 'gpt5' is not PROVIDER/MODEL"):
+        load_spec(bad)
