@@ -27,7 +27,8 @@ lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 bench: setup
-	$(BIN)/python bench/ingest_speed.py --images 300
+	$(BIN)/python bench/ingest_speed.py --images 300 --flow
+	$(BIN)/python bench/gateway_throughput.py
 
 clean:
 	rm -rf datasets/runs .prefect
