@@ -31,8 +31,14 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
     with TestServer(latency_s=args.latency, max_rps=args.limit) as server:
-        spec = ModelSpec(name="bench", provider="openai", model="m", base_url=server.base_url,
-                         concurrency=args.concurrency, rpm=args.limit * 60)
+        spec = ModelSpec(
+            name="bench",
+            provider="openai",
+            model="m",
+            base_url=server.base_url,
+            concurrency=args.concurrency,
+            rpm=args.limit * 60,
+        )
         requests = [Request(spec, f"question number {i}") for i in range(args.requests)]
         gateway = Gateway(cache=ResponseCache(work / "cache.sqlite"))
         start = time.perf_counter()
@@ -40,17 +46,21 @@ def main() -> None:
         elapsed = time.perf_counter() - start
         failed = sum(not hasattr(r, "text") for r in results)
         rate = args.requests / elapsed
-        print(f"{args.requests} calls, {args.latency * 1000:.0f} ms latency, limit {args.limit:g}/s, "
-              f"concurrency {args.concurrency}: {elapsed:.2f} s, {rate:.1f} calls/s = {100 * rate / args.limit:.0f}% "
-              f"of the limit; server sent {server.stats.by_status.get('429', 0)} x 429; {failed} failed")
+        print(
+            f"{args.requests} calls, {args.latency * 1000:.0f} ms latency, limit {args.limit:g}/s, "
+            f"concurrency {args.concurrency}: {elapsed:.2f} s, {rate:.1f} calls/s = {100 * rate / args.limit:.0f}% "
+            f"of the limit; server sent {server.stats.by_status.get('429', 0)} x 429; {failed} failed"
+        )
         seen = server.stats.requests
         replay = Gateway(cache=ResponseCache(work / "cache.sqlite"))
         start = time.perf_counter()
         again = replay.generate_many(requests, workers=args.concurrency * 2)
         elapsed = time.perf_counter() - start
         hits = sum(getattr(r, "cached", False) for r in again)
-        print(f"replay: {elapsed:.2f} s, {args.requests / elapsed:.0f} calls/s, {100 * hits / args.requests:.0f}% "
-              f"from the cache, {server.stats.requests - seen} requests reached the server")
+        print(
+            f"replay: {elapsed:.2f} s, {args.requests / elapsed:.0f} calls/s, {100 * hits / args.requests:.0f}% "
+            f"from the cache, {server.stats.requests - seen} requests reached the server"
+        )
 
 
 if __name__ == "__main__":

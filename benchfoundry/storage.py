@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -48,19 +48,27 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file and a rename."""
+@contextlib.contextmanager
+def _atomic_target(path: Path) -> Iterator[BinaryIO]:
+    """A file handle whose content becomes `path` only if the block finishes: written under a
+    hidden temporary name, flushed to disk, then renamed into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
     try:
         with open(tmp, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
     _fsync_dir(path.parent)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically."""
+    with _atomic_target(path) as handle:
+        handle.write(data)
 
 
 def atomic_write_json(path: Path, value: Any) -> None:
@@ -69,18 +77,9 @@ def atomic_write_json(path: Path, value: Any) -> None:
 
 
 def atomic_write_table(path: Path, table: pa.Table) -> None:
-    """Write a Parquet file through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
-    try:
-        with open(tmp, "wb") as handle:
-            pq.write_table(table, handle, compression="zstd")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
+    """Write a Parquet file atomically."""
+    with _atomic_target(path) as handle:
+        pq.write_table(table, handle, compression="zstd")
 
 
 def check_schema(found: pa.Schema, expected: pa.Schema, where: str) -> None:

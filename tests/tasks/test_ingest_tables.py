@@ -7,6 +7,7 @@ import pytest
 
 from benchfoundry.faulty import write_faulty_tsv
 from benchfoundry.spec import ParquetSource, TsvSource
+from benchfoundry.synthetic import TSV_COLUMNS
 from tasks.ingest_items import SourceFormatError
 from tasks.ingest_tables import read_parquet, read_tsv, split_inline_options
 
@@ -19,21 +20,7 @@ def _write_tsv(path, header, rows):
     return path
 
 
-HEADER = [
-    "index",
-    "image",
-    "question",
-    "hint",
-    "A",
-    "B",
-    "C",
-    "D",
-    "answer",
-    "category",
-    "l2-category",
-    "split",
-    "license",
-]
+HEADER = [*TSV_COLUMNS, "license"]
 
 
 def test_tsv_rows_become_images_and_seeds(tmp_path, image_bytes):
