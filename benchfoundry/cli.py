@@ -40,6 +40,8 @@ class UserError(Exception):
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
+    from benchfoundry.answering.predictions import PredictionFileError
+    from benchfoundry.gateway.errors import ModelConfigError
     from benchfoundry.packaged import PackageMissingError
     from benchfoundry.spec import SpecError
     from benchfoundry.storage import SchemaMismatchError
@@ -52,6 +54,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         SchemaMismatchError,
         PackageMissingError,
         FileNotFoundError,
+        PredictionFileError,
+        ModelConfigError,
     )
 
 

@@ -1,0 +1,217 @@
+"""Asking models multiple-choice questions, vanilla or under CircularEval (MMBench).
+
+Pass k presents the options rotated by k, the answer letter moving with them; a question counts
+as right under CircularEval only if every pass is right. A question stops at its first wrong
+pass, and passes run in waves over all questions (pass 0 for all, pass 1 for the survivors...)
+so that early stopping does not cost parallelism.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from benchfoundry.answering.extract import LETTERS
+from benchfoundry.answering.judge import ToExtract, extract_all
+from benchfoundry.gateway import MCQ, Gateway, GenerateParams, ModelCallError, Request
+from benchfoundry.prompts import load
+from benchfoundry.records import JudgementRecord
+
+
+@dataclass(frozen=True)
+class MCQItem:
+    """A question as the engine asks it. `image` is an image id, bytes, a path, or None."""
+
+    question_id: str
+    question: str
+    options: tuple[str, ...]
+    answer: str
+    hint: str | None = None
+    image: Any = None
+    category: str | None = None
+    l2_category: str | None = None
+
+
+def rotation(n: int, k: int) -> list[int]:
+    """Original option indices in the order pass k presents them."""
+    return [(i + k) % n for i in range(n)]
+
+
+@dataclass
+class PassResult:
+    question_id: str
+    model: str
+    pass_index: int
+    option_order: list[str]  # original letters, in presented order
+    prompt: str
+    raw_response: str | None
+    extracted: str | None  # letter in the presented order, or Z
+    extracted_by: str
+    correct: bool
+    error: str | None = None
+
+    def to_record(self, mode: str, with_image: bool) -> JudgementRecord:
+        return JudgementRecord(
+            question_id=self.question_id,
+            model=self.model,
+            mode=mode,
+            with_image=with_image,
+            pass_index=self.pass_index,
+            option_order=self.option_order,
+            prompt=self.prompt,
+            raw_response=self.raw_response,
+            extracted=self.extracted,
+            extracted_by=self.extracted_by,
+            correct=self.correct,
+            error=self.error,
+        )
+
+
+@dataclass
+class QuestionResult:
+    item: MCQItem
+    passes: list[PassResult] = field(default_factory=list)
+
+    @property
+    def vanilla_correct(self) -> bool:
+        return bool(self.passes) and self.passes[0].correct
+
+    @property
+    def circular_correct(self) -> bool:
+        return len(self.passes) == len(self.item.options) and all(p.correct for p in self.passes)
+
+
+class EngineReport(BaseModel):
+    """One model's run over a set of questions."""
+
+    model: str
+    sees: str
+    with_image: bool
+    circular: bool
+    questions: int
+    vanilla_accuracy: float
+    circular_accuracy: float | None
+    calls_made: int
+    calls_if_every_pass: int
+    extracted_by: dict[str, int]
+    errors: dict[str, int]
+    by_category: dict[str, dict[str, float]]
+
+
+class AnsweringEngine:
+    """Asks one model at a time, through the gateway, and reads its answers."""
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        judge: str | None = None,
+        judge_tries: int = 3,
+        params: GenerateParams | None = None,
+        with_image: bool = True,
+    ) -> None:
+        self.gateway = gateway
+        self.judge = judge
+        self.judge_tries = judge_tries
+        self.template = load("mcq")
+        self.params = (params or GenerateParams(max_tokens=64)).model_copy(
+            update={"prompt_version": self.template.prompt_id}
+        )
+        self.with_image = with_image
+
+    def _request(self, item: MCQItem, model: str, k: int) -> tuple[Request, list[str], str]:
+        order = rotation(len(item.options), k)
+        shown = tuple(item.options[i] for i in order)
+        text = self.template.render(
+            hint=item.hint, question=item.question, options=list(zip(LETTERS, shown, strict=False))
+        )
+        messages: list[dict[str, Any]] = []
+        if self.with_image and item.image is not None:
+            messages.append({"type": "image", "value": item.image})
+        messages.append({"type": "text", "value": text})
+        mcq = MCQ(question=item.question, options=shown, hint=item.hint)
+        return Request(model, messages, self.params, mcq), [LETTERS[i] for i in order], text
+
+    def run(
+        self, items: Sequence[MCQItem], model: str, circular: bool = True
+    ) -> tuple[list[QuestionResult], EngineReport]:
+        """Ask every question (every pass, under CircularEval, until the first wrong one)."""
+        results = [QuestionResult(item) for item in items]
+        alive = list(range(len(results)))
+        wave = 0
+        while alive:
+            built = [self._request(results[i].item, model, wave) for i in alive]
+            replies = self.gateway.generate_many([b[0] for b in built])
+            texts = [None if isinstance(r, ModelCallError) else r.text for r in replies]
+            extractions = extract_all(
+                [
+                    ToExtract(results[i].item.question, b[0].mcq.options, t)
+                    for i, b, t in zip(alive, built, texts, strict=True)
+                ],
+                self.gateway,
+                self.judge,
+                self.judge_tries,
+            )
+            survivors = []
+            for i, (_request, order, prompt), reply, extraction in zip(
+                alive, built, replies, extractions, strict=True
+            ):
+                item = results[i].item
+                expected = LETTERS[order.index(item.answer)]
+                error = (
+                    f"{reply.kind}: {reply.message}" if isinstance(reply, ModelCallError) else None
+                )
+                correct = error is None and extraction.letter == expected
+                results[i].passes.append(
+                    PassResult(
+                        question_id=item.question_id,
+                        model=model,
+                        pass_index=wave,
+                        option_order=order,
+                        prompt=prompt,
+                        raw_response=None if error else reply.text,
+                        extracted=None if error else extraction.letter,
+                        extracted_by="none" if error else extraction.by,
+                        correct=correct,
+                        error=error,
+                    )
+                )
+                if circular and correct and wave + 1 < len(item.options):
+                    survivors.append(i)
+            alive = survivors
+            wave += 1
+        return results, self.report(results, model, circular)
+
+    def report(self, results: Sequence[QuestionResult], model: str, circular: bool) -> EngineReport:
+        n = max(1, len(results))
+        passes = [p for r in results for p in r.passes]
+        by_category: dict[str, dict[str, float]] = {}
+        for category in sorted({r.item.category or "uncategorised" for r in results}):
+            group = [r for r in results if (r.item.category or "uncategorised") == category]
+            by_category[category] = {
+                "questions": len(group),
+                "vanilla": sum(r.vanilla_correct for r in group) / len(group),
+            }
+            if circular:
+                by_category[category]["circular"] = sum(r.circular_correct for r in group) / len(
+                    group
+                )
+        return EngineReport(
+            model=model,
+            sees=self.gateway.sees(model),
+            with_image=self.with_image,
+            circular=circular,
+            questions=len(results),
+            vanilla_accuracy=sum(r.vanilla_correct for r in results) / n,
+            circular_accuracy=sum(r.circular_correct for r in results) / n if circular else None,
+            calls_made=len(passes),
+            calls_if_every_pass=sum(len(r.item.options) for r in results)
+            if circular
+            else len(results),
+            extracted_by=dict(Counter(p.extracted_by for p in passes if p.error is None)),
+            errors=dict(Counter(p.error.split(":")[0] for p in passes if p.error)),
+            by_category=by_category,
+        )

@@ -1,0 +1,209 @@
+"""Heuristic choice extraction: read which option a free-form response commits to, or say that
+it does not. It never guesses: a response that names two options, names a letter that is not an
+option, or negates in a way it cannot resolve is undecided (None), and goes to the LLM step.
+A refusal or "cannot determine" is Z, scored wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+LETTERS = "ABCDEFGHIJ"
+Z = "Z"
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """A letter (or Z), who decided it, and why; `letter` None means undecided."""
+
+    letter: str | None
+    by: str  # "heuristic", "llm" or "none"
+    reason: str
+
+    @property
+    def decided(self) -> bool:
+        return self.letter is not None
+
+
+_REFUSALS = re.compile(
+    r"\b(?:cannot|can ?not|can't|unable to|not possible to|impossible to|no way to)\s+(?:be\s+)?"
+    r"(?:determine|determined|tell|answer|say|see|identify|know)\b"
+    r"|\bnone of (?:the|these) (?:above|options|choices|answers)\b|\bnone of them\b"
+    r"|\bno (?:correct|right|valid) (?:answer|option|choice)\b|\bnot enough information\b"
+    r"|\bi(?:'m| am) (?:sorry|not sure)\b|\bi don't know\b"
+    r"|无法(?:确定|判断|回答|得知)|不能确定|以上都不(?:是|对)|都不正确",
+    re.IGNORECASE,
+)
+# Phrases that introduce the chosen letter; the letter follows within a few characters.
+_MARKERS = [
+    r"\\boxed\{\s*\(?([A-Z])\)?\s*\}",
+    r"<answer>\s*\(?([A-Z])\)?\s*</answer>",
+    r"\banswer\s*(?:is|would be|should be|=|:)\s*(?:option|choice|letter)?\s*[:\-]?\s*[\(\[\*\"']*([A-Z])\b(?![\w'])",
+    r"\b(?:correct|right|best|final)\s+(?:answer|option|choice)\s*(?:is|would be|:)?\s*[:\-]?\s*(?:option|choice)?\s*[\(\[\*\"']*([A-Z])\b(?![\w'])",
+    r"\b(?:option|choice)\s*[\(\[]?([A-Z])\b(?![\w'])",
+    r"\bi (?:choose|pick|select|would choose|would pick|go with)\s*(?:option|choice)?\s*[\(\[]?([A-Z])\b(?![\w'])",
+    r"答案\s*(?:是|为|：|:)?\s*[\(（]?([A-Z])",
+    r"(?:选择|选)\s*[\(（]?([A-Z])",
+]
+_NEGATED = re.compile(
+    r"\b(?:not|isn't|is not|never|except|rather than|instead of)\s+(?:option\s+)?[\(\[]?([A-Z])\b(?![\w'])",
+    re.IGNORECASE,
+)
+_BARE = re.compile(r"^[\(\[\*\"'“]*([A-Z])[\)\]\*\"'”]*[.:)]?$")
+_LEADING = re.compile(r"^[\(\[\*]*([A-Z])(?:[\)\]\*]+[\s.:,\-]*|[.:,\-]+\s*|\s*$)")
+_TOKEN = re.compile(r"(?<![A-Za-z0-9'])([A-Z])(?![A-Za-z0-9'])")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+# Words after which "A" or "I" is a letter being talked about, not an article or a pronoun.
+_LETTER_VERBS = frozenset(
+    ["or", "and", "nor", "is", "was", "are", "were", "seems", "looks", "then", "because", "since", "as", "correct", "right", "wrong", "would", "should", "must", "can", "could", "might", "will", "fits", "matches"]
+)
+
+
+def normalise(text: str) -> str:
+    """Full-width forms to ASCII, markdown emphasis and code marks removed, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("**", "").replace("__", "").replace("`", "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _plain(text: str) -> str:
+    """Case- and punctuation-insensitive form for comparing option texts."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = re.sub(r"[^\w\s]", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.strip().rstrip("."))
+    except ValueError:
+        return None
+
+
+def _word_letter(text: str, position: int) -> bool:
+    """True when the capital at `position` is the article "A" or pronoun "I" of a sentence."""
+    letter = text[position]
+    following = re.match(r"\s+([A-Za-z']{2,})", text[position + 1 :])
+    return (
+        letter in "AI" and following is not None and following.group(1).lower() not in _LETTER_VERBS
+    )
+
+
+def _bracketed(text: str, position: int) -> bool:
+    """A letter written as a label, "(C)" or "[C]", which counts even inside a long response."""
+    return position > 0 and text[position - 1] in "([" and text[position + 1 : position + 2] in ")]"
+
+
+def _decide(letters: set[str], valid: str, rule: str) -> Extraction | None:
+    if not letters:
+        return None
+    invalid = sorted(letters - set(valid))
+    if invalid:
+        return Extraction(None, "heuristic", f"{rule}: names {', '.join(invalid)}, not an option")
+    if len(letters) > 1:
+        return Extraction(None, "heuristic", f"{rule}: commits to {', '.join(sorted(letters))}")
+    return Extraction(letters.pop(), "heuristic", rule)
+
+
+def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
+    """The option letter a response commits to, Z for a refusal, or undecided (letter None)."""
+    valid = LETTERS[: len(options)]
+    text = normalise(response or "")
+    if not text:
+        return Extraction(Z, "heuristic", "empty response")
+    # 1. The whole response is a letter: "B", "(B)", "B.", "**B**", "[B]".
+    if (bare := _BARE.match(text)) is not None:
+        return _decide({bare.group(1)}, valid, "bare letter") or Extraction(
+            None, "heuristic", "unreachable"
+        )
+    negated = {m.group(1).upper() for m in _NEGATED.finditer(text) if m.group(1).isupper()}
+    # 2. Explicit markers: "the answer is B", "Answer: B", "\boxed{B}", "<answer>B</answer>", "答案是B".
+    marked = set()
+    for pattern in _MARKERS:
+        for match in re.finditer(pattern, text, flags=re.IGNORECASE):
+            letter = match.group(1)
+            if letter.isupper() and not _word_letter(text, match.start(1)):
+                marked.add(letter)
+    refusal = _REFUSALS.search(text) is not None
+    # 3. Letters standing alone ("B. a dog", "It is C.", "D, not B"); articles are not letters.
+    short = len(text.split()) <= 12
+    tokens = {
+        m.group(1)
+        for m in _TOKEN.finditer(text)
+        if not _word_letter(text, m.start(1)) and (short or _bracketed(text, m.start(1)))
+    }
+    leading = _LEADING.match(text)
+    if leading and not _word_letter(text, 0):
+        tokens.add(leading.group(1))
+    letters = tokens - negated
+    marked -= negated
+    if marked:
+        also = letters - marked
+        if also:
+            return Extraction(
+                None, "heuristic", f"answer marker, but also names {', '.join(sorted(also))}"
+            )
+        return _decide(marked, valid, "answer marker")
+    listed = len(letters) > 1 and all(re.search(rf"[\(\[]?{L}[\)\].:]\s*\S", text) for L in letters)
+    if letters:
+        if refusal:
+            return Extraction(None, "heuristic", "refuses but also names a letter")
+        if listed:
+            return Extraction(None, "heuristic", f"lists options {', '.join(sorted(letters))}")
+        return _decide(letters, valid, "letter")
+    if negated:
+        return Extraction(None, "heuristic", f"only rules out {', '.join(sorted(negated))}")
+    if refusal:
+        return Extraction(Z, "heuristic", "refusal or cannot determine")
+    return _by_content(text, options, valid)
+
+
+def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
+    """Option texts, numbers and yes/no within the response."""
+    plain = _plain(text)
+    option_plain = [_plain(o) for o in options]
+    exact = {valid[i] for i, o in enumerate(option_plain) if o and o == plain}
+    if len(exact) == 1:
+        return Extraction(exact.pop(), "heuristic", "option text")
+    found = [
+        i
+        for i, o in enumerate(option_plain)
+        if o and re.search(rf"(?<!\w){re.escape(o)}(?!\w)", plain)
+    ]
+    # An option found only as part of a longer found option ("cat" in "black cat") does not count.
+    found = [
+        i for i in found if not any(j != i and option_plain[i] in option_plain[j] for j in found)
+    ]
+    negated_texts = [
+        i
+        for i in found
+        if re.search(
+            rf"\b(?:not|isn't|no)\s+(?:an?\s+|the\s+)?{re.escape(option_plain[i])}(?!\w)", plain
+        )
+    ]
+    found = [i for i in found if i not in negated_texts]
+    if len(found) == 1:
+        return Extraction(valid[found[0]], "heuristic", "option text within the response")
+    if len(found) > 1:
+        return Extraction(
+            None, "heuristic", f"mentions options {', '.join(valid[i] for i in found)}"
+        )
+    numbers = {float(n) for n in _NUMBER.findall(text)}
+    option_numbers = {i: _number(o) for i, o in enumerate(options)}
+    matched = {
+        valid[i] for i, value in option_numbers.items() if value is not None and value in numbers
+    }
+    if numbers and matched:
+        return _decide(matched, valid, "number")
+    yes_no = {p: i for i, p in enumerate(option_plain) if p in ("yes", "no")}
+    if yes_no:
+        words = set(re.findall(r"\b(yes|no)\b", plain))
+        said = {valid[yes_no[w]] for w in words if w in yes_no}
+        if len(said) == 1:
+            return Extraction(said.pop(), "heuristic", "yes/no")
+    return Extraction(None, "heuristic", "no option recognised")

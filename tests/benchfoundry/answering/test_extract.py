@@ -1,0 +1,159 @@
+"""The extraction table: varied responses and what they must be read as (None = undecided).
+Grow it whenever a real response is misread."""
+
+import pytest
+
+from benchfoundry.answering.extract import extract_choice
+
+ANIMALS = ["a cat", "a dog", "a bird", "a fish"]
+COUNTS = ["2", "3", "4", "5"]
+YES_NO = ["yes", "no"]
+COLOURS = ["red", "green", "blue", "yellow", "black"]
+NESTED = ["cat", "black cat", "dog"]
+
+TABLE = [
+    # bare letters in their many forms
+    ("B", ANIMALS, "B"),
+    ("b", ANIMALS, None),
+    ("(B)", ANIMALS, "B"),
+    ("B.", ANIMALS, "B"),
+    ("B)", ANIMALS, "B"),
+    ("**B**", ANIMALS, "B"),
+    ("[B]", ANIMALS, "B"),
+    ("  C  ", ANIMALS, "C"),
+    ("A", ANIMALS, "A"),
+    ("A.", ANIMALS, "A"),
+    ("Ｂ", ANIMALS, "B"),
+    ("（C）", ANIMALS, "C"),
+    ("\\boxed{D}", ANIMALS, "D"),
+    ("The final answer is $\\boxed{C}$.", ANIMALS, "C"),
+    ("<answer>A</answer>", ANIMALS, "A"),
+    ("<answer> B </answer>", ANIMALS, "B"),
+    # explicit markers
+    ("The answer is B.", ANIMALS, "B"),
+    ("the answer is (C)", ANIMALS, "C"),
+    ("Answer: D", ANIMALS, "D"),
+    ("Answer: B. a dog", ANIMALS, "B"),
+    ("The correct answer is A.", ANIMALS, "A"),
+    ("The correct option is C, a bird.", ANIMALS, "C"),
+    ("Option B", ANIMALS, "B"),
+    ("option b", ANIMALS, None),
+    ("I choose D.", ANIMALS, "D"),
+    ("Correct answer: **C**", ANIMALS, "C"),
+    ("Final answer: A", ANIMALS, "A"),
+    ("答案是B", ANIMALS, "B"),
+    ("答案：C", ANIMALS, "C"),
+    ("选A", ANIMALS, "A"),
+    ("我选择D。", ANIMALS, "D"),
+    ("The answer is E.", ANIMALS, None),
+    ("Answer: F", ANIMALS, None),
+    # leading letter followed by its text
+    ("B. a dog", ANIMALS, "B"),
+    ("(C) a bird", ANIMALS, "C"),
+    ("C: a bird", ANIMALS, "C"),
+    ("D - a fish", ANIMALS, "D"),
+    ("B, because it barks.", ANIMALS, "B"),
+    ("It is C.", ANIMALS, "C"),
+    ("I think it's D.", ANIMALS, "D"),
+    # the article "A" and pronoun "I" are not letters
+    ("A dog is sitting on the grass.", ANIMALS, "B"),
+    ("A cat.", ANIMALS, "A"),
+    ("I see a fish in the bowl.", ANIMALS, "D"),
+    ("A small bird on a branch", ANIMALS, None),
+    ("Either A or B.", ANIMALS, None),
+    ("A or C", ANIMALS, None),
+    ("A is correct.", ANIMALS, "A"),
+    ("I think A.", ANIMALS, "A"),
+    # two options, or a letter that is not an option: undecided
+    ("B or C", ANIMALS, None),
+    ("A, B", ANIMALS, None),
+    ("(A) cat (B) dog", ANIMALS, None),
+    ("Either B or D could be right.", ANIMALS, None),
+    ("The answer is B or C.", ANIMALS, None),
+    ("Answer: B. Answer: C.", ANIMALS, None),
+    ("E", ANIMALS, None),
+    ("(F)", ANIMALS, None),
+    # negations
+    ("D, not B", ANIMALS, "D"),
+    ("The answer is D, not B.", ANIMALS, "D"),
+    ("Not B.", ANIMALS, None),
+    ("It is not A.", ANIMALS, None),
+    ("It is a dog, not a cat.", ANIMALS, "B"),
+    # option texts
+    ("a dog", ANIMALS, "B"),
+    ("A DOG!", ANIMALS, "B"),
+    ("dog", ANIMALS, None),
+    ("The animal in the picture is a fish.", ANIMALS, "D"),
+    ("There is a cat and a dog.", ANIMALS, None),
+    ("black cat", NESTED, "B"),
+    ("It is a black cat sleeping.", NESTED, "B"),
+    ("A cat, definitely.", NESTED, "A"),
+    ("The colour is blue.", COLOURS, "C"),
+    ("It looks yellow to me", COLOURS, "D"),
+    ("Black.", COLOURS, "E"),
+    ("red and green stripes", COLOURS, None),
+    # numbers
+    ("3", COUNTS, "B"),
+    ("There are 4 apples.", COUNTS, "C"),
+    ("I count 5 people in the image.", COUNTS, "D"),
+    ("Between 2 and 3.", COUNTS, None),
+    ("There are 7 birds.", COUNTS, None),
+    ("three", COUNTS, None),
+    # yes / no
+    ("Yes", YES_NO, "A"),
+    ("No, it is not.", YES_NO, "B"),
+    ("yes.", YES_NO, "A"),
+    ("Yes and no.", YES_NO, None),
+    # refusals and cannot-determine: Z
+    ("", ANIMALS, "Z"),
+    ("   ", ANIMALS, "Z"),
+    ("I cannot determine the answer from the image.", ANIMALS, "Z"),
+    ("It can't be determined.", ANIMALS, "Z"),
+    ("None of the above.", ANIMALS, "Z"),
+    ("None of the options is correct.", ANIMALS, "Z"),
+    ("I'm sorry, but I can't help with that.", ANIMALS, "Z"),
+    ("There is not enough information to answer.", ANIMALS, "Z"),
+    ("无法确定", ANIMALS, "Z"),
+    ("以上都不是", ANIMALS, "Z"),
+    ("I cannot tell for sure, maybe B.", ANIMALS, None),
+    # long responses: a stray capital is not an answer, a labelled one is
+    (
+        "The image shows an orange fruit, which is rich in vitamin C and grows on trees in warm climates.",
+        ANIMALS,
+        None,
+    ),
+    (
+        "Looking closely at the scene, the animal has fins and scales and swims, so the best match is (D) in the list.",
+        ANIMALS,
+        "D",
+    ),
+    (
+        "Let me think step by step. The animal barks and wags its tail, so it is a dog.",
+        ANIMALS,
+        "B",
+    ),
+    # other shapes
+    ("Option (C) is correct.", ANIMALS, "C"),
+    ("Choice: A", ANIMALS, "A"),
+    ("**Answer:** B", ANIMALS, "B"),
+    ("B\n\nExplanation: dogs bark.", ANIMALS, "B"),
+    ("C. A bird.", ANIMALS, "C"),
+    ("The answer is A", YES_NO, "A"),
+    ("B", YES_NO, "B"),
+    ("C", YES_NO, None),
+]
+
+
+def test_the_table_is_large_enough():
+    assert len(TABLE) >= 80
+
+
+@pytest.mark.parametrize(
+    "response, options, expected",
+    TABLE,
+    ids=[f"{i}:{r[:30]!r}" for i, (r, _, _) in enumerate(TABLE)],
+)
+def test_extraction(response, options, expected):
+    result = extract_choice(response, options)
+    assert result.letter == expected, result.reason
+    assert result.by == "heuristic" and result.reason
