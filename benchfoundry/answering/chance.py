@@ -12,7 +12,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from benchfoundry.answering.engine import AnsweringEngine, EngineReport, MCQItem
 from benchfoundry.answering.extract import LETTERS
+from benchfoundry.gateway import Gateway
 
 
 class ChanceReport(BaseModel):
@@ -48,3 +50,25 @@ def analytic_chance(
         constant_vanilla=constant,
         constant_circular={L: sum(c == 1 for c in option_counts) / n for L in letters},
     )
+
+
+BLIND_BASELINES = (
+    "blind/random",
+    "blind/letter-A",
+    "blind/frequent",
+    "blind/longest",
+    "blind/similar",
+)
+
+
+def empirical_chance(
+    gateway: Gateway, items: Sequence[MCQItem], baselines: Sequence[str] = BLIND_BASELINES
+) -> dict[str, EngineReport]:
+    """Run the blind baselines over the questions (vanilla and circular) and return their reports;
+    `blind/frequent` is first shown the answer letters of these questions."""
+    engine = AnsweringEngine(gateway, with_image=False)
+    reports = {}
+    for model in baselines:
+        gateway.prepare(model, [item.answer for item in items])
+        reports[model] = engine.run(items, model, circular=True)[1]
+    return reports

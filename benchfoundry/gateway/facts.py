@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from benchfoundry.gateway import providers
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, permanent
-from benchfoundry.gateway.messages import ImagePart, Part, TextPart
+from benchfoundry.gateway.messages import ImagePart, Part, TextPart, cache_form
 from benchfoundry.gateway.models import ModelSpec, parse_model
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams
 from benchfoundry.visual_context import FactsIndex
@@ -37,6 +37,10 @@ class FactReader(providers.Provider):
             "provider": "facts",
             **{f"inner_{k}": v for k, v in self.inner.cache_identity().items()},
         }
+
+    def cache_form(self, parts: Sequence[Part]) -> list[dict[str, str]]:
+        """Keyed by the facts text the inner model reads, so new facts mean a new call."""
+        return cache_form(self._as_text(parts))
 
     def facts(self) -> FactsIndex:
         if self._facts is None:

@@ -10,23 +10,24 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from benchfoundry.gateway import providers
 from benchfoundry.gateway.cache import ResponseCache, cache_key
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelCallError, ProviderError
 from benchfoundry.gateway.limits import ModelLimiter, backoff
-from benchfoundry.gateway.messages import Part, cache_form, normalise, text_of
+from benchfoundry.gateway.messages import Part, normalise, text_of
 from benchfoundry.gateway.models import ModelSpec, resolve
 from benchfoundry.gateway.secrets import redact
 from benchfoundry.gateway.types import MCQ, GenerateParams, OptionScores, Response
 from benchfoundry.gateway.usage import Usage, UsageLedger
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -66,17 +67,23 @@ class Gateway:
     def spec(self, model: str | ModelSpec) -> ModelSpec:
         return resolve(model, self.catalogue)
 
+    @staticmethod
+    def _identity(spec: ModelSpec) -> str:
+        return spec.model_dump_json()
+
     def provider(self, model: str | ModelSpec) -> providers.Provider:
+        """The model's provider, built on first use (two specs that differ get two providers)."""
         spec = self.spec(model)
+        identity = self._identity(spec)
         with self._lock:
-            if spec.name not in self._providers:
-                self._providers[spec.name] = providers.create(spec, self.context)
-                self._limiters[spec.name] = ModelLimiter(spec.concurrency, spec.rpm, spec.tpm)
-            return self._providers[spec.name]
+            if identity not in self._providers:
+                self._providers[identity] = providers.create(spec, self.context)
+                self._limiters[identity] = ModelLimiter(spec.concurrency, spec.rpm, spec.tpm)
+            return self._providers[identity]
 
     def limiter(self, model: str | ModelSpec) -> ModelLimiter:
         self.provider(model)
-        return self._limiters[self.spec(model).name]
+        return self._limiters[self._identity(self.spec(model))]
 
     def sees(self, model: str | ModelSpec) -> str:
         """What the model sees of an image: pixels, facts (extracted text) or nothing."""
@@ -87,20 +94,29 @@ class Gateway:
 
     # --- calls --------------------------------------------------------------------------------
 
-    def _key(
-        self,
-        provider: providers.Provider,
-        parts: list[Part],
-        params: GenerateParams,
-        mcq: MCQ | None,
-    ) -> str:
-        material = {
-            **provider.cache_identity(),
-            "params": params.model_dump(mode="json"),
-            "messages": cache_form(parts),
-            "mcq": mcq.model_dump(mode="json") if mcq else None,
-        }
-        return cache_key(material)
+    @staticmethod
+    def params_for(spec: ModelSpec, params: GenerateParams | None) -> GenerateParams:
+        """The catalogue's defaults for the model, overridden by what the caller set."""
+        base = GenerateParams(**spec.params)
+        if params is None:
+            return base
+        return base.model_copy(update={k: getattr(params, k) for k in params.model_fields_set})
+
+    def _prepare_call(
+        self, spec: ModelSpec, messages: Any, what: dict[str, Any]
+    ) -> tuple[providers.Provider, list[Part], str]:
+        """Provider, normalised parts and cache key; bad input fails as a `ModelCallError`."""
+        provider = self.provider(spec)
+        try:
+            parts = normalise(messages, self.context.images)
+            material = {**provider.cache_identity(), "messages": provider.cache_form(parts), **what}
+        except (ValueError, KeyError, OSError) as exc:
+            self.ledger.record(self.stage, spec.name, Usage(calls=1, errors={"bad_input": 1}))
+            raise ModelCallError(spec.name, "bad_input", str(exc), 0) from None
+        except ProviderError as exc:
+            self.ledger.record(self.stage, spec.name, Usage(calls=1, errors={exc.kind: 1}))
+            raise ModelCallError(spec.name, exc.kind, exc.message, 0) from None
+        return provider, parts, cache_key(material)
 
     def generate(
         self,
@@ -110,45 +126,72 @@ class Gateway:
         mcq: MCQ | None = None,
     ) -> Response:
         """Ask `model`; replay from the cache when the same call was made before. Raises
-        `ModelCallError` when every attempt failed."""
+        `ModelCallError` when the input is bad or every attempt failed."""
         spec = self.spec(model)
-        provider = self.provider(spec)
-        params = params or GenerateParams(**spec.params)
-        parts = normalise(messages, self.context.images)
-        key = self._key(provider, parts, params, mcq)
+        params = self.params_for(spec, params)
+        what = {
+            "params": params.model_dump(mode="json"),
+            "mcq": mcq.model_dump(mode="json") if mcq else None,
+        }
+        provider, parts, key = self._prepare_call(spec, messages, what)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            self.ledger.record(
-                self.stage,
-                spec.name,
-                Usage(calls=1, cached=1, tokens_in=hit.tokens_in, tokens_out=hit.tokens_out),
+            usage = Usage(calls=1, cached=1, tokens_in=hit.tokens_in, tokens_out=hit.tokens_out)
+            self.ledger.record(self.stage, spec.name, usage)
+            return hit.model_copy(
+                update={"model": spec.name, "cached": True, "cost": 0.0, "latency_s": 0.0}
             )
-            return hit.model_copy(update={"cached": True, "cost": 0.0, "latency_s": 0.0})
-        response = self._call(spec, provider, parts, params, mcq)
+        estimate = len(text_of(parts)) // 4 + params.max_tokens
+        completion, attempts, latency, errors = self._attempts(
+            spec, lambda: provider.generate(parts, params, mcq), estimate
+        )
+        cost = spec.cost(completion.tokens_in, completion.tokens_out)
+        self.ledger.record(
+            self.stage,
+            spec.name,
+            Usage(
+                calls=1,
+                tokens_in=completion.tokens_in,
+                tokens_out=completion.tokens_out,
+                cost=cost,
+                latency_s=latency,
+                attempts=attempts,
+                errors=errors,
+            ),
+        )
+        response = Response(
+            model=spec.name,
+            text=completion.text,
+            finish_reason=completion.finish_reason,
+            tokens_in=completion.tokens_in,
+            tokens_out=completion.tokens_out,
+            latency_s=latency,
+            cost=cost,
+            cached=False,
+            attempts=attempts,
+        )
         if self.cache is not None:
             self.cache.put(key, response)
         return response
 
-    def _call(
-        self,
-        spec: ModelSpec,
-        provider: providers.Provider,
-        parts: list[Part],
-        params: GenerateParams,
-        mcq: MCQ | None,
-    ) -> Response:
-        limiter = self._limiters[spec.name]
-        estimate = len(text_of(parts)) // 4 + params.max_tokens
+    def _attempts(
+        self, spec: ModelSpec, attempt_once: Callable[[], T], estimate: int
+    ) -> tuple[T, int, float, dict[str, int]]:
+        """Run `attempt_once` under the model's limits, retrying transient failures with backoff
+        and jitter; (result, attempts, latency, errors) or a `ModelCallError`."""
+        limiter = self.limiter(spec)
         errors: dict[str, int] = {}
         started = time.monotonic()
         for attempt in range(spec.max_attempts):
             try:
                 with limiter.slot(estimate):
-                    completion = provider.generate(parts, params, mcq)
+                    result = attempt_once()
             except ProviderError as exc:
                 errors[exc.kind] = errors.get(exc.kind, 0) + 1
                 message = redact(exc.message, (spec.api_key_env,) if spec.api_key_env else ())
-                last_try = attempt + 1 == spec.max_attempts
-                if not exc.transient or last_try:
+                too_long = exc.retry_after is not None and exc.retry_after > spec.max_retry_wait_s
+                if too_long:
+                    message += f" (the server asks to wait {exc.retry_after:g}s, more than max_retry_wait_s={spec.max_retry_wait_s:g})"
+                if not exc.transient or too_long or attempt + 1 == spec.max_attempts:
                     self.ledger.record(
                         self.stage, spec.name, Usage(calls=1, attempts=attempt + 1, errors=errors)
                     )
@@ -165,32 +208,7 @@ class Gateway:
                 )
                 self._sleep(delay)
                 continue
-            latency = time.monotonic() - started
-            cost = spec.cost(completion.tokens_in, completion.tokens_out)
-            self.ledger.record(
-                self.stage,
-                spec.name,
-                Usage(
-                    calls=1,
-                    tokens_in=completion.tokens_in,
-                    tokens_out=completion.tokens_out,
-                    cost=cost,
-                    latency_s=latency,
-                    attempts=attempt + 1,
-                    errors=errors,
-                ),
-            )
-            return Response(
-                model=spec.name,
-                text=completion.text,
-                finish_reason=completion.finish_reason,
-                tokens_in=completion.tokens_in,
-                tokens_out=completion.tokens_out,
-                latency_s=latency,
-                cost=cost,
-                cached=False,
-                attempts=attempt + 1,
-            )
+            return result, attempt + 1, time.monotonic() - started, errors
         raise AssertionError("unreachable: the loop returns or raises")
 
     def generate_many(
@@ -211,6 +229,34 @@ class Gateway:
     def score_options(
         self, model: str | ModelSpec, messages: Any, options: Sequence[str]
     ) -> OptionScores:
-        """Log-likelihood of each option (local models only; others raise NotSupportedError)."""
-        provider = self.provider(model)
-        return provider.score_options(normalise(messages, self.context.images), list(options))
+        """Log-likelihood of each option (local models only; others raise NotSupportedError).
+        Cached and counted like `generate`; failures raise `ModelCallError`."""
+        spec = self.spec(model)
+        provider, parts, key = self._prepare_call(spec, messages, {"score_options": list(options)})
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            self.ledger.record(self.stage, spec.name, Usage(calls=1, cached=1))
+            return OptionScores.model_validate_json(hit.text)
+        scores, attempts, latency, errors = self._attempts(
+            spec, lambda: provider.score_options(parts, list(options)), 0
+        )
+        self.ledger.record(
+            self.stage,
+            spec.name,
+            Usage(calls=1, latency_s=latency, attempts=attempts, errors=errors),
+        )
+        if self.cache is not None:
+            self.cache.put(
+                key,
+                Response(
+                    model=spec.name,
+                    text=scores.model_dump_json(),
+                    finish_reason="scores",
+                    tokens_in=0,
+                    tokens_out=0,
+                    latency_s=latency,
+                    cost=0.0,
+                    cached=False,
+                    attempts=attempts,
+                ),
+            )
+        return scores

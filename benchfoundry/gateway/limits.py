@@ -21,12 +21,13 @@ class TokenBucket:
         self.lock = threading.Lock()
 
     def take(self, amount: float) -> float:
-        """Reserve `amount`; return how long the caller must wait before using it."""
+        """Reserve `amount` in full (the level may go below zero: later callers then wait for
+        it to refill); return how long this caller must wait before using it."""
         with self.lock:
             now = time.monotonic()
             self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
             self.stamp = now
-            self.level -= min(amount, self.capacity)
+            self.level -= amount
             return 0.0 if self.level >= 0 else -self.level / self.rate
 
 
@@ -36,14 +37,15 @@ class ModelLimiter:
     def __init__(self, concurrency: int, rpm: float | None, tpm: float | None) -> None:
         self.slots = threading.BoundedSemaphore(concurrency)
         self.requests = TokenBucket(rpm / 60.0, 1.0) if rpm else None
-        self.tokens = TokenBucket(tpm / 60.0, tpm / 60.0) if tpm else None
+        # Tokens: refill per second, burst up to one minute's worth.
+        self.tokens = TokenBucket(tpm / 60.0, tpm) if tpm else None
         self._paused_until = 0.0
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
 
     def pause(self, seconds: float) -> None:
-        """Hold every call to this model for `seconds` (a server's Retry-After)."""
+        """Hold every call to this model for `seconds` (a server's Retry-After, already capped)."""
         with self._lock:
             self._paused_until = max(self._paused_until, time.monotonic() + seconds)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,9 @@ from benchfoundry.gateway.providers import Provider
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Loading and converting models is done one at a time in a process: concurrent first imports
+# and loads in transformers race.
+_LOAD_LOCK = threading.RLock()
 
 
 def model_cache_dir() -> Path:
@@ -56,11 +60,12 @@ class TransformersModel(Provider):
     @property  # type: ignore[override]
     def sees(self) -> str:
         """Pixels for a vision-language model, nothing for a text model (from its config)."""
-        if self._is_vlm is None:
-            from transformers import AutoConfig
+        with _LOAD_LOCK:
+            if self._is_vlm is None:
+                from transformers import AutoConfig
 
-            source, extra = self._load_source()
-            self._is_vlm = _is_vision_config(AutoConfig.from_pretrained(source, **extra))
+                source, extra = self._load_source()
+                self._is_vlm = _is_vision_config(AutoConfig.from_pretrained(source, **extra))
         return "pixels" if self._is_vlm else "nothing"
 
     def cache_identity(self) -> dict[str, str]:
@@ -75,7 +80,11 @@ class TransformersModel(Provider):
         return self.spec.model, {}
 
     def load(self) -> tuple[Any, Any, bool]:
-        """(model, processor or tokenizer, is_vlm), loaded once."""
+        """(model, processor or tokenizer, is_vlm), loaded once even when many threads ask."""
+        with _LOAD_LOCK:
+            return self._load_once()
+
+    def _load_once(self) -> tuple[Any, Any, bool]:
         if self._loaded is None:
             import torch
             from transformers import (
@@ -198,10 +207,14 @@ class TransformersModel(Provider):
         with self._lock:
             inputs = self._inputs(parts, None)
             prompt_ids = inputs["input_ids"]
+            # After a prompt that ends in a space or newline (a chat template's turn), the option
+            # starts a word on its own; otherwise it needs its leading space.
+            ends_open = tokenizer.decode(prompt_ids[0, -1:]).endswith((" ", "\n"))
             for option in options:
-                option_ids = tokenizer(
-                    " " + option.strip(), add_special_tokens=False, return_tensors="pt"
-                )["input_ids"].to(self.device)
+                text = option.strip() if ends_open else " " + option.strip()
+                option_ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")[
+                    "input_ids"
+                ].to(self.device)
                 ids = torch.cat([prompt_ids, option_ids], dim=1)
                 extra = {
                     k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")
@@ -251,7 +264,7 @@ class SmolLM2(TransformersModel):
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
-        tmp = converted.with_name(f".{converted.name}-{os.getpid()}")
+        tmp = converted.with_name(f".{converted.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         converted.parent.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)

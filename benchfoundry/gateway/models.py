@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from benchfoundry.gateway.errors import ModelConfigError
 
@@ -41,10 +42,53 @@ class ModelSpec(BaseModel):
     tpm: float | None = Field(default=None, gt=0, description="tokens per minute")
     timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=5, ge=1)
+    max_retry_wait_s: float = Field(
+        default=60.0, gt=0, description="longest Retry-After honoured; a longer one fails the call"
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="provider-specific settings")
+
+    @field_validator("params")
+    @classmethod
+    def _params_are_decoding_parameters(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from benchfoundry.gateway.types import GenerateParams
+
+        GenerateParams(**value)  # unknown keys or wrong types fail here, not at call time
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("base_url must be an http(s) URL")
+        return value
+
+    @property
+    def display_url(self) -> str | None:
+        """The endpoint with any credentials in it masked, for messages and listings."""
+        return mask_url(self.base_url) if self.base_url else None
 
     def cost(self, tokens_in: int, tokens_out: int) -> float:
         return (tokens_in * self.price_in_per_mtok + tokens_out * self.price_out_per_mtok) / 1e6
+
+
+def mask_url(url: str) -> str:
+    """`url` with user:password and query values replaced by ***."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = (
+        "&".join(f"{kv.split('=', 1)[0]}=***" if "=" in kv else kv for kv in parts.query.split("&"))
+        if parts.query
+        else ""
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def mask_spec_string(text: str) -> str:
+    """A spec string with the credentials of any URL in it masked: it is also the model's name."""
+    head, at, url = text.partition("@http")
+    return f"{head}@{mask_url('http' + url)}" if at else text
 
 
 # Providers that need no model id, and the defaults a bare name stands for.
@@ -60,19 +104,20 @@ def parse_model(text: str) -> ModelSpec:
         raise ModelConfigError("empty model spec")
     if text in BARE:
         return ModelSpec(name=text, provider=BARE[text])
+    name = mask_spec_string(text)
     provider, sep, rest = text.partition("/")
     if not sep or not rest:
         raise ModelConfigError(
-            f"model spec '{text}' is not PROVIDER/MODEL[@BASE_URL] (e.g. openai/gpt-4o-mini, "
+            f"model spec '{mask_spec_string(text)}' is not PROVIDER/MODEL[@BASE_URL] (e.g. openai/gpt-4o-mini, "
             "hf/PATH_OR_ID, blind/random, facts/smollm2) nor one of: " + ", ".join(BARE)
         )
     if provider in WRAPPERS:  # the rest is a whole spec of its own: facts/openai/x@http://...
         parse_model(rest)
-        return ModelSpec(name=text, provider=provider, model=rest)
+        return ModelSpec(name=name, provider=provider, model=rest)
     model, at, base_url = rest.partition("@")
     if at and not base_url.startswith(("http://", "https://")):
-        raise ModelConfigError(f"model spec '{text}': the part after '@' must be an http(s) URL")
-    return ModelSpec(name=text, provider=provider, model=model, base_url=base_url or None)
+        raise ModelConfigError(f"model spec '{name}': the part after '@' must be an http(s) URL")
+    return ModelSpec(name=name, provider=provider, model=model, base_url=base_url or None)
 
 
 def load_catalogue(path: str | Path) -> dict[str, ModelSpec]:

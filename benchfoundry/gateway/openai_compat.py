@@ -3,8 +3,10 @@ through the official `openai` client. Retries are the gateway's, so the client m
 
 from __future__ import annotations
 
+import email.utils
 import os
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import openai
@@ -18,11 +20,25 @@ from benchfoundry.gateway.types import MCQ, Completion, GenerateParams
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
-    value = exc.response.headers.get("retry-after") if exc.response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
+    """Seconds the server asks to wait: `retry-after-ms`, or `Retry-After` in seconds or as an
+    HTTP date."""
+    headers = exc.response.headers if exc.response is not None else {}
+    if (millis := headers.get("retry-after-ms")) is not None:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
         return None
+    try:
+        return float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def chat_messages(parts: Sequence[Part], system: str | None) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from benchfoundry.gateway.errors import ModelConfigError, NotSupportedError
-from benchfoundry.gateway.messages import Part
+from benchfoundry.gateway.messages import Part, cache_form
 from benchfoundry.gateway.models import ModelSpec
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
 
@@ -52,6 +52,10 @@ class Provider(ABC):
 
     def prepare(self, answers: Sequence[str]) -> None:  # noqa: B027 - optional hook
         """See the answer letters of the dataset about to be asked (only priors use it)."""
+
+    def cache_form(self, parts: Sequence[Part]) -> list[dict[str, str]]:
+        """The messages as they enter the cache key: what this model is actually shown."""
+        return cache_form(parts)
 
     def cache_identity(self) -> dict[str, str]:
         """What identifies this model's answers in the response cache."""

@@ -60,13 +60,15 @@ class Script:
     rules: list[Rule] = field(default_factory=list)
     sequence: list[str] = field(default_factory=list)
     default: Reply = "A"
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def reply(self, request: ChatRequest) -> str:
         for rule in self.rules:
             if rule.matches(request):
                 return rule.reply(request) if callable(rule.reply) else rule.reply
-        if self.sequence:
-            return self.sequence.pop(0)
+        with self._lock:
+            if self.sequence:
+                return self.sequence.pop(0)
         return self.default(request) if callable(self.default) else self.default
 
     @classmethod
@@ -85,7 +87,7 @@ class Script:
 class Fault:
     kind: str
     model: str | None = None
-    retry_after: float = 1.0
+    retry_after: float | None = 1.0
     delay: float = 5.0
 
 
@@ -308,16 +310,32 @@ class TestServer:
             def _fault(self, fault: Fault) -> bool:
                 """Act out a fault; True when the request is finished."""
                 if fault.kind == "429":
-                    self._send(
-                        429,
-                        {"error": {"message": "rate limited"}},
-                        {"Retry-After": f"{fault.retry_after:g}"},
+                    wait = (
+                        {}
+                        if fault.retry_after is None
+                        else {"Retry-After": f"{fault.retry_after:g}"}
                     )
+                    self._send(429, {"error": {"message": "rate limited"}}, wait)
                 elif fault.kind in ("400", "500", "503"):
                     self._send(int(fault.kind), {"error": {"message": "server error"}})
                 elif fault.kind == "slow":
-                    time.sleep(fault.delay)
-                    return False
+                    time.sleep(fault.delay)  # the client has given up; answer into the void
+                    self._send(
+                        200,
+                        {
+                            "id": "late",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": "m",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": "(late)"},
+                                }
+                            ],
+                        },
+                    )
                 elif fault.kind == "drop":
                     self.close_connection = True
                     with contextlib.suppress(OSError):

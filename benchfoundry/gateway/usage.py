@@ -58,7 +58,8 @@ class UsageLedger:
         return out
 
     def write(self, run_root: str | Path) -> Path:
-        """Add these counts to `RUN/usage.json` (stage -> model -> counts, summed over runs)."""
+        """Add the counts made since the last write to `RUN/usage.json` (stage -> model ->
+        counts, summed over runs), then start counting afresh."""
         path = Path(run_root) / "usage.json"
         stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         for stage, models in self.as_dict().items():
@@ -67,6 +68,8 @@ class UsageLedger:
                 merged.add(Usage.model_validate(counts))
                 stored.setdefault(stage, {})[model] = merged.model_dump()
         atomic_write_json(path, stored)
+        with self._lock:
+            self.entries.clear()
         return path
 
     def markdown(self) -> str:

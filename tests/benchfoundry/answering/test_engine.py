@@ -164,3 +164,28 @@ def test_chance_for_the_mmbench_mix():
     assert chance.constant_vanilla["D"] == pytest.approx(1462 / 4 / 1760)
     with pytest.raises(ValueError):
         analytic_chance([])
+
+
+def test_empirical_chance_runs_every_blind_baseline():
+    from benchfoundry.answering.chance import BLIND_BASELINES, empirical_chance
+
+    items = [
+        MCQItem(
+            f"e{i}",
+            f"Which word is long number {i}?",
+            ("tiny", "an extraordinarily long option", "mid"),
+            "B" if i % 4 else "A",
+        )
+        for i in range(40)
+    ]
+    reports = empirical_chance(Gateway(), items)
+    assert set(reports) == set(BLIND_BASELINES)
+    assert reports["blind/frequent"].vanilla_accuracy == 0.75, (
+        "the most frequent key is B, 30 of 40"
+    )
+    assert reports["blind/longest"].vanilla_accuracy == 0.75
+    assert (
+        reports["blind/letter-A"].vanilla_accuracy == 0.25
+        and reports["blind/letter-A"].circular_accuracy == 0.0
+    )
+    assert all(r.sees == "nothing" and not r.with_image for r in reports.values())

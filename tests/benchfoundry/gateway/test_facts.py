@@ -81,3 +81,35 @@ def test_fact_reader_sends_the_visual_context_instead_of_pixels(tmp_path, image_
             gateway.generate(
                 model, [{"type": "image", "value": unseen_id}, {"type": "text", "value": "?"}]
             )
+
+
+def test_new_facts_are_not_answered_from_the_cache(tmp_path, image_bytes):
+    from benchfoundry.gateway import ResponseCache
+
+    run = RunFolder(tmp_path)
+    image = _store_image(run, image_bytes(seed=3))
+
+    def facts(config, caption):
+        return VisualFactsRecord(
+            image_id=image,
+            config_hash=config,
+            captions=[Caption(text=caption, backend="t", model=None)],
+            instances=[],
+            ocr_lines=[],
+            extractors=[],
+        )
+
+    run.table(VisualFactsRecord).append([facts("b-later", "A blue circle.")])
+    with TestServer(Script(default="B")) as server:
+        model = f"facts/openai/reader@{server.base_url}"
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        ask = [{"type": "image", "value": image}, {"type": "text", "value": "Colour?"}]
+        Gateway(cache=cache, context=GatewayContext(images=RunImages(run), run=run)).generate(
+            model, ask
+        )
+        run.table(VisualFactsRecord).append([facts("a-first", "A red circle.")])  # now sorts first
+        again = Gateway(
+            cache=cache, context=GatewayContext(images=RunImages(run), run=run)
+        ).generate(model, ask)
+        assert not again.cached and server.stats.requests == 2
+        assert "A red circle." in server.stats.bodies[-1]["messages"][-1]["content"]

@@ -163,7 +163,9 @@ def test_request_rate_limit_holds(secret):
         elapsed = time.monotonic() - started
         assert all(not isinstance(r, ModelCallError) for r in results)
         assert elapsed >= 1.8, "20 requests at 10 per second take about two seconds"
-        assert running.stats.by_status.get("429", 0) <= 4, "pacing keeps the server from refusing much"
+        assert running.stats.by_status.get("429", 0) <= 4, (
+            "pacing keeps the server from refusing much"
+        )
 
 
 def test_failures_in_a_batch_are_values(server, secret):
