@@ -25,9 +25,10 @@ def usage_report(gateway: Gateway) -> str:
 @task(name="record-model-usage", cache_policy=NO_CACHE)
 def record_usage_task(gateway: Gateway, run_root: str) -> Path:
     """Add the gateway's counts to `RUN/usage.json` and publish them as an artifact."""
+    report = usage_report(gateway)  # before the write, which starts the counts afresh
     path = gateway.ledger.write(run_root)
     create_markdown_artifact(
-        markdown=usage_report(gateway),
+        markdown=report,
         key="model-usage",
         description="Model calls, tokens and cost",
     )

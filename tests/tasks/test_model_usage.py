@@ -31,8 +31,9 @@ def test_usage_is_written_to_the_run_and_summed_over_runs(tmp_path):
             gateway.generate(
                 "blind/longest", "q", GenerateParams(), MCQ(question="q", options=("a", "bb"))
             )
+            report = usage_report(gateway)
             record_usage_task(gateway, str(tmp_path))
-            return usage_report(gateway)
+            return report
 
         report = stage()
         stage()
