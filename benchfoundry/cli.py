@@ -45,6 +45,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from benchfoundry.packaged import PackageMissingError
     from benchfoundry.spec import SpecError
     from benchfoundry.storage import SchemaMismatchError
+    from extractors.base import ExtractorUnavailable
     from tasks.ingest_items import SourceFormatError
 
     return (
@@ -56,6 +57,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         FileNotFoundError,
         PredictionFileError,
         ModelConfigError,
+        ExtractorUnavailable,
     )
 
 
@@ -160,6 +162,35 @@ def ingest(
             as_json,
             summary.model_dump(mode="json"),
             ingest_markdown(summary) + f"\nOutputs: {out.resolve()}",
+        )
+
+    _run(verbose, action)
+
+
+@app.command()
+def extract(
+    out: OutOpt,
+    spec: SpecOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Extract visual facts (instances, OCR lines, captions) for the run's images."""
+
+    def action() -> None:
+        from benchfoundry.report import extract_markdown
+        from benchfoundry.spec import ExtractOptions, load_spec
+        from benchfoundry.storage import RunFolder
+        from flows.extract import extract as extract_flow
+
+        options = load_spec(spec).options.extract if spec else ExtractOptions()
+        if not RunFolder(out).table_named("images").exists():
+            raise UserError(f"run folder {out} has no images yet: run 'benchfoundry ingest' first")
+        with _progress_bars(not as_json):
+            summary = extract_flow(str(out.resolve()), options)
+        _emit(
+            as_json,
+            summary.model_dump(mode="json"),
+            extract_markdown(summary) + f"\nOutputs: {out.resolve()}",
         )
 
     _run(verbose, action)

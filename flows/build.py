@@ -11,6 +11,7 @@ from benchfoundry.ids import content_hash
 from benchfoundry.report import BuildSummary, build_markdown, run_state
 from benchfoundry.spec import load_spec
 from benchfoundry.storage import RunFolder
+from flows.extract import extract
 from flows.ingest import ingest
 
 
@@ -29,14 +30,17 @@ def build(spec_path: str, out: str | None = None) -> BuildSummary:
             "spec_hash": content_hash(spec_json, length=16),
         },
     )
-    ingest_summary = None
+    ingest_summary = extract_summary = None
     if "ingest" in spec.stages:
         ingest_summary = ingest(spec.sources, str(run.root), spec.options.ingest)
+    if "extract" in spec.stages:
+        extract_summary = extract(str(run.root), spec.options.extract)
     summary = BuildSummary(
         spec=spec.name,
         run=str(run.root),
         stages=spec.stages,
         ingest=ingest_summary,
+        extract=extract_summary,
         manifest=str(run.manifest_path),
         **run_state(run).model_dump(),
     )

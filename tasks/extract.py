@@ -1,0 +1,258 @@
+"""The extract stage (SEED-Bench's first step): for each stored image, instances (segmenter +
+describer), text lines (OCR) and captions, kept as `visual_facts` keyed by image id and the
+extractor configuration's hash, so a rerun or an incremental build extracts only what is new.
+A failing image becomes a quarantine row with the reason; the batch goes on."""
+
+from __future__ import annotations
+
+import io
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyarrow.parquet as pq
+from PIL import Image
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from benchfoundry import progress
+from benchfoundry.ids import content_hash
+from benchfoundry.records import ExtractorInfo, ImageRecord, QuarantineRecord, VisualFactsRecord
+from benchfoundry.report import ExtractSummary
+from benchfoundry.spec import ExtractOptions
+from benchfoundry.storage import RunFolder
+from extractors import registry
+from extractors.base import Captioner, ExtractorFailed, OcrBackend, Segmenter
+from extractors.caption_composed import compose_context
+from extractors.describe import describe
+from tasks.ingest_items import Rejection
+
+REASONS = {
+    "extractor_failed": "a backend failed on this image (its message says which and why)",
+    "out_of_memory": "the image was too large for a backend's memory",
+    "bad_pixels": "the stored image could not be decoded again",
+}
+
+
+@dataclass
+class Extractors:
+    """The backends chosen for a run, built once."""
+
+    ocr: OcrBackend | None
+    segmenter: Segmenter | None
+    captioner: Captioner | None
+    label_instances: bool
+    config_hash: str
+    infos: list[ExtractorInfo]
+
+
+def build_extractors(options: ExtractOptions, extra: dict[str, object] | None = None) -> Extractors:
+    """Build the backends the options name; `ExtractorUnavailable` says what is missing."""
+    chosen = {"ocr": options.ocr, "segmenter": options.segmenter, "captioner": options.captioner}
+    built = {
+        role: None
+        if name == "none"
+        else registry.create(role, name, {**options.settings(role), **(extra or {})})
+        for role, name in chosen.items()
+    }
+    versions = {role: (b.name, b.model, b.version) if b else None for role, b in built.items()}
+    config = content_hash(
+        {"options": options.model_dump(mode="json"), "backends": versions}, length=16
+    )
+    infos = [
+        ExtractorInfo(
+            role=role, backend=b.name, model=b.model, version=b.version, config_hash=config
+        )
+        for role, b in built.items()
+        if b is not None
+    ]
+    return Extractors(
+        built["ocr"], built["segmenter"], built["captioner"], options.label_instances, config, infos
+    )  # type: ignore[arg-type]
+
+
+@dataclass
+class BatchOutcome:
+    records: list[VisualFactsRecord] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+    seconds: Counter[str] = field(default_factory=Counter)
+
+
+def extract_one(
+    image_id: str, data: bytes, source: str, extractors: Extractors, outcome: BatchOutcome
+) -> None:
+    """Facts for one image, or its rejection; time spent per backend goes to `outcome.seconds`."""
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+        image = image.convert("RGB")
+    except Exception as exc:  # a stored image that no longer decodes
+        outcome.rejections.append(
+            Rejection(source, "image", "bad_pixels", f"{image_id[:12]}: {exc}", stage="extract")
+        )
+        return
+    try:
+        instances, lines, captions = [], [], []
+        if extractors.segmenter is not None:
+            started = time.perf_counter()
+            regions = extractors.segmenter.segment(image)
+            outcome.seconds["segmenter"] += time.perf_counter() - started
+            started = time.perf_counter()
+            instances = describe(
+                image, regions, extractors.captioner if extractors.label_instances else None
+            )
+            outcome.seconds["describer"] += time.perf_counter() - started
+        if extractors.ocr is not None:
+            started = time.perf_counter()
+            lines = extractors.ocr.read(image)
+            outcome.seconds["ocr"] += time.perf_counter() - started
+        if extractors.captioner is not None:
+            started = time.perf_counter()
+            captions = extractors.captioner.caption(image, compose_context(instances, lines))
+            outcome.seconds["captioner"] += time.perf_counter() - started
+    except MemoryError:
+        outcome.rejections.append(
+            Rejection(
+                source,
+                "image",
+                "out_of_memory",
+                f"{image_id[:12]}: {image.width}x{image.height}",
+                stage="extract",
+            )
+        )
+        return
+    except ExtractorFailed as exc:
+        outcome.rejections.append(
+            Rejection(
+                source, "image", "extractor_failed", f"{image_id[:12]}: {exc}", stage="extract"
+            )
+        )
+        return
+    outcome.records.append(
+        VisualFactsRecord(
+            image_id=image_id,
+            config_hash=extractors.config_hash,
+            captions=captions,
+            instances=instances,
+            ocr_lines=lines,
+            extractors=extractors.infos,
+        )
+    )
+
+
+def extract_batch(batch: list[tuple[str, bytes, str]], extractors: Extractors) -> BatchOutcome:
+    outcome = BatchOutcome()
+    for image_id, data, source in batch:
+        extract_one(image_id, data, source, extractors, outcome)
+    return outcome
+
+
+def done_images(run: RunFolder, config_hash: str) -> set[str]:
+    """Images that already have facts under this configuration."""
+    return {
+        image for image, config in run.table(VisualFactsRecord).key_set() if config == config_hash
+    }
+
+
+def pending_batches(
+    run: RunFolder, config_hash: str, batch_size: int
+) -> Iterator[list[tuple[str, bytes, str]]]:
+    """Stored images without facts for this configuration, a batch at a time, read part by part."""
+    done = done_images(run, config_hash)
+    batch: list[tuple[str, bytes, str]] = []
+    for part in run.table(ImageRecord).parts():
+        for rows in pq.ParquetFile(part).iter_batches(
+            batch_size=64, columns=["image_id", "bytes", "source"]
+        ):
+            for image_id, data, source in zip(
+                *(rows.column(c).to_pylist() for c in ("image_id", "bytes", "source")), strict=True
+            ):
+                if image_id in done:
+                    continue
+                batch.append((image_id, data, source))
+                if len(batch) == batch_size:
+                    yield batch
+                    batch = []
+    if batch:
+        yield batch
+
+
+def store_outcome(run: RunFolder, outcome: BatchOutcome) -> None:
+    run.table(VisualFactsRecord).append(outcome.records)
+    run.table(QuarantineRecord).append([r.to_record() for r in outcome.rejections])
+
+
+def summarise(
+    run: RunFolder,
+    extractors: Extractors,
+    outcomes: list[BatchOutcome],
+    already: int,
+    seconds: float,
+    context_max_chars: int,
+) -> ExtractSummary:
+    from benchfoundry.visual_context import render
+
+    records = [r for o in outcomes for r in o.records]
+    n = max(1, len(records))
+    spent: Counter[str] = Counter()
+    for o in outcomes:
+        spent.update(o.seconds)
+    example = max(
+        records, key=lambda r: (len(r.instances) + len(r.ocr_lines), r.image_id), default=None
+    )
+    return ExtractSummary(
+        run=str(run.root),
+        config_hash=extractors.config_hash,
+        extractors=[
+            {"role": i.role, "backend": i.backend, "model": i.model} for i in extractors.infos
+        ],
+        images_total=run.table(ImageRecord).count(),
+        images_already_done=already,
+        images_extracted=len(records),
+        quarantined_by_reason=dict(Counter(r.reason for o in outcomes for r in o.rejections)),
+        mean_instances=sum(len(r.instances) for r in records) / n,
+        mean_ocr_lines=sum(len(r.ocr_lines) for r in records) / n,
+        mean_captions=sum(len(r.captions) for r in records) / n,
+        seconds_by_backend={k: round(v, 3) for k, v in sorted(spent.items())},
+        seconds_total=round(seconds, 3),
+        example_image=example.image_id if example else None,
+        example_context=render(example, context_max_chars) if example else None,
+    )
+
+
+def extract_all(run: RunFolder, options: ExtractOptions) -> ExtractSummary:
+    """The whole stage without Prefect."""
+    started = time.perf_counter()
+    extractors = build_extractors(options)
+    done_before = len(done_images(run, extractors.config_hash))
+    outcomes = []
+    for batch in pending_batches(run, extractors.config_hash, options.batch_size):
+        outcome = extract_batch(batch, extractors)
+        store_outcome(run, outcome)
+        outcomes.append(outcome)
+    return summarise(
+        run,
+        extractors,
+        outcomes,
+        done_before,
+        time.perf_counter() - started,
+        options.context_max_chars,
+    )
+
+
+# --- thin Prefect tasks ---------------------------------------------------------------------------
+
+
+@task(name="extract-images", retries=1, cache_policy=NO_CACHE)
+def extract_batch_task(
+    batch: list[tuple[str, bytes, str]], extractors: Extractors, total: int | None
+) -> BatchOutcome:
+    outcome = extract_batch(batch, extractors)
+    progress.report("extract facts", len(batch), total)
+    return outcome
+
+
+@task(name="store-facts", cache_policy=NO_CACHE)
+def store_outcome_task(run_root: str, outcome: BatchOutcome) -> None:
+    store_outcome(RunFolder(run_root), outcome)

@@ -1,0 +1,150 @@
+"""The SAM and captioner backends on tiny randomly initialised models built by the tests: the
+real loading and inference paths, with meaningless output."""
+
+import pytest
+import torch
+
+from benchfoundry.synthetic import make_scenes, render
+from extractors.registry import create
+
+pytestmark = pytest.mark.slow
+
+
+def _tiny_sam(folder):
+    from transformers import (
+        SamConfig,
+        SamImageProcessor,
+        SamMaskDecoderConfig,
+        SamModel,
+        SamProcessor,
+        SamPromptEncoderConfig,
+        SamVisionConfig,
+    )
+
+    torch.manual_seed(0)
+    config = SamConfig(
+        vision_config=SamVisionConfig(
+            hidden_size=32,
+            output_channels=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            image_size=64,
+            patch_size=16,
+            mlp_dim=64,
+            global_attn_indexes=[0],
+            window_size=2,
+            num_pos_feats=8,
+        ),
+        prompt_encoder_config=SamPromptEncoderConfig(
+            hidden_size=16, image_size=64, patch_size=16, mask_input_channels=4
+        ),
+        mask_decoder_config=SamMaskDecoderConfig(
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            mlp_dim=32,
+            iou_head_hidden_dim=16,
+        ),
+    )
+    SamModel(config).save_pretrained(folder)
+    SamProcessor(
+        SamImageProcessor(size={"longest_edge": 64}, pad_size={"height": 64, "width": 64})
+    ).save_pretrained(folder)
+    return folder
+
+
+def _tiny_blip(folder):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import (
+        BertTokenizerFast,
+        BlipConfig,
+        BlipForConditionalGeneration,
+        BlipImageProcessor,
+        BlipProcessor,
+        BlipTextConfig,
+        BlipVisionConfig,
+    )
+
+    words = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "a",
+        "red",
+        "square",
+        "on",
+        "grey",
+        "picture",
+        "of",
+    ]
+    wordpiece = Tokenizer(models.WordPiece({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    wordpiece.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = BertTokenizerFast(
+        tokenizer_object=wordpiece,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        bos_token="[CLS]",
+        eos_token="[SEP]",
+    )
+    processor = BlipProcessor(BlipImageProcessor(size={"height": 32, "width": 32}), tokenizer)
+    torch.manual_seed(0)
+    config = BlipConfig(
+        text_config=BlipTextConfig(
+            vocab_size=len(words),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            max_position_embeddings=64,
+            bos_token_id=2,
+            sep_token_id=3,
+            pad_token_id=0,
+        ),
+        vision_config=BlipVisionConfig(
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            image_size=32,
+            patch_size=8,
+        ),
+    )
+    BlipForConditionalGeneration(config).save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+def test_transformers_sam_generates_regions(tmp_path):
+    segmenter = create(
+        "segmenter",
+        "hf-sam",
+        {
+            "checkpoint": str(_tiny_sam(tmp_path / "sam")),
+            "pred_iou_thresh": 0.0,
+            "stability_score_thresh": 0.0,
+            "points_per_side": 4,
+        },
+    )
+    image = render(make_scenes(n_objects=1, n_text=0, seed=5)[0])
+    regions = segmenter.segment(image)
+    assert regions, "a random model still returns masks once thresholds are off"
+    for region in regions:
+        assert region.mask.shape == (image.height, image.width)
+        assert 0 <= region.box[0] < region.box[2] <= image.width and region.area == int(
+            region.mask.sum()
+        )
+
+
+def test_transformers_captioner_captions_images(tmp_path):
+    captioner = create(
+        "captioner", "hf", {"model": str(_tiny_blip(tmp_path / "blip")), "max_new_tokens": 5}
+    )
+    captions = captioner.caption(render(make_scenes(n_objects=1, n_text=0, seed=6)[0]))
+    assert len(captions) == 1, "random weights still say some words of the vocabulary"
+    assert captions[0].backend == "hf" and captions[0].model.endswith("blip")
+    assert set(captions[0].text.split()) <= {"a", "red", "square", "on", "grey", "picture", "of"}

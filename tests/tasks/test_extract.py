@@ -1,0 +1,89 @@
+"""The extract stage: facts for every image, incremental reruns, failures as quarantine rows."""
+
+import pytest
+
+from benchfoundry.ids import image_id
+from benchfoundry.records import ImageRecord, QuarantineRecord, VisualFactsRecord
+from benchfoundry.spec import ExtractOptions, FolderSource, IngestOptions
+from benchfoundry.storage import RunFolder
+from benchfoundry.synthetic import write_corpus
+from benchfoundry.visual_context import FactsIndex
+from tasks.extract import build_extractors, extract_all
+from tasks.ingest import ingest_all
+
+
+@pytest.fixture
+def run(tmp_path):
+    write_corpus(tmp_path / "corpus", n_objects=4, n_text=2, seed=31)
+    folder = RunFolder(tmp_path / "run")
+    ingest_all(folder, [FolderSource(path=tmp_path / "corpus" / "images")], IngestOptions())
+    return folder
+
+
+def test_every_image_gets_facts_and_a_rerun_does_nothing(run):
+    summary = extract_all(run, ExtractOptions(batch_size=4))
+    facts = run.table(VisualFactsRecord).records()
+    assert summary.images_extracted == len(facts) == 6 and summary.images_already_done == 0
+    assert {f.config_hash for f in facts} == {summary.config_hash}
+    assert all({e.role for e in f.extractors} == {"ocr", "segmenter", "captioner"} for f in facts)
+    assert any(f.ocr_lines for f in facts) and any(f.instances for f in facts)
+    assert all(
+        f.captions[0].backend == "composed" and "not a neural caption" in f.captions[0].text
+        for f in facts
+    )
+    assert set(summary.seconds_by_backend) == {"segmenter", "describer", "ocr", "captioner"}
+    context = FactsIndex(facts).context(summary.example_image)
+    assert context == summary.example_context and "Objects" in context
+    again = extract_all(run, ExtractOptions(batch_size=4))
+    assert (again.images_extracted, again.images_already_done) == (0, 6)
+    other = extract_all(run, ExtractOptions(ocr="none", captioner="none"))
+    assert other.config_hash != summary.config_hash and other.images_extracted == 6
+    assert run.table(VisualFactsRecord).count() == 12
+
+
+def test_a_failing_image_is_quarantined_and_the_batch_goes_on(run):
+    garbage = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+    run.table(ImageRecord).append(
+        [
+            ImageRecord(
+                image_id=image_id(garbage),
+                source="broken.png",
+                source_kind="folder",
+                width=40,
+                height=40,
+                format="PNG",
+                mode="RGB",
+                n_bytes=len(garbage),
+                phash="0" * 16,
+                duplicate_of=None,
+                duplicate_distance=None,
+                license=None,
+                meta="{}",
+                bytes=garbage,
+            )
+        ]
+    )
+    summary = extract_all(run, ExtractOptions(batch_size=3))
+    assert summary.images_extracted == 6 and summary.quarantined_by_reason == {"bad_pixels": 1}
+    (row,) = [q for q in run.table(QuarantineRecord).records() if q.stage == "extract"]
+    assert row.source == "broken.png" and row.reason == "bad_pixels"
+
+
+def test_a_failing_model_is_quarantined_with_its_reason(run):
+    from benchfoundry.gateway.testserver import Script, TestServer
+
+    with TestServer(Script(default="A grey picture with shapes.")) as server:
+        server.inject("500", times=5 * 2)
+        options = ExtractOptions(
+            ocr="none",
+            segmenter="none",
+            captioner="vlm",
+            captioner_model=f"openai/captioner@{server.base_url}",
+        )
+        extractors = build_extractors(options)
+        assert [i.backend for i in extractors.infos] == ["vlm"]
+        summary = extract_all(run, options)
+    assert summary.quarantined_by_reason == {"extractor_failed": 2}
+    assert summary.images_extracted == 4
+    captions = [f.captions[0].text for f in run.table(VisualFactsRecord).records()]
+    assert captions == ["A grey picture with shapes."] * 4
