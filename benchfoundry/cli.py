@@ -45,6 +45,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from benchfoundry.packaged import PackageMissingError
     from benchfoundry.spec import SpecError
     from benchfoundry.storage import SchemaMismatchError
+    from benchfoundry.taxonomy import TaxonomyError
     from extractors.base import ExtractorUnavailable
     from tasks.ingest_items import SourceFormatError
 
@@ -58,6 +59,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         PredictionFileError,
         ModelConfigError,
         ExtractorUnavailable,
+        TaxonomyError,
     )
 
 
@@ -191,6 +193,42 @@ def extract(
             as_json,
             summary.model_dump(mode="json"),
             extract_markdown(summary) + f"\nOutputs: {out.resolve()}",
+        )
+
+    _run(verbose, action)
+
+
+@app.command()
+def generate(
+    out: OutOpt,
+    spec: SpecOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Write candidate questions from the run's visual facts (templates, and LLMs when configured)."""
+
+    def action() -> None:
+        from benchfoundry.report import generate_markdown
+        from benchfoundry.spec import GenerateOptions, load_spec
+        from benchfoundry.storage import RunFolder
+        from flows.generate import generate as generate_flow
+
+        loaded = load_spec(spec) if spec else None
+        if not RunFolder(out).table_named("visual_facts").exists():
+            raise UserError(
+                f"run folder {out} has no visual facts yet: run 'benchfoundry extract' first"
+            )
+        options = loaded.options.generate if loaded else GenerateOptions()
+        summary = generate_flow(
+            str(out.resolve()),
+            options,
+            loaded.taxonomy if loaded else None,
+            loaded.models if loaded else {},
+        )
+        _emit(
+            as_json,
+            summary.model_dump(mode="json"),
+            generate_markdown(summary) + f"\nOutputs: {out.resolve()}",
         )
 
     _run(verbose, action)

@@ -44,6 +44,45 @@ class ExtractSummary(BaseModel):
     example_context: str | None
 
 
+class GenerateSummary(BaseModel):
+    run: str
+    taxonomy: str
+    images: int
+    drafts: int
+    candidates: int
+    candidates_added: int
+    refused_by_reason: dict[str, int]
+    by_generator: dict[str, int]
+    per_dimension: dict[str, dict[str, int]]
+    letter_distribution: dict[str, int]
+    flagged_length_outliers: int
+    cost: float
+
+
+def generate_markdown(summary: GenerateSummary) -> str:
+    lines = [
+        f"# Generate ({summary.taxonomy})",
+        "",
+        f"{summary.drafts} drafts from {summary.images} images, "
+        f"{summary.candidates} candidates ({summary.candidates_added} new), cost {summary.cost:.4f}",
+        "",
+        "| dimension | counts |",
+        "|---|---|",
+    ]
+    lines += [
+        f"| {d} | " + ", ".join(f"{k} {v}" for k, v in c.items()) + " |"
+        for d, c in summary.per_dimension.items()
+    ]
+    lines += [
+        "",
+        "Answer letters: " + ", ".join(f"{k} {v}" for k, v in summary.letter_distribution.items()),
+        "Refused: "
+        + (", ".join(f"`{k}` {v}" for k, v in summary.refused_by_reason.items()) or "nothing"),
+        "By generator: " + ", ".join(f"{k} {v}" for k, v in summary.by_generator.items()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 class Example(BaseModel):
     question_id: str
     dimension: str
@@ -61,6 +100,7 @@ class BuildSummary(BaseModel):
     stages: list[str]
     ingest: IngestSummary | None
     extract: ExtractSummary | None = None
+    generate: GenerateSummary | None = None
     table_rows: dict[str, int]
     quarantine_by_stage_reason: dict[str, dict[str, int]]
     quarantine_examples: dict[str, dict[str, str]]
@@ -222,6 +262,18 @@ def build_text(summary: BuildSummary) -> str:
                 f"  visual context of image {ext.example_image[:12]} (what a question writer reads):"
             ]
             out += [f"    {line}" for line in ext.example_context.splitlines()[:14]]
+    if summary.generate:
+        gen = summary.generate
+        out += [
+            "",
+            f"Generate ({gen.taxonomy}):",
+            f"  drafts {gen.drafts} from {gen.images} images, candidates {gen.candidates} ({gen.candidates_added} new)",
+            "  by generator: " + ", ".join(f"{k} {v}" for k, v in gen.by_generator.items()),
+            "  answer letters: "
+            + ", ".join(f"{k} {v}" for k, v in gen.letter_distribution.items()),
+            "  refused: "
+            + (", ".join(f"{k} {v}" for k, v in gen.refused_by_reason.items()) or "nothing"),
+        ]
     out += ["", "Tables in the run folder:"]
     out += [f"  {table:<14} {rows:>6} rows" for table, rows in summary.table_rows.items()]
     out += ["", "Quarantined (refused, with reasons; all cases are in the quarantine table):"]

@@ -121,14 +121,34 @@ class ExtractOptions(SpecModel):
         return {"model": self.captioner_model}
 
 
+class GenerateOptions(SpecModel):
+    """Options of the generate stage."""
+
+    templates: bool = Field(default=True, description="write template questions from the facts")
+    llm: bool = Field(
+        default=True, description="ask the spec's generator models, when there are any"
+    )
+    llm_dimensions: list[str] | None = Field(
+        default=None, description="dimensions for the LLM (default: every leaf)"
+    )
+    min_options: int = Field(default=2, ge=2, le=10)
+    max_options: int = Field(default=4, ge=2, le=10)
+    n_options: int = Field(default=4, ge=2, le=10, description="options an LLM is asked for")
+    length_ratio: float = Field(default=3.0, gt=1)
+    near_duplicate: float = Field(default=0.9, gt=0, le=1)
+    seed: int = 0
+    context_max_chars: int = Field(default=2000, ge=200)
+
+
 class StageOptions(SpecModel):
     """Per-stage options; each stage adds its section here."""
 
     ingest: IngestOptions = Field(default_factory=IngestOptions)
     extract: ExtractOptions = Field(default_factory=ExtractOptions)
+    generate: GenerateOptions = Field(default_factory=GenerateOptions)
 
 
-AVAILABLE_STAGES = ("ingest", "extract")
+AVAILABLE_STAGES = ("ingest", "extract", "generate")
 
 
 class BuildSpec(SpecModel):

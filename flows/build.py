@@ -12,6 +12,7 @@ from benchfoundry.report import BuildSummary, build_markdown, run_state
 from benchfoundry.spec import load_spec
 from benchfoundry.storage import RunFolder
 from flows.extract import extract
+from flows.generate import generate
 from flows.ingest import ingest
 
 
@@ -30,17 +31,22 @@ def build(spec_path: str, out: str | None = None) -> BuildSummary:
             "spec_hash": content_hash(spec_json, length=16),
         },
     )
-    ingest_summary = extract_summary = None
+    ingest_summary = extract_summary = generate_summary = None
     if "ingest" in spec.stages:
         ingest_summary = ingest(spec.sources, str(run.root), spec.options.ingest)
     if "extract" in spec.stages:
         extract_summary = extract(str(run.root), spec.options.extract)
+    if "generate" in spec.stages:
+        generate_summary = generate(
+            str(run.root), spec.options.generate, spec.taxonomy, spec.models
+        )
     summary = BuildSummary(
         spec=spec.name,
         run=str(run.root),
         stages=spec.stages,
         ingest=ingest_summary,
         extract=extract_summary,
+        generate=generate_summary,
         manifest=str(run.manifest_path),
         **run_state(run).model_dump(),
     )

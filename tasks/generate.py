@@ -1,0 +1,164 @@
+"""The generate stage: candidates from the template generator and, when generator models are
+configured, from LLMs per evaluation dimension; every draft validated, near duplicates merged,
+answer letters spread evenly, and every refusal quarantined with its reason."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from benchfoundry.gateway import Gateway
+from benchfoundry.records import CandidateRecord, QuarantineRecord, VisualFactsRecord
+from benchfoundry.report import GenerateSummary
+from benchfoundry.spec import GenerateOptions
+from benchfoundry.storage import RunFolder
+from benchfoundry.taxonomy import Taxonomy, load_taxonomy
+from tasks.generate_drafts import (
+    Draft,
+    Rules,
+    letter_distribution,
+    merge_near_duplicates,
+    to_candidate,
+    validate,
+)
+from tasks.generate_llm import Job, llm_drafts
+from tasks.generate_templates import template_drafts
+from tasks.ingest_items import Rejection
+
+
+def facts_by_image(run: RunFolder) -> list[VisualFactsRecord]:
+    """One facts record per image (the first by configuration hash when there are several)."""
+    chosen: dict[str, VisualFactsRecord] = {}
+    for record in sorted(
+        run.table(VisualFactsRecord).records(), key=lambda r: (r.image_id, r.config_hash)
+    ):
+        chosen.setdefault(record.image_id, record)
+    return list(chosen.values())
+
+
+def _has(facts: VisualFactsRecord, needs: tuple[str, ...]) -> bool:
+    return all(getattr(facts, need) for need in needs)
+
+
+def llm_jobs(
+    facts: list[VisualFactsRecord],
+    taxonomy: Taxonomy,
+    models: dict[str, list[str]],
+    options: GenerateOptions,
+) -> list[Job]:
+    """A job per image and dimension whose needs the facts meet, for the role's first model."""
+    if not options.llm:
+        return []
+    wanted = set(options.llm_dimensions or [d.id for d in taxonomy.leaves()])
+    jobs = []
+    for dimension in taxonomy.leaves():
+        if dimension.id not in wanted or dimension.prompt is None:
+            continue
+        role_models = models.get(dimension.role) or models.get("generator") or []
+        if not role_models:
+            continue
+        jobs += [Job(f, dimension, role_models[0]) for f in facts if _has(f, dimension.needs)]
+    return jobs
+
+
+def generate_all(
+    run: RunFolder,
+    options: GenerateOptions,
+    taxonomy_name: str | None,
+    models: dict[str, list[str]],
+    gateway: Gateway | None = None,
+) -> GenerateSummary:
+    """The whole stage without Prefect."""
+    taxonomy = load_taxonomy(taxonomy_name or "seed_bench")
+    facts = facts_by_image(run)
+    drafts: list[Draft] = []
+    rejections: list[Rejection] = []
+    if options.templates:
+        pool = sorted({line.text for f in facts for line in f.ocr_lines})
+        for record in facts:
+            drafts += template_drafts(record, taxonomy, pool, options.seed)
+    jobs = llm_jobs(facts, taxonomy, models, options)
+    if jobs:
+        if gateway is None:
+            from benchfoundry.gateway.setup import gateway_for_run
+
+            gateway = gateway_for_run(run.root, stage="generate")
+        names = {d.id: d.name for d in taxonomy.dimensions}
+        written, refused = llm_drafts(
+            gateway, jobs, names, options.n_options, options.context_max_chars
+        )
+        drafts += written
+        rejections += refused
+    return finish(
+        run,
+        drafts,
+        rejections,
+        taxonomy,
+        options,
+        requested=Counter(j.dimension.id for j in jobs),
+        gateway=gateway,
+    )
+
+
+def finish(
+    run: RunFolder,
+    drafts: list[Draft],
+    rejections: list[Rejection],
+    taxonomy: Taxonomy,
+    options: GenerateOptions,
+    requested: Counter[str],
+    gateway: Gateway | None,
+) -> GenerateSummary:
+    rules = Rules(
+        options.min_options, options.max_options, options.length_ratio, options.near_duplicate
+    )
+    dimensions = {d.id for d in taxonomy.leaves()}
+    valid = []
+    for draft in drafts:
+        refusal = validate(draft, rules, dimensions)
+        (rejections.append(refusal) if refusal else valid.append(draft))
+    kept, merged = merge_near_duplicates(valid, rules.near_duplicate)
+    rejections += merged
+    candidates = [to_candidate(d, options.seed, rules) for d in kept]
+    written = run.table(CandidateRecord).append(candidates)
+    run.table(QuarantineRecord).append([r.to_record() for r in rejections])
+    per_dimension: dict[str, dict[str, int]] = {}
+    for draft in drafts:
+        per_dimension.setdefault(draft.dimension, Counter())["drafted"] += 1
+    for dimension, n in requested.items():
+        per_dimension.setdefault(dimension, Counter())["llm_requested"] += n
+    for candidate in candidates:
+        per_dimension.setdefault(candidate.dimension, Counter())["produced"] += 1
+    for refusal in rejections:
+        dimension = refusal.source.rsplit("#", 1)[-1]
+        per_dimension.setdefault(dimension, Counter())[f"refused:{refusal.reason}"] += 1
+    return GenerateSummary(
+        run=str(run.root),
+        taxonomy=taxonomy.name,
+        images=len({d.image_id for d in drafts}),
+        drafts=len(drafts),
+        candidates=len(candidates),
+        candidates_added=written.added,
+        refused_by_reason=dict(sorted(Counter(r.reason for r in rejections).items())),
+        by_generator=dict(sorted(Counter(c.generator for c in candidates).items())),
+        per_dimension={k: dict(sorted(v.items())) for k, v in sorted(per_dimension.items())},
+        letter_distribution=letter_distribution(candidates),
+        flagged_length_outliers=sum("length_outlier" in c.meta for c in candidates),
+        cost=round(sum(d.cost for d in kept), 6),
+    )
+
+
+@task(name="generate-candidates", cache_policy=NO_CACHE)
+def generate_task(
+    run_root: str, options: GenerateOptions, taxonomy: str | None, models: dict[str, list[str]]
+) -> GenerateSummary:
+    from benchfoundry.gateway.setup import gateway_for_run
+    from tasks.model_usage import record_usage_task
+
+    run = RunFolder(run_root)
+    gateway = gateway_for_run(run.root, stage="generate")
+    summary = generate_all(run, options, taxonomy, models, gateway)
+    record_usage_task(gateway, run_root)
+    return summary
