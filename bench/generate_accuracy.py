@@ -26,8 +26,10 @@ def main() -> None:
     from tasks.generate_check import template_key_accuracy
 
     result = template_key_accuracy(work, args.scenes)
-    print(f"{result.questions} template questions on {args.scenes} synthetic scenes: "
-          f"{result.right} keys right = {100 * result.accuracy:.1f}%")
+    print(
+        f"{result.questions} template questions on {args.scenes} synthetic scenes: "
+        f"{result.right} keys right = {100 * result.accuracy:.1f}%"
+    )
     for kind, (right, total) in sorted(result.by_kind.items()):
         print(f"  {kind:<28} {right}/{total}")
     print("answer letters: " + ", ".join(f"{k} {v}" for k, v in sorted(result.letters.items())))

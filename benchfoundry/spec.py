@@ -108,17 +108,24 @@ class ExtractOptions(SpecModel):
     context_max_chars: int = Field(default=2000, ge=200)
 
     def settings(self, role: str) -> dict[str, object]:
-        """The settings a backend of `role` reads."""
+        """The settings the chosen backend of `role` reads (and nothing else, so that the
+        configuration hash changes only when the facts would)."""
         if role == "ocr":
-            return {"model_dir": self.ocr_model_dir, "min_score": self.ocr_min_score}
-        if role == "segmenter":
             return {
-                "checkpoint": self.segmenter_checkpoint,
-                "sam_model_type": self.sam_model_type,
+                "min_score": self.ocr_min_score,
+                **({"model_dir": self.ocr_model_dir} if self.ocr == "paddleocr" else {}),
+            }
+        if role == "segmenter":
+            chosen: dict[str, object] = {
                 "max_regions": self.max_instances,
                 "min_share": self.min_instance_share,
             }
-        return {"model": self.captioner_model}
+            if self.segmenter in ("hf-sam", "sam"):
+                chosen["checkpoint"] = self.segmenter_checkpoint
+            if self.segmenter == "sam":
+                chosen["sam_model_type"] = self.sam_model_type
+            return chosen
+        return {"model": self.captioner_model} if self.captioner in ("hf", "vlm") else {}
 
 
 class GenerateOptions(SpecModel):

@@ -28,8 +28,14 @@ def render(facts: VisualFactsRecord, max_chars: int = 2000) -> str:
         ]
     out: list[str] = []
     used = 0
+    line_cap = max(
+        80, max_chars // 3
+    )  # one long line (a composed caption) must not crowd out the rest
     for i, line in enumerate(lines):
-        if used + len(line) + 1 > max_chars:
+        if len(line) > line_cap:
+            line = line[: line_cap - 1] + "…"
+        note = f"({len(lines) - i} more lines left out)"
+        if used + len(line) + 1 > max_chars - len(note) - 1 and i < len(lines) - 1:
             out.append(f"({len(lines) - i} more lines left out)")
             break
         out.append(line)

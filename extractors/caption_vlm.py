@@ -8,7 +8,7 @@ from typing import Any
 
 from PIL import Image
 
-from benchfoundry.gateway import Gateway, GenerateParams, ModelCallError
+from benchfoundry.gateway import Gateway, GenerateParams, ModelCallError, ModelConfigError
 from benchfoundry.records import Caption
 from extractors.base import Captioner, ExtractorFailed, ExtractorUnavailable
 
@@ -25,7 +25,13 @@ class GatewayCaptioner(Captioner):
             raise ExtractorUnavailable(
                 "captioner 'vlm' needs a model: set options.extract.captioner_model (e.g. openai/gpt-4o-mini)"
             )
-        self.gateway: Gateway = settings.get("gateway") or Gateway()
+        self.gateway: Gateway = settings.get("gateway") or Gateway()  # the stage passes the run's
+        try:
+            self.gateway.provider(
+                self.model_spec
+            )  # a bad name or spec fails here, before any image
+        except (ModelConfigError, ValueError) as exc:
+            raise ExtractorUnavailable(f"captioner 'vlm': {exc}") from None
         self.params = GenerateParams(max_tokens=int(settings.get("max_tokens", 60)))
 
     @property

@@ -23,22 +23,23 @@ def colour_name(rgb: tuple[float, float, float]) -> str:
     if saturation < 0.2 or (value - min(r, g, b)) < 0.12:
         return "white" if lightness > 0.85 else "grey" if lightness > 0.25 else "black"
     degrees = hue * 360
-    if lightness < 0.35 and 15 <= degrees < 45:
-        return "brown"
-    for limit, name in (
+    if lightness < 0.35 and 15 <= degrees < 70:
+        return "brown" if degrees < 45 else "olive"
+    if 10 <= degrees < 45 and saturation < 0.5 and lightness > 0.55:
+        return "beige"
+    bands = (
         (15, "red"),
         (40, "orange"),
         (70, "yellow"),
         (165, "green"),
         (195, "cyan"),
         (255, "blue"),
-        (290, "purple"),
-        (335, "pink"),
+        (315, "purple"),
+        (345, "pink"),
         (360, "red"),
-    ):
-        if degrees < limit:
-            return name
-    return "red"
+    )
+    name = next(n for limit, n in bands if degrees < limit)
+    return "pink" if name == "red" and lightness > 0.7 else name
 
 
 def position_phrase(box: tuple[float, float, float, float], width: int, height: int) -> str:

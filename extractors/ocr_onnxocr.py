@@ -21,6 +21,11 @@ from extractors.base import ExtractorFailed, OcrBackend
 _LOCK = threading.Lock()
 
 
+def is_text(text: str) -> bool:
+    """A line worth keeping: it has a letter or a digit (shapes read as "•" or "▲" are not text)."""
+    return any(ch.isalnum() for ch in text)
+
+
 def polygon_box(points: Any) -> list[float]:
     """The axis-aligned box (x0, y0, x1, y1) around a polygon."""
     array = np.asarray(points, dtype=float).reshape(-1, 2)
@@ -76,7 +81,7 @@ class PPOCRv5(OcrBackend):
         lines = []
         for entry in result[0] if result and result[0] else []:
             points, (text, score) = entry
-            if text.strip() and score >= self.min_score:
+            if is_text(text) and score >= self.min_score:
                 lines.append(
                     OcrLine(text=text.strip(), box=polygon_box(points), score=float(score))
                 )

@@ -14,7 +14,7 @@ from PIL import Image
 
 from benchfoundry.records import OcrLine
 from extractors.base import ExtractorFailed, ExtractorUnavailable, OcrBackend
-from extractors.ocr_onnxocr import polygon_box
+from extractors.ocr_onnxocr import is_text, polygon_box
 
 
 class PaddleOCRBackend(OcrBackend):
@@ -60,7 +60,7 @@ class PaddleOCRBackend(OcrBackend):
         lines = []
         for entry in result[0] if result and result[0] else []:
             points, (text, score) = entry
-            if text.strip() and score >= self.min_score:
+            if is_text(text) and score >= self.min_score:
                 lines.append(
                     OcrLine(text=text.strip(), box=polygon_box(points), score=float(score))
                 )

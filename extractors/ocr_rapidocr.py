@@ -11,7 +11,7 @@ from PIL import Image
 
 from benchfoundry.records import OcrLine
 from extractors.base import ExtractorFailed, ExtractorUnavailable, OcrBackend
-from extractors.ocr_onnxocr import polygon_box
+from extractors.ocr_onnxocr import is_text, polygon_box
 
 
 class RapidOCR(OcrBackend):
@@ -45,5 +45,5 @@ class RapidOCR(OcrBackend):
         return [
             OcrLine(text=text.strip(), box=polygon_box(points), score=float(score))
             for points, text, score in (result or [])
-            if text.strip() and float(score) >= self.min_score
+            if is_text(text) and float(score) >= self.min_score
         ]

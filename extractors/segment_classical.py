@@ -50,28 +50,32 @@ class ClassicalSegmenter(Segmenter):
             min_size=max(8, int(self.min_share * labels_size(pixels))),
         )
         total = labels.size
+        height, width = labels.shape
         regions = []
         for label in np.unique(labels):
             mask = labels == label
             area = int(mask.sum())
             share = area / total
-            if share < self.min_share or share > self.max_share:
+            if share < self.min_share:
                 continue
             ys, xs = np.nonzero(mask)
             x0, y0, x1, y1 = xs.min(), ys.min(), xs.max() + 1, ys.max() + 1
+            touches = sum(int(edge) for edge in (x0 == 0, y0 == 0, x1 == width, y1 == height))
+            if share > self.max_share and touches >= 2:  # the background
+                continue
             fill = area / ((x1 - x0) * (y1 - y0))
+            if fill < 0.1:  # a thin outline or sliver, not an object
+                continue
             box = tuple(float(v / factor) for v in (x0, y0, x1, y1))
             regions.append(
-                Region(
-                    box=box,
-                    area=int(area / factor**2),
-                    score=float(fill),
-                    mask=_upsample(mask, rgb.size) if factor < 1 else mask,
-                )
+                Region(box=box, area=int(area / factor**2), score=float(fill), mask=mask)
             )
         regions = [r for r in regions if not _ring(r, regions)]
         regions.sort(key=lambda r: -r.area)
-        return regions[: self.max_regions]
+        kept = regions[: self.max_regions]
+        if factor < 1:  # upscale only the masks that are kept
+            kept = [Region(r.box, r.area, r.score, _upsample(r.mask, rgb.size)) for r in kept]
+        return kept
 
 
 def _ring(region: Region, regions: list[Region], fill: float = 0.3) -> bool:

@@ -74,6 +74,7 @@ class TransformersSAM(Segmenter):
         self.nms_threshold = float(settings.get("nms_thresh", 0.7))
         self.min_share = float(settings.get("min_share", 0.002))
         self.max_regions = int(settings.get("max_regions", 12))
+        self.max_side = int(settings.get("max_side", 512))
 
     @property
     def model(self) -> str:
@@ -92,7 +93,17 @@ class TransformersSAM(Segmenter):
     def segment(self, image: Image.Image) -> list[Region]:
         import torch
 
-        rgb = image.convert("RGB")
+        original = image.convert("RGB")
+        # Work at a bounded size: the masks of every point are upscaled to this size before
+        # filtering, so a 50-megapixel image would otherwise need tens of GB.
+        factor = min(1.0, self.max_side / max(original.size))
+        rgb = (
+            original.resize(
+                (max(1, round(original.width * factor)), max(1, round(original.height * factor)))
+            )
+            if factor < 1
+            else original
+        )
         points = self._grid(rgb.width, rgb.height)
         try:
             with _LOCK, torch.no_grad():

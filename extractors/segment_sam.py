@@ -9,6 +9,7 @@ backend is `hf-sam` (transformers), which needs no torchvision."""
 from __future__ import annotations
 
 import importlib.metadata
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ class SegmentAnything(Segmenter):
         self.generator = SamAutomaticMaskGenerator(
             sam, points_per_side=int(settings.get("points_per_side", 16))
         )
+        self._lock = threading.Lock()
         self.min_share = float(settings.get("min_share", 0.002))
         self.max_regions = int(settings.get("max_regions", 12))
 
@@ -58,7 +60,8 @@ class SegmentAnything(Segmenter):
     def segment(self, image: Image.Image) -> list[Region]:
         pixels = np.asarray(image.convert("RGB"))
         try:
-            found = self.generator.generate(pixels)
+            with self._lock:  # the generator keeps the current image on a shared predictor
+                found = self.generator.generate(pixels)
         except (RuntimeError, ValueError) as exc:
             raise ExtractorFailed(f"SAM: {type(exc).__name__}: {exc}") from None
         total = pixels.shape[0] * pixels.shape[1]

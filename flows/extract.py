@@ -13,10 +13,10 @@ from benchfoundry.report import ExtractSummary, extract_markdown
 from benchfoundry.spec import ExtractOptions
 from benchfoundry.storage import RunFolder
 from tasks.extract import (
-    build_extractors,
     done_images,
     extract_batch_task,
     pending_batches,
+    run_extractors,
     store_outcome_task,
     summarise,
 )
@@ -31,7 +31,7 @@ def extract(out: str, options: ExtractOptions | None = None) -> ExtractSummary:
     options = options or ExtractOptions()
     run = RunFolder(out)
     started = time.perf_counter()
-    extractors = build_extractors(options)
+    extractors = run_extractors(run, options)
     done_before = len(done_images(run, extractors.config_hash))
     total = run.table(ImageRecord).count() - done_before
     batches = pending_batches(run, extractors.config_hash, options.batch_size)

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow.parquet as pq
 from PIL import Image
 from prefect import task
@@ -72,6 +73,23 @@ def build_extractors(options: ExtractOptions, extra: dict[str, object] | None = 
     )  # type: ignore[arg-type]
 
 
+def to_rgb(image: Image.Image) -> Image.Image:
+    """8-bit RGB for the backends: 16-bit and float images scaled down (not clipped), images with
+    transparency painted onto white (transparent text would otherwise vanish into black)."""
+    image.load()
+    if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        array = np.asarray(image, dtype=np.float64)
+        low, high = float(array.min()), float(array.max())
+        scaled = (array - low) / (high - low) * 255 if high > low else np.zeros_like(array)
+        image = Image.fromarray(scaled.astype(np.uint8))
+    if image.mode == "P" and "transparency" in image.info:
+        image = image.convert("RGBA")
+    if image.mode in ("RGBA", "LA", "PA"):
+        background = Image.new("RGBA", image.size, (255, 255, 255, 255))
+        return Image.alpha_composite(background, image.convert("RGBA")).convert("RGB")
+    return image.convert("RGB")
+
+
 @dataclass
 class BatchOutcome:
     records: list[VisualFactsRecord] = field(default_factory=list)
@@ -84,9 +102,7 @@ def extract_one(
 ) -> None:
     """Facts for one image, or its rejection; time spent per backend goes to `outcome.seconds`."""
     try:
-        image = Image.open(io.BytesIO(data))
-        image.load()
-        image = image.convert("RGB")
+        image = to_rgb(Image.open(io.BytesIO(data)))
     except Exception as exc:  # a stored image that no longer decodes
         outcome.rejections.append(
             Rejection(source, "image", "bad_pixels", f"{image_id[:12]}: {exc}", stage="extract")
@@ -221,10 +237,20 @@ def summarise(
     )
 
 
+def run_extractors(run: RunFolder, options: ExtractOptions) -> Extractors:
+    """The backends, with the run's gateway (cache, catalogue, usage) for model-backed ones."""
+    extra: dict[str, object] = {}
+    if options.captioner == "vlm":
+        from benchfoundry.gateway.setup import gateway_for_run
+
+        extra["gateway"] = gateway_for_run(run.root, stage="extract")
+    return build_extractors(options, extra)
+
+
 def extract_all(run: RunFolder, options: ExtractOptions) -> ExtractSummary:
     """The whole stage without Prefect."""
     started = time.perf_counter()
-    extractors = build_extractors(options)
+    extractors = run_extractors(run, options)
     done_before = len(done_images(run, extractors.config_hash))
     outcomes = []
     for batch in pending_batches(run, extractors.config_hash, options.batch_size):

@@ -37,10 +37,15 @@ def template_key_accuracy(work: Path, scenes: int, seed: int = 7) -> Accuracy:
     extract_all(run, ExtractOptions(captioner="none"))
     generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
     truth = {t["file"].rsplit("/", 1)[-1]: t for t in load_truth(work / "corpus")}
-    scene_of = {link.image_id: truth[link.source.rsplit("/", 1)[-1]] for link in run.table(ImageSourceRecord).records()}
+    scene_of = {
+        link.image_id: truth[link.source.rsplit("/", 1)[-1]]
+        for link in run.table(ImageSourceRecord).records()
+    }
     result = Accuracy()
     for candidate in run.table(CandidateRecord).records():
-        verdict = check(candidate.question, candidate.options, candidate.answer, scene_of[candidate.image_id])
+        verdict = check(
+            candidate.question, candidate.options, candidate.answer, scene_of[candidate.image_id]
+        )
         kind = candidate.generator.removeprefix("template:")
         counts = result.by_kind.setdefault(kind, [0, 0])
         counts[1] += 1
@@ -50,5 +55,7 @@ def template_key_accuracy(work: Path, scenes: int, seed: int = 7) -> Accuracy:
             counts[0] += 1
             result.right += 1
         else:
-            result.wrong.append(f"{candidate.question} keyed {candidate.options['ABCD'.index(candidate.answer)]!r}, truth {verdict.expected!r} ({verdict.why})")
+            result.wrong.append(
+                f"{candidate.question} keyed {candidate.options['ABCD'.index(candidate.answer)]!r}, truth {verdict.expected!r} ({verdict.why})"
+            )
     return result

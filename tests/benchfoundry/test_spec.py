@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_demo_spec_validates_and_resolves_paths():
     spec = load_spec(REPO / "datasets" / "demo.yaml")
-    assert spec.name == "demo" and spec.stages == ["ingest", "extract"]
+    assert spec.name == "demo" and spec.stages == ["ingest", "extract", "generate"]
     assert spec.output == REPO / "datasets" / "runs" / "demo"
     folders = [s for s in spec.sources if isinstance(s, FolderSource)]
     assert folders[0].path == REPO / "datasets" / "demo" / "synthetic" / "images"
@@ -40,8 +40,8 @@ def test_unknown_keys_are_refused(tmp_path):
 
 
 def test_stages_not_available_are_named(tmp_path):
-    path = _spec(tmp_path, "name: x\nsources: [{kind: packaged}]\nstages: [ingest, generate]\n")
-    with pytest.raises(SpecError, match=r"\[.generate.\] are not available"):
+    path = _spec(tmp_path, "name: x\nsources: [{kind: packaged}]\nstages: [ingest, qc]\n")
+    with pytest.raises(SpecError, match=r"\[.qc.\] are not available"):
         load_spec(path)
 
 

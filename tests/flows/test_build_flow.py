@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_demo_build_runs_ingest_and_reports(tmp_path):
     summary = build(str(REPO / "datasets" / "demo.yaml"), str(tmp_path / "demo"))
     run = RunFolder(tmp_path / "demo")
-    assert summary.run == str(run.root) and summary.stages == ["ingest", "extract"]
+    assert summary.run == str(run.root) and summary.stages == ["ingest", "extract", "generate"]
     assert summary.table_rows["images"] >= 40
     images = run.table(ImageRecord).records()
     kinds = {i.source_kind for i in images}
@@ -34,7 +34,11 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
         "duplicate_index",
         "bad_base64",
     } <= set(reasons)
-    assert summary.table_rows["candidates"] == 52 and len(summary.examples) == 3
+    assert summary.generate.candidates > 100 and summary.generate.by_generator
+    assert (
+        summary.table_rows["candidates"] == 52 + summary.generate.candidates_added
+        and len(summary.examples) == 3
+    )
     manifest = run.read_manifest()
     assert manifest["build"]["spec"]["name"] == "demo" and len(manifest["build"]["spec_hash"]) == 16
     assert manifest["ingest"]["summary"]["images_added"] == summary.table_rows["images"]

@@ -1,0 +1,168 @@
+"""The generate stage: taxonomies, validation, letters, the template generator against truth,
+and the LLM path against the real test server."""
+
+import json
+
+import pytest
+
+from benchfoundry.records import CandidateRecord, QuarantineRecord
+from benchfoundry.spec import ExtractOptions, FolderSource, GenerateOptions, IngestOptions
+from benchfoundry.storage import RunFolder
+from benchfoundry.synthetic import write_corpus
+from benchfoundry.taxonomy import TaxonomyError, load_taxonomy
+from tasks.extract import extract_all
+from tasks.generate import generate_all
+from tasks.generate_check import template_key_accuracy
+from tasks.generate_drafts import Draft, Rules, letter_distribution, to_candidate, validate
+from tasks.ingest import ingest_all
+
+
+def test_taxonomies_load_with_their_levels(tmp_path):
+    seed, mmbench, mmstar = (load_taxonomy(n) for n in ("seed_bench", "mmbench", "mmstar"))
+    assert len(seed.leaves()) == 9 and len(mmbench.leaves()) == 20 and len(mmstar.leaves()) == 18
+    assert len([d for d in mmbench.dimensions if d.parent is None]) == 2
+    assert mmbench.path("ocr") == ["perception", "fine_grained_single_instance_perception", "ocr"]
+    assert seed.get("visual_reasoning").role == "generator_reasoning"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: b\nversion: 1\ndimensions:\n  - {id: a, name: A, parent: nowhere}\n")
+    with pytest.raises(TaxonomyError, match="nowhere"):
+        load_taxonomy(bad)
+    with pytest.raises(TaxonomyError, match="known: mmbench, mmstar, seed_bench"):
+        load_taxonomy("seedbench")
+
+
+def _draft(**kw):
+    base = {
+        "image_id": "i" * 64,
+        "dimension": "instances_counting",
+        "question": "How many cats are there?",
+        "correct": "3",
+        "distractors": ["2", "4", "5"],
+        "generator": "test",
+    }
+    return Draft(**{**base, **kw})
+
+
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ({"question": " "}, "empty_question"),
+        ({"dimension": "astrology"}, "unknown_dimension"),
+        ({"distractors": []}, "too_few_options"),
+        ({"distractors": ["1", "2", "4", "5"]}, "too_many_options"),
+        ({"distractors": ["2", "", "4"]}, "empty_option"),
+        ({"distractors": ["2", "3.", "4"]}, "duplicate_options"),
+        ({"distractors": ["2", "None of the above", "4"]}, "catch_all_option"),
+        (
+            {"question": "Is the big grey cat sleeping?", "correct": "the big grey cat"},
+            "answer_in_question",
+        ),
+    ],
+)
+def test_validation_refuses_with_a_reason(change, reason):
+    refusal = validate(_draft(**change), Rules(), {"instances_counting"})
+    assert refusal is not None and refusal.reason == reason and refusal.detail
+    assert validate(_draft(), Rules(), {"instances_counting"}) is None
+
+
+def test_letters_are_stable_and_spread():
+    one = to_candidate(_draft(), seed=0, rules=Rules())
+    assert to_candidate(_draft(), seed=0, rules=Rules()) == one
+    assert one.options[ord(one.answer) - 65] == "3"
+    spread = letter_distribution(
+        [
+            to_candidate(_draft(question=f"How many cats in picture {i}?"), 0, Rules())
+            for i in range(400)
+        ]
+    )
+    assert set(spread) == set("ABCD") and min(spread.values()) > 70
+    long = to_candidate(
+        _draft(distractors=["2", "4", "a much much longer option than the rest"]), 0, Rules()
+    )
+    assert "length_outlier" in json.loads(long.meta)["flags"]
+
+
+def test_template_answer_keys_match_the_truth(tmp_path):
+    result = template_key_accuracy(tmp_path, scenes=24)
+    assert result.questions > 80
+    assert result.accuracy >= 0.98, result.wrong[:5]
+    assert set(result.by_kind) == {
+        "count",
+        "position",
+        "colour",
+        "size",
+        "relative_position",
+        "read_text",
+    }
+
+
+@pytest.fixture
+def run_with_facts(tmp_path):
+    write_corpus(tmp_path / "corpus", n_objects=2, n_text=1, seed=41)
+    run = RunFolder(tmp_path / "run")
+    ingest_all(run, [FolderSource(path=tmp_path / "corpus" / "images")], IngestOptions())
+    extract_all(run, ExtractOptions())
+    return run
+
+
+def test_llm_questions_are_validated_repaired_or_refused(run_with_facts):
+    from benchfoundry.gateway.testserver import Script, TestServer
+
+    good = json.dumps(
+        {
+            "question": "Which shape is closest to the top?",
+            "options": ["a square", "a circle", "a triangle", "a star"],
+            "answer": "B",
+            "evidence": ["circle at (10, 5, 40, 35)"],
+        }
+    )
+    catch_all = json.dumps(
+        {
+            "question": "What is shown?",
+            "options": ["a", "b", "c", "All of the above"],
+            "answer": "D",
+            "evidence": [],
+        }
+    )
+    script = Script(
+        sequence=[
+            "not json at all",
+            good,
+            "```json\n" + good.replace("closest to the top", "near the top edge") + "\n```",
+            catch_all,
+            "still not json",
+            "{broken",
+        ],
+        default="{broken",
+    )
+    with TestServer(script) as server:
+        options = GenerateOptions(templates=False, llm_dimensions=["scene_understanding"])
+        summary = generate_all(
+            run_with_facts,
+            options,
+            "seed_bench",
+            {"generator": [f"openai/writer@{server.base_url}"]},
+        )
+        requests = server.stats.requests
+    assert summary.per_dimension["scene_understanding"]["llm_requested"] == 3
+    assert requests >= 4, "three questions and at least one repair"
+    quarantine = [
+        q for q in run_with_facts.table(QuarantineRecord).records() if q.stage == "generate"
+    ]
+    assert {q.reason for q in quarantine} <= {"malformed_output", "catch_all_option"} and quarantine
+    assert all("raw output" in q.detail for q in quarantine if q.reason == "malformed_output")
+    candidates = [
+        c for c in run_with_facts.table(CandidateRecord).records() if c.generator.startswith("llm:")
+    ]
+    assert candidates and all(
+        c.prompt_id.startswith("generate_scene_understanding@") and c.raw_output for c in candidates
+    )
+    assert all(len(c.options) == 4 and c.dimension == "scene_understanding" for c in candidates)
+    body = server.stats.bodies[0]
+    assert body["response_format"]["json_schema"]["schema"]["required"] == [
+        "question",
+        "options",
+        "answer",
+        "evidence",
+    ]
+    assert "Visual information about the image" in body["messages"][-1]["content"]
