@@ -57,6 +57,7 @@ class GenerateSummary(BaseModel):
     letter_distribution: dict[str, int]
     flagged_length_outliers: int
     cost: float
+    seeds_refused_by_reason: dict[str, int] = {}
 
 
 def generate_markdown(summary: GenerateSummary) -> str:
@@ -273,6 +274,8 @@ def build_text(summary: BuildSummary) -> str:
             + ", ".join(f"{k} {v}" for k, v in gen.letter_distribution.items()),
             "  refused: "
             + (", ".join(f"{k} {v}" for k, v in gen.refused_by_reason.items()) or "nothing"),
+            "  seed questions refused: "
+            + (", ".join(f"{k} {v}" for k, v in gen.seeds_refused_by_reason.items()) or "none"),
         ]
     out += ["", "Tables in the run folder:"]
     out += [f"  {table:<14} {rows:>6} rows" for table, rows in summary.table_rows.items()]

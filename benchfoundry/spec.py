@@ -82,6 +82,10 @@ class IngestOptions(SpecModel):
         description="perceptual-hash bit distance that marks a near duplicate",
     )
     batch_size: int = Field(default=32, ge=1, description="images per Prefect task")
+    dimension_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="source category -> taxonomy dimension for seed questions (unmapped keep their category)",
+    )
 
 
 class ExtractOptions(SpecModel):
@@ -142,7 +146,7 @@ class GenerateOptions(SpecModel):
     max_options: int = Field(default=4, ge=2, le=10)
     n_options: int = Field(default=4, ge=2, le=10, description="options an LLM is asked for")
     length_ratio: float = Field(default=3.0, gt=1)
-    near_duplicate: float = Field(default=0.9, gt=0, le=1)
+    near_duplicate: float = Field(default=0.95, gt=0, le=1)
     seed: int = 0
     context_max_chars: int = Field(default=2000, ge=200)
 

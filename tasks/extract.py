@@ -6,6 +6,7 @@ A failing image becomes a quarantine row with the reason; the batch goes on."""
 from __future__ import annotations
 
 import io
+import json
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -51,16 +52,31 @@ class Extractors:
 def build_extractors(options: ExtractOptions, extra: dict[str, object] | None = None) -> Extractors:
     """Build the backends the options name; `ExtractorUnavailable` says what is missing."""
     chosen = {"ocr": options.ocr, "segmenter": options.segmenter, "captioner": options.captioner}
+    extra = extra or {}
     built = {
         role: None
         if name == "none"
-        else registry.create(role, name, {**options.settings(role), **(extra or {})})
+        else registry.create(
+            role, name, {**options.settings(role), **(extra if role == "captioner" else {})}
+        )
         for role, name in chosen.items()
     }
-    versions = {role: (b.name, b.model, b.version) if b else None for role, b in built.items()}
-    config = content_hash(
-        {"options": options.model_dump(mode="json"), "backends": versions}, length=16
-    )
+    # Only what changes the facts: each chosen backend, its version and its own settings.
+    semantic = {
+        "label_instances": options.label_instances,
+        "backends": {
+            role: {
+                "name": b.name,
+                "model": b.model,
+                "version": b.version,
+                "settings": options.settings(role),
+            }
+            if b
+            else None
+            for role, b in built.items()
+        },
+    }
+    config = content_hash(json.loads(json.dumps(semantic, default=str)), length=16)
     infos = [
         ExtractorInfo(
             role=role, backend=b.name, model=b.model, version=b.version, config_hash=config

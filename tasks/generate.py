@@ -91,15 +91,60 @@ def generate_all(
         )
         drafts += written
         rejections += refused
-    return finish(
-        run,
-        drafts,
-        rejections,
-        taxonomy,
-        options,
-        requested=Counter(j.dimension.id for j in jobs),
-        gateway=gateway,
+    seed_refusals = check_seeds(run, taxonomy, options)
+    requested = Counter(j.dimension.id for j in jobs)
+    return finish(run, drafts, rejections, taxonomy, options, requested, gateway, seed_refusals)
+
+
+def check_seeds(run: RunFolder, taxonomy: Taxonomy, options: GenerateOptions) -> list[Rejection]:
+    """Seed questions from ingested benchmarks pass the same validation. A refused seed stays in
+    `candidates` (rows are never rewritten) and gets a quarantine row `candidate:<question_id>`,
+    which later stages honour through `refused_candidates`."""
+    rules = Rules(
+        options.min_options, options.max_options, options.length_ratio, options.near_duplicate
     )
+    dimensions = {d.id for d in taxonomy.leaves()}
+    refusals = []
+    for seed in run.table(CandidateRecord).records():
+        if not seed.generator.startswith("seed:"):
+            continue
+        index = ord(seed.answer) - 65
+        draft = Draft(
+            image_id=seed.image_id,
+            dimension=seed.dimension,
+            question=seed.question,
+            correct=seed.options[index],
+            distractors=[o for k, o in enumerate(seed.options) if k != index],
+            generator=seed.generator,
+        )
+        refusal = validate(draft, rules, dimensions)
+        if refusal is None:
+            continue
+        hint = (
+            "; map its category with options.ingest.dimension_map"
+            if refusal.reason == "unknown_dimension"
+            else ""
+        )
+        refusals.append(
+            Rejection(
+                f"candidate:{seed.question_id}#{seed.dimension}",
+                seed.generator,
+                refusal.reason,
+                f"{refusal.detail} (seed from {seed.source}{hint})",
+                stage="generate",
+            )
+        )
+    return refusals
+
+
+def refused_candidates(run: RunFolder) -> set[str]:
+    """Question ids of stored candidates that the generate stage refused (seed questions)."""
+    rows = run.table(QuarantineRecord).read(columns=["stage", "source"]).to_pylist()
+    return {
+        r["source"].split(":", 1)[1].split("#", 1)[0]
+        for r in rows
+        if r["stage"] == "generate" and r["source"].startswith("candidate:")
+    }
 
 
 def finish(
@@ -110,6 +155,7 @@ def finish(
     options: GenerateOptions,
     requested: Counter[str],
     gateway: Gateway | None,
+    seed_refusals: list[Rejection] | None = None,
 ) -> GenerateSummary:
     rules = Rules(
         options.min_options, options.max_options, options.length_ratio, options.near_duplicate
@@ -123,7 +169,8 @@ def finish(
     rejections += merged
     candidates = [to_candidate(d, options.seed, rules) for d in kept]
     written = run.table(CandidateRecord).append(candidates)
-    run.table(QuarantineRecord).append([r.to_record() for r in rejections])
+    seed_refusals = seed_refusals or []
+    run.table(QuarantineRecord).append([r.to_record() for r in rejections + seed_refusals])
     per_dimension: dict[str, dict[str, int]] = {}
     for draft in drafts:
         per_dimension.setdefault(draft.dimension, Counter())["drafted"] += 1
@@ -147,6 +194,7 @@ def finish(
         letter_distribution=letter_distribution(candidates),
         flagged_length_outliers=sum("length_outlier" in c.meta for c in candidates),
         cost=round(sum(d.cost for d in kept), 6),
+        seeds_refused_by_reason=dict(sorted(Counter(r.reason for r in seed_refusals).items())),
     )
 
 

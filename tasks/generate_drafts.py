@@ -66,7 +66,7 @@ class Rules:
     min_options: int = 2
     max_options: int = 4
     length_ratio: float = 3.0  # an option longer than this many times the median is flagged
-    near_duplicate: float = 0.9  # question similarity above which a second question is merged
+    near_duplicate: float = 0.95  # question similarity above which a second question is merged
 
 
 def _norm(text: str) -> str:

@@ -186,7 +186,10 @@ class BatchOutcome:
 
 
 def seed_candidates(
-    seeds: list[SeedQuestion], id_of_source: dict[str, str], refused: dict[str, Rejection]
+    seeds: list[SeedQuestion],
+    id_of_source: dict[str, str],
+    refused: dict[str, Rejection],
+    dimension_map: dict[str, str] | None = None,
 ) -> tuple[list[CandidateRecord], list[Rejection]]:
     """Candidates from seed questions whose image was stored; a rejection for each other one."""
     rejections: list[Rejection] = []
@@ -221,7 +224,9 @@ def seed_candidates(
         candidates[qid] = CandidateRecord(
             question_id=qid,
             image_id=image,
-            dimension=seed.category or "uncategorised",
+            dimension=(dimension_map or {}).get(
+                seed.category or "", seed.category or "uncategorised"
+            ),
             question=seed.question,
             hint=seed.hint,
             options=seed.options,
@@ -279,7 +284,9 @@ class IngestRun:
         self, sources: list[str], seeds: list[SeedQuestion], reader_rejections: list[Rejection]
     ) -> IngestSummary:
         """Store seed candidates and the readers' refusals; return the summary."""
-        candidates, rejections = seed_candidates(seeds, self.id_of_source, self.refused)
+        candidates, rejections = seed_candidates(
+            seeds, self.id_of_source, self.refused, self.options.dimension_map
+        )
         written = self.run.table(CandidateRecord).append(candidates)
         self._quarantine(reader_rejections + rejections)
         tables = (ImageRecord, ImageSourceRecord, CandidateRecord, QuarantineRecord)

@@ -87,3 +87,75 @@ def test_a_failing_model_is_quarantined_with_its_reason(run):
     assert summary.images_extracted == 4
     captions = [f.captions[0].text for f in run.table(VisualFactsRecord).records()]
     assert captions == ["A grey picture with shapes."] * 4
+
+
+def test_transparent_and_16_bit_images_reach_the_backends_visible():
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    from tasks.extract import to_rgb
+
+    clear = Image.new("RGBA", (120, 60), (0, 0, 0, 0))
+    ImageDraw.Draw(clear).rectangle((20, 20, 60, 40), fill=(0, 0, 0, 255))
+    rgb = np.asarray(to_rgb(clear))
+    assert rgb[5, 5].tolist() == [255, 255, 255] and rgb[30, 40].tolist() == [0, 0, 0]
+    deep = Image.fromarray((np.arange(64 * 64).reshape(64, 64) * 16).astype(np.uint16))
+    values = np.asarray(to_rgb(deep))[:, :, 0]
+    assert values.min() == 0 and values.max() == 255 and len(np.unique(values)) > 100
+
+
+def test_the_configuration_hash_follows_only_what_changes_the_facts():
+    base = build_extractors(ExtractOptions(ocr="none", captioner="none")).config_hash
+    assert (
+        build_extractors(
+            ExtractOptions(
+                ocr="none",
+                captioner="none",
+                batch_size=3,
+                context_max_chars=900,
+                ocr_model_dir="/x",
+                segmenter_checkpoint="/y",
+            )
+        ).config_hash
+        == base
+    )
+    assert (
+        build_extractors(ExtractOptions(ocr="none", captioner="none", max_instances=3)).config_hash
+        != base
+    )
+
+
+def test_the_visual_context_cap_keeps_every_section():
+    from benchfoundry.records import Caption, Instance, OcrLine
+    from benchfoundry.visual_context import render
+
+    facts = VisualFactsRecord(
+        image_id="i",
+        config_hash="c",
+        captions=[Caption(text="word " * 400, backend="composed", model=None)],
+        instances=[
+            Instance(
+                box=[0, 0, 5, 5],
+                mask_area=25,
+                label=None,
+                attributes=["red"],
+                dense_caption=None,
+                score=1.0,
+            )
+        ]
+        * 3,
+        ocr_lines=[OcrLine(text=f"line {i}", box=[0, 0, 1, 1], score=1.0) for i in range(40)],
+        extractors=[],
+    )
+    for cap in (300, 1000, 2000):
+        text = render(facts, cap)
+        assert len(text) <= cap and "Captions:" in text and "Objects" in text
+    assert '"line 0"' in render(facts, 2000) and "more lines left out" in render(facts, 300)
+
+
+def test_a_vlm_captioner_with_an_unknown_model_fails_before_any_image(run):
+    from extractors.base import ExtractorUnavailable
+
+    with pytest.raises(ExtractorUnavailable, match="captioner 'vlm'"):
+        extract_all(run, ExtractOptions(captioner="vlm", captioner_model="gpt5"))
+    assert run.table(VisualFactsRecord).count() == 0

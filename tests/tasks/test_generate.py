@@ -166,3 +166,38 @@ def test_llm_questions_are_validated_repaired_or_refused(run_with_facts):
         "evidence",
     ]
     assert "Visual information about the image" in body["messages"][-1]["content"]
+
+
+def test_seed_questions_are_validated_and_mapped(tmp_path):
+    from benchfoundry.faulty import write_faulty_tsv
+    from benchfoundry.spec import TsvSource
+    from tasks.generate import refused_candidates
+
+    write_corpus(tmp_path / "corpus", n_objects=3, n_text=1, seed=43)
+    write_faulty_tsv(tmp_path / "faulty.tsv")
+    run = RunFolder(tmp_path / "run")
+    mapping = {
+        "instances counting": "instances_counting",
+        "instance attributes": "instance_attributes",
+        "text understanding": "text_understanding",
+    }
+    ingest_all(
+        run,
+        [
+            TsvSource(path=tmp_path / "corpus" / "questions.tsv"),
+            TsvSource(path=tmp_path / "faulty.tsv"),
+        ],
+        IngestOptions(dimension_map=mapping),
+    )
+    seeds = run.table(CandidateRecord).records()
+    assert {s.dimension for s in seeds} == {
+        "instances_counting",
+        "instance_attributes",
+        "text_understanding",
+        "colour",
+    }
+    extract_all(run, ExtractOptions(ocr="none", captioner="none"))
+    summary = generate_all(run, GenerateOptions(templates=False), "seed_bench", {})
+    assert summary.seeds_refused_by_reason == {"unknown_dimension": 2}
+    refused = refused_candidates(run)
+    assert refused == {s.question_id for s in seeds if s.dimension == "colour"}
