@@ -30,6 +30,7 @@ bench: setup
 	$(BIN)/python bench/ingest_speed.py --images 300 --flow
 	$(BIN)/python bench/gateway_throughput.py
 	$(BIN)/python bench/extract_speed.py --images 200
+	$(BIN)/python bench/generate_accuracy.py --scenes 120
 
 clean:
 	rm -rf datasets/runs .prefect
