@@ -211,9 +211,13 @@ class BuildSpec(SpecModel):
         if extract.ocr_model_dir is not None and not extract.ocr_model_dir.is_absolute():
             extract = extract.model_copy(update={"ocr_model_dir": fix(extract.ocr_model_dir)})
         options = self.options.model_copy(update={"extract": extract})
+        taxonomy = self.taxonomy
+        if taxonomy and taxonomy.endswith((".yaml", ".yml")) and not Path(taxonomy).is_absolute():
+            taxonomy = str(fix(Path(taxonomy)))
         return self.model_copy(
             update={
                 "options": options,
+                "taxonomy": taxonomy,
                 "sources": sources,
                 "output": output,
                 "model_catalogue": fix(self.model_catalogue) if self.model_catalogue else None,

@@ -21,3 +21,18 @@ def test_every_table_column_is_documented():
         section = text.split(f"## `{record.table}`", 1)[1].split("\n## ", 1)[0]
         for field in arrow_schema(record):
             assert f"| `{field.name}` | `{field.type}` |" in section, (record.table, field.name)
+
+
+def test_the_readme_build_spec_validates(tmp_path):
+    import re as _re
+
+    from benchfoundry.spec import load_spec
+
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    block = _re.search(r"## Build specs.*?```yaml\n(.*?)```", readme, flags=_re.S).group(1)
+    path = tmp_path / "spec.yaml"
+    path.write_text(block, encoding="utf-8")
+    spec = load_spec(path)
+    assert spec.stages == ["ingest", "extract", "generate"] and spec.models["generator"] == [
+        "gpt-4o-mini"
+    ]
