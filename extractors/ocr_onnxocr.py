@@ -26,6 +26,16 @@ def is_text(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
+def paddle_lines(result: Any, min_score: float) -> list[OcrLine]:
+    """Lines from a PaddleOCR-shaped result, `[[(polygon, (text, score)), ...]]`."""
+    entries = result[0] if result and result[0] else []
+    return [
+        OcrLine(text=text.strip(), box=polygon_box(points), score=float(score))
+        for points, (text, score) in entries
+        if is_text(text) and score >= min_score
+    ]
+
+
 def polygon_box(points: Any) -> list[float]:
     """The axis-aligned box (x0, y0, x1, y1) around a polygon."""
     array = np.asarray(points, dtype=float).reshape(-1, 2)
@@ -78,11 +88,4 @@ class PPOCRv5(OcrBackend):
             result = self.engine.ocr(bgr)
         except Exception as exc:  # the engine's own failures on one image
             raise ExtractorFailed(f"PP-OCRv5: {type(exc).__name__}: {exc}") from None
-        lines = []
-        for entry in result[0] if result and result[0] else []:
-            points, (text, score) = entry
-            if is_text(text) and score >= self.min_score:
-                lines.append(
-                    OcrLine(text=text.strip(), box=polygon_box(points), score=float(score))
-                )
-        return lines
+        return paddle_lines(result, self.min_score)

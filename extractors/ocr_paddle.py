@@ -14,7 +14,7 @@ from PIL import Image
 
 from benchfoundry.records import OcrLine
 from extractors.base import ExtractorFailed, ExtractorUnavailable, OcrBackend
-from extractors.ocr_onnxocr import is_text, polygon_box
+from extractors.ocr_onnxocr import paddle_lines
 
 
 class PaddleOCRBackend(OcrBackend):
@@ -57,11 +57,4 @@ class PaddleOCRBackend(OcrBackend):
             result = self.engine.ocr(np.asarray(image.convert("RGB"))[:, :, ::-1].copy())
         except Exception as exc:  # the engine's own failures on one image
             raise ExtractorFailed(f"PaddleOCR: {type(exc).__name__}: {exc}") from None
-        lines = []
-        for entry in result[0] if result and result[0] else []:
-            points, (text, score) = entry
-            if is_text(text) and score >= self.min_score:
-                lines.append(
-                    OcrLine(text=text.strip(), box=polygon_box(points), score=float(score))
-                )
-        return lines
+        return paddle_lines(result, self.min_score)
