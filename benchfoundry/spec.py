@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from benchfoundry.packaged import PACKAGES
 
@@ -149,6 +149,14 @@ class GenerateOptions(SpecModel):
     near_duplicate: float = Field(default=0.95, gt=0, le=1)
     seed: int = 0
     context_max_chars: int = Field(default=2000, ge=200)
+
+    @model_validator(mode="after")
+    def _option_counts_fit(self) -> GenerateOptions:
+        if not self.min_options <= self.n_options <= self.max_options:
+            raise ValueError(
+                f"need min_options <= n_options <= max_options, got {self.min_options}, {self.n_options}, {self.max_options}"
+            )
+        return self
 
 
 class StageOptions(SpecModel):

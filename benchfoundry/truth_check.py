@@ -79,29 +79,42 @@ def check(question: str, options: list[str], answer: str, scene: dict) -> Verdic
             found[0]["colour"] if len(found) == 1 else None, f"{len(found)} matching objects"
         )
     if m := re.fullmatch(r"Which object is the (largest|smallest) in the image\?", question):
-        named = [(o, re.fullmatch(r"the (\w+) object", opt)) for opt in options for o in objects]
-        colours = [re.fullmatch(r"the (\w+) object", opt).group(1) for opt in options]  # type: ignore[union-attr]
-        areas = {c: [_area(o) for o in _match(objects, c)] for c in colours}
-        if any(len(a) != 1 for a in areas.values()):
-            return verdict(None, "an option's colour is not one object")
-        pick = (max if m.group(1) == "largest" else min)(colours, key=lambda c: areas[c][0])
-        del named
-        return verdict(f"the {pick} object", "areas from the truth")
+        ranked = sorted(objects, key=_area, reverse=m.group(1) == "largest")
+        if len(ranked) < 2 or abs(_area(ranked[0]) - _area(ranked[1])) < 1e-6:
+            return verdict(None, "no single extreme object")
+        extreme = ranked[0]
+        if len(_match(objects, extreme["colour"])) != 1:
+            return verdict(None, "the extreme object's colour is not its alone")
+        named = [re.fullmatch(r"the (\w+) object", o) for o in options]
+        if any(n is None or len(_match(objects, n.group(1))) != 1 for n in named):
+            return verdict(None, "an option does not name exactly one object")
+        return verdict(f"the {extreme['colour']} object", f"{m.group(1)} by area in the truth")
     if m := re.fullmatch(r"Where is the (\w+) object relative to the (\w+) object\?", question):
         a, b = _match(objects, m.group(1)), _match(objects, m.group(2))
         if len(a) != 1 or len(b) != 1:
             return verdict(None, "colours are not single objects")
-        (ax, ay), (bx, by) = a[0]["center"], b[0]["center"]
-        dx, dy = ax - bx, ay - by
-        relation = (
-            ("to the left of" if dx < 0 else "to the right of")
-            if abs(dx) > abs(dy)
-            else ("above" if dy < 0 else "below")
-        )
-        return verdict(f"{relation} it", "centres in the truth")
+        ab, bb = a[0]["box"], b[0]["box"]
+        apart_x = ab[2] < bb[0] or bb[2] < ab[0]
+        apart_y = ab[3] < bb[1] or bb[3] < ab[1]
+        if apart_x and not apart_y:
+            relation = "to the left of" if ab[2] < bb[0] else "to the right of"
+        elif apart_y and not apart_x:
+            relation = "above" if ab[3] < bb[1] else "below"
+        else:
+            return verdict(
+                None, "the boxes are apart on both axes or on neither: more than one relation holds"
+            )
+        return verdict(f"{relation} it", "boxes in the truth")
     if question == "Which text is written in the image?":
-        lines = [line["text"] for line in scene.get("text_lines", [])]
+        lines = [line["text"].casefold() for line in scene.get("text_lines", [])]
+        text = " ".join(lines)
+        true_options = [
+            o
+            for o in options
+            if o.casefold() in lines or (o.casefold() in text and len(o.split()) > 1)
+        ]
+        right = keyed.casefold() in lines and true_options == [keyed]
         return Verdict(
-            keyed.casefold() in (t.casefold() for t in lines), None, "text lines in the truth"
+            right, None, "text lines in the truth" if right else f"true options: {true_options}"
         )
     return Verdict(False, None, "not a template question")

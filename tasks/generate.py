@@ -10,11 +10,11 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from benchfoundry.gateway import Gateway
-from benchfoundry.records import CandidateRecord, QuarantineRecord, VisualFactsRecord
+from benchfoundry.records import CandidateRecord, ImageRecord, QuarantineRecord, VisualFactsRecord
 from benchfoundry.report import GenerateSummary
 from benchfoundry.spec import GenerateOptions
 from benchfoundry.storage import RunFolder
-from benchfoundry.taxonomy import Taxonomy, load_taxonomy
+from benchfoundry.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
 from tasks.generate_drafts import (
     Draft,
     Rules,
@@ -38,6 +38,11 @@ def facts_by_image(run: RunFolder) -> list[VisualFactsRecord]:
     return list(chosen.values())
 
 
+def image_sizes(run: RunFolder) -> dict[str, tuple[float, float]]:
+    table = run.table(ImageRecord).read(columns=["image_id", "width", "height"])
+    return {r["image_id"]: (float(r["width"]), float(r["height"])) for r in table.to_pylist()}
+
+
 def _has(facts: VisualFactsRecord, needs: tuple[str, ...]) -> bool:
     return all(getattr(facts, need) for need in needs)
 
@@ -51,7 +56,13 @@ def llm_jobs(
     """A job per image and dimension whose needs the facts meet, for the role's first model."""
     if not options.llm:
         return []
-    wanted = set(options.llm_dimensions or [d.id for d in taxonomy.leaves()])
+    leaves = {d.id for d in taxonomy.leaves()}
+    unknown = sorted(set(options.llm_dimensions or []) - leaves)
+    if unknown:
+        raise TaxonomyError(
+            f"llm_dimensions {unknown} are not leaves of taxonomy '{taxonomy.name}'"
+        )
+    wanted = set(options.llm_dimensions or leaves)
     jobs = []
     for dimension in taxonomy.leaves():
         if dimension.id not in wanted or dimension.prompt is None:
@@ -77,8 +88,11 @@ def generate_all(
     rejections: list[Rejection] = []
     if options.templates:
         pool = sorted({line.text for f in facts for line in f.ocr_lines})
+        sizes = image_sizes(run)
         for record in facts:
-            drafts += template_drafts(record, taxonomy, pool, options.seed)
+            drafts += template_drafts(
+                record, taxonomy, pool, options.seed, sizes.get(record.image_id)
+            )
     jobs = llm_jobs(facts, taxonomy, models, options)
     if jobs:
         if gateway is None:

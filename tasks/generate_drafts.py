@@ -19,11 +19,6 @@ from benchfoundry.records import CandidateRecord
 from tasks.ingest_items import Rejection
 
 LETTERS = "ABCDEFGHIJ"
-_CATCH_ALL = re.compile(
-    r"\b(all|none|both|neither) of (the|these) (above|options|answers)\b|\ball of them\b|\bnone of them\b",
-    re.I,
-)
-
 REASONS = {
     "malformed_output": "the model's output is not the asked JSON, even after one repair attempt",
     "too_few_options": "fewer options than the minimum",
@@ -58,6 +53,8 @@ class Draft:
         return f"image:{self.image_id}#{self.dimension}"
 
     def reject(self, reason: str, detail: str) -> Rejection:
+        if self.raw_output is not None:  # an LLM's draft: keep what it wrote
+            detail = f"{detail}; raw output: {self.raw_output[:2000]}"
         return Rejection(self.source, self.generator, reason, detail, stage="generate")
 
 
@@ -67,6 +64,24 @@ class Rules:
     max_options: int = 4
     length_ratio: float = 3.0  # an option longer than this many times the median is flagged
     near_duplicate: float = 0.95  # question similarity above which a second question is merged
+
+
+_CATCH_ALL = re.compile(
+    r"\b(all|none|both|neither) (of )?(the|these|those) (above|options|answers|choices)\b"
+    r"|\b(all|none|both|neither) of (these|those|them)\b|^\s*(none|all|both)\s*\.?\s*$"
+    r"|\bboth [a-j] and [a-j]\b",
+    re.I,
+)
+
+
+def _same(a: str, b: str) -> bool:
+    """Two options that say the same: equal ignoring case and spacing, or equal numbers."""
+    if re.sub(r"\s+", " ", a.casefold()).strip() == re.sub(r"\s+", " ", b.casefold()).strip():
+        return True
+    try:
+        return float(a.strip().rstrip(".")) == float(b.strip().rstrip("."))
+    except ValueError:
+        return False
 
 
 def _norm(text: str) -> str:
@@ -90,14 +105,21 @@ def validate(draft: Draft, rules: Rules, dimensions: set[str]) -> Rejection | No
         )
     if any(not o.strip() for o in options):
         return draft.reject("empty_option", "an option is empty")
-    normalised = [_norm(o) for o in options]
-    if len(set(normalised)) < len(normalised):
+    if any(_same(a, b) for i, a in enumerate(options) for b in options[i + 1 :]):
         return draft.reject("duplicate_options", f"options repeat: {options}")
     catch_all = next((o for o in options if _CATCH_ALL.search(o)), None)
     if catch_all:
         return draft.reject("catch_all_option", f"option '{catch_all}'")
     correct = _norm(draft.correct)
-    if len(correct) > 3 and re.search(rf"(?<!\w){re.escape(correct)}(?!\w)", _norm(draft.question)):
+    question = _norm(draft.question)
+    listed = all(
+        re.search(rf"(?<!\w){re.escape(_norm(o))}(?!\w)", question) for o in options
+    )  # "left or right?"
+    if (
+        len(correct) >= 3
+        and not listed
+        and re.search(rf"(?<!\w){re.escape(correct)}(?!\w)", question)
+    ):
         return draft.reject("answer_in_question", f"'{draft.correct}' stands in the question")
     return None
 

@@ -47,6 +47,8 @@ def parse(text: str, n_options: int) -> Written:
         written = Written.model_validate(json.loads(body))
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
     except ValidationError as exc:
         raise ValueError(
             "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

@@ -50,18 +50,21 @@ def parts(instance: Instance) -> tuple[str, str | None, str]:
 
 
 def objects_of(facts: VisualFactsRecord) -> list[Instance]:
-    """Instances that are objects, not the glyphs of text an OCR line already covers."""
+    """Instances that are objects, not the glyphs of a text line: an instance mostly inside an
+    OCR line of two or more letters or digits. (A shape that OCR misreads as one character is
+    still an object.)"""
 
-    def inside(inst: Instance, line: OcrLine) -> bool:
+    def glyph(inst: Instance, line: OcrLine) -> bool:
         x0, y0, x1, y1 = inst.box
         lx0, ly0, lx1, ly1 = line.box
         overlap = max(0.0, min(x1, lx1) - max(x0, lx0)) * max(0.0, min(y1, ly1) - max(y0, ly0))
         return overlap >= 0.5 * max(1.0, (x1 - x0) * (y1 - y0))
 
+    lines = [line for line in facts.ocr_lines if sum(ch.isalnum() for ch in line.text) >= 2]
     return [
         i
         for i in facts.instances
-        if len(i.attributes) >= 3 and not any(inside(i, line) for line in facts.ocr_lines)
+        if len(i.attributes) >= 3 and not any(glyph(i, line) for line in lines)
     ]
 
 
@@ -112,11 +115,18 @@ def _name(colour: str, shape: str | None) -> str:
     return f"the {colour} {shape} object" if shape else f"the {colour} object"
 
 
+def _near_grid(inst: Instance, width: float, height: float, margin: float = 0.04) -> bool:
+    """A centre this close to a third of the image could be read as the next cell."""
+    cx, cy = (inst.box[0] + inst.box[2]) / 2 / width, (inst.box[1] + inst.box[3]) / 2 / height
+    return any(abs(c - edge) < margin for c in (cx, cy) for edge in (1 / 3, 2 / 3))
+
+
 def position_questions(
-    rng: random.Random, objects: list[Instance]
+    rng: random.Random, objects: list[Instance], size: tuple[float, float]
 ) -> list[tuple[str, str, list[str], list[str]]]:
     out = []
-    for inst in _unique(objects, lambda i: parts(i)[:2])[:2]:
+    clear = [i for i in _unique(objects, lambda i: parts(i)[:2]) if not _near_grid(i, *size)]
+    for inst in clear[:2]:
         colour, shape, where = parts(inst)
         out.append(
             (
@@ -134,10 +144,15 @@ def position_questions(
 
 
 def colour_questions(
-    rng: random.Random, objects: list[Instance]
+    rng: random.Random, objects: list[Instance], size: tuple[float, float]
 ) -> list[tuple[str, str, list[str], list[str]]]:
     out = []
-    for inst in _unique(objects, lambda i: (parts(i)[1], parts(i)[2]))[:2]:
+    clear = [
+        i
+        for i in _unique(objects, lambda i: (parts(i)[1], parts(i)[2]))
+        if not _near_grid(i, *size)
+    ]
+    for inst in clear[:2]:
         colour, shape, where = parts(inst)
         thing = f"{shape} object" if shape else "object"
         out.append(
@@ -152,31 +167,32 @@ def colour_questions(
 
 
 def size_questions(objects: list[Instance]) -> list[tuple[str, str, list[str], list[str]]]:
-    named = _unique(objects, lambda i: parts(i)[0])
-    if len(named) < 2:
+    """Largest / smallest of all objects, asked only when that object's colour names it alone and
+    it stands clear of the next one; the other options are other objects named by colour."""
+    if len(objects) < 2:
         return []
-    ranked = sorted(named, key=lambda i: -i.mask_area)[:4]
+    colours = Counter(parts(i)[0] for i in objects)
+    ranked = sorted(objects, key=lambda i: -i.mask_area)
     out = []
-    if ranked[0].mask_area >= 1.3 * ranked[1].mask_area:
-        names = [_name(parts(i)[0], None) for i in ranked]
+    for word, extreme, runner_up in (
+        ("largest", ranked[0], ranked[1]),
+        ("smallest", ranked[-1], ranked[-2]),
+    ):
+        bigger, smaller = (extreme, runner_up) if word == "largest" else (runner_up, extreme)
+        if colours[parts(extreme)[0]] != 1 or bigger.mask_area < 1.3 * smaller.mask_area:
+            continue
+        others = sorted(
+            {parts(i)[0] for i in objects if colours[parts(i)[0]] == 1} - {parts(extreme)[0]}
+        )[:3]
+        if not others:
+            continue
+        answer = _name(parts(extreme)[0], None)
         out.append(
             (
-                "Which object is the largest in the image?",
-                names[0],
-                names[1:],
-                [f"{names[0]} covers {ranked[0].mask_area} pixels, the next {ranked[1].mask_area}"],
-            )
-        )
-    if ranked[-1].mask_area * 1.3 <= ranked[-2].mask_area:
-        names = [_name(parts(i)[0], None) for i in ranked]
-        out.append(
-            (
-                "Which object is the smallest in the image?",
-                names[-1],
-                names[:-1],
-                [
-                    f"{names[-1]} covers {ranked[-1].mask_area} pixels, the next {ranked[-2].mask_area}"
-                ],
+                f"Which object is the {word} in the image?",
+                answer,
+                [_name(c, None) for c in others],
+                [f"{answer} covers {extreme.mask_area} pixels, the next {runner_up.mask_area}"],
             )
         )
     return out
@@ -185,19 +201,29 @@ def size_questions(objects: list[Instance]) -> list[tuple[str, str, list[str], l
 def relation_questions(
     objects: list[Instance], width_hint: float
 ) -> list[tuple[str, str, list[str], list[str]]]:
+    """Left/right only for boxes apart horizontally that overlap vertically (so above/below are
+    false), and above/below the other way round; overlapping or nested boxes are not asked."""
     named = sorted(_unique(objects, lambda i: parts(i)[0]), key=lambda i: -i.mask_area)[:3]
-    margin = 0.08 * width_hint
     out = []
     for a, b in [(named[i], named[j]) for i in range(len(named)) for j in range(i + 1, len(named))][
         :2
     ]:
-        ax, ay = (a.box[0] + a.box[2]) / 2, (a.box[1] + a.box[3]) / 2
-        bx, by = (b.box[0] + b.box[2]) / 2, (b.box[1] + b.box[3]) / 2
-        dx, dy = ax - bx, ay - by
-        if abs(dx) >= max(abs(dy), margin) * 1.5:
-            relation = RELATIONS[0] if dx < 0 else RELATIONS[1]
-        elif abs(dy) >= max(abs(dx), margin) * 1.5:
-            relation = RELATIONS[2] if dy < 0 else RELATIONS[3]
+        apart_x = a.box[2] < b.box[0] or b.box[2] < a.box[0]
+        apart_y = a.box[3] < b.box[1] or b.box[3] < a.box[1]
+        if apart_x and not apart_y:
+            relation = RELATIONS[0] if a.box[2] < b.box[0] else RELATIONS[1]
+            wrong = [
+                RELATIONS[1] if relation == RELATIONS[0] else RELATIONS[0],
+                RELATIONS[2],
+                RELATIONS[3],
+            ]
+        elif apart_y and not apart_x:
+            relation = RELATIONS[2] if a.box[3] < b.box[1] else RELATIONS[3]
+            wrong = [
+                RELATIONS[3] if relation == RELATIONS[2] else RELATIONS[2],
+                RELATIONS[0],
+                RELATIONS[1],
+            ]
         else:
             continue
         first, second = _name(parts(a)[0], None), _name(parts(b)[0], None)
@@ -205,8 +231,8 @@ def relation_questions(
             (
                 f"Where is {first} relative to {second}?",
                 f"{relation} it",
-                [f"{r} it" for r in RELATIONS if r != relation],
-                [f"centres {round(ax)},{round(ay)} and {round(bx)},{round(by)}"],
+                [f"{r} it" for r in wrong],
+                [f"boxes {[round(v) for v in a.box]} and {[round(v) for v in b.box]}"],
             )
         )
     return out
@@ -215,37 +241,58 @@ def relation_questions(
 def text_questions(
     rng: random.Random, facts: VisualFactsRecord, other_lines: Sequence[str]
 ) -> list[tuple[str, str, list[str], list[str]]]:
+    """The longest line read, against texts that are not written in the image: its words in
+    another order, or with two letters swapped. Drawn from the line alone, so the question (and
+    its id) stays the same when a build grows."""
     lines = [line.text for line in facts.ocr_lines if 2 <= len(line.text) <= 60]
     if not lines:
         return []
     correct = max(lines, key=lambda t: (len(t), t))
-    pool = [t for t in other_lines if t not in lines and 2 <= len(t) <= 60]
-    distractors = _pick(rng, pool, {correct}, 3)
+    written = " ".join(lines).casefold()
     words = correct.split()
-    while len(distractors) < 3 and len(words) > 1:  # too few other texts: reorder the words
-        variant = " ".join(words[len(distractors) + 1 :] + words[: len(distractors) + 1])
-        if variant not in distractors and variant != correct:
-            distractors.append(variant)
-        else:
+    candidates = [" ".join(words[k:] + words[:k]) for k in range(1, len(words))]
+    for k in range(1, len(correct) - 1):
+        if correct[k].isalpha() and correct[k + 1].isalpha() and correct[k] != correct[k + 1]:
+            candidates.append(correct[:k] + correct[k + 1] + correct[k] + correct[k + 2 :])
+    distractors: list[str] = []
+    for text in candidates:
+        if text.casefold() not in written and text.casefold() not in (
+            d.casefold() for d in distractors
+        ):
+            distractors.append(text)
+        if len(distractors) == 3:
             break
-    if len(distractors) < 1:
+    if not distractors:
         return []
     return [
         ("Which text is written in the image?", correct, distractors, [f'OCR line "{correct}"'])
     ]
 
 
+def _image_size(facts: VisualFactsRecord) -> tuple[float, float]:
+    """The image's size, as far as the facts tell (the far edges of what was found)."""
+    boxes = [i.box for i in facts.instances] + [line.box for line in facts.ocr_lines]
+    return (max((b[2] for b in boxes), default=1.0), max((b[3] for b in boxes), default=1.0))
+
+
 def template_drafts(
-    facts: VisualFactsRecord, taxonomy: Taxonomy, other_lines: Sequence[str], seed: int = 0
+    facts: VisualFactsRecord,
+    taxonomy: Taxonomy,
+    other_lines: Sequence[str],
+    seed: int = 0,
+    size: tuple[float, float] | None = None,
 ) -> list[Draft]:
     """Template questions for one image, for every dimension of the taxonomy that lists them."""
     rng = random.Random(content_hash({"image": facts.image_id, "seed": seed}))
     objects = objects_of(facts)
     width = max((i.box[2] for i in facts.instances), default=100.0)
+    size = (
+        (float(facts.width), float(facts.height)) if hasattr(facts, "width") else _image_size(facts)
+    )
     made = {
         "count": count_questions(facts, objects),
-        "position": position_questions(rng, objects),
-        "colour": colour_questions(rng, objects),
+        "position": position_questions(rng, objects, size),
+        "colour": colour_questions(rng, objects, size),
         "size": size_questions(objects),
         "relative_position": relation_questions(objects, width),
         "read_text": text_questions(rng, facts, other_lines),

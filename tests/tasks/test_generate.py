@@ -201,3 +201,36 @@ def test_seed_questions_are_validated_and_mapped(tmp_path):
     assert summary.seeds_refused_by_reason == {"unknown_dimension": 2}
     refused = refused_candidates(run)
     assert refused == {s.question_id for s in seeds if s.dimension == "colour"}
+
+
+@pytest.mark.parametrize("options, refused", [
+    (["-5", "5", "0"], False),
+    (["C", "C++", "C#"], False),
+    (["3", "3.0", "4"], True),
+    (["All of these", "a cat", "a dog"], True),
+    (["Both A and B", "a cat", "a dog"], True),
+    (["None", "a cat", "a dog"], True),
+])
+def test_options_compare_with_their_signs(options, refused):
+    draft = _draft(correct=options[0], distractors=options[1:], question="Which one is it?")
+    assert (validate(draft, Rules(), {"instances_counting"}) is not None) == refused
+
+
+def test_answer_in_question_spares_questions_that_list_their_options():
+    listed = _draft(question="Is the cup on the left or right of the plate?", correct="left", distractors=["right"])
+    assert validate(listed, Rules(), {"instances_counting"}) is None
+    leaked = _draft(question="What colour is the red car?", correct="red", distractors=["blue", "green"])
+    assert validate(leaked, Rules(), {"instances_counting"}).reason == "answer_in_question"
+    assert validate(_draft(question="Is it reddish?", correct="red", distractors=["blue"]), Rules(), {"instances_counting"}) is None
+
+
+def test_inconsistent_generate_settings_are_refused():
+    with pytest.raises(ValueError, match="min_options <= n_options <= max_options"):
+        GenerateOptions(min_options=4, max_options=2, n_options=6)
+
+
+def test_a_deeply_nested_reply_is_malformed_not_a_crash():
+    from tasks.generate_llm import parse
+
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse("[" * 100000 + "]" * 100000, 4)
