@@ -58,6 +58,8 @@ class GenerateSummary(BaseModel):
     flagged_length_outliers: int
     cost: float
     seeds_refused_by_reason: dict[str, int] = {}
+    cost_by_dimension: dict[str, float] = {}
+    letters_by_option_count: dict[str, dict[str, int]] = {}
 
 
 def generate_markdown(summary: GenerateSummary) -> str:
@@ -74,9 +76,18 @@ def generate_markdown(summary: GenerateSummary) -> str:
         f"| {d} | " + ", ".join(f"{k} {v}" for k, v in c.items()) + " |"
         for d, c in summary.per_dimension.items()
     ]
+    by_count = "; ".join(
+        f"{n} options: " + ", ".join(f"{k} {v}" for k, v in d.items())
+        for n, d in summary.letters_by_option_count.items()
+    )
+    costs = (
+        ", ".join(f"{k} {v:.4f}" for k, v in summary.cost_by_dimension.items() if v) or "nothing"
+    )
     lines += [
         "",
         "Answer letters: " + ", ".join(f"{k} {v}" for k, v in summary.letter_distribution.items()),
+        f"Answer letters by option count: {by_count}",
+        f"Cost by dimension: {costs}",
         "Refused: "
         + (", ".join(f"`{k}` {v}" for k, v in summary.refused_by_reason.items()) or "nothing"),
         "By generator: " + ", ".join(f"{k} {v}" for k, v in summary.by_generator.items()),

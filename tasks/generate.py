@@ -38,6 +38,14 @@ def facts_by_image(run: RunFolder) -> list[VisualFactsRecord]:
     return list(chosen.values())
 
 
+def cost_by_dimension(drafts: list[Draft]) -> dict[str, float]:
+    """What writing the drafts cost, kept or refused, per dimension."""
+    totals: dict[str, float] = {}
+    for draft in drafts:
+        totals[draft.dimension] = totals.get(draft.dimension, 0.0) + draft.cost
+    return totals
+
+
 def image_sizes(run: RunFolder) -> dict[str, tuple[float, float]]:
     table = run.table(ImageRecord).read(columns=["image_id", "width", "height"])
     return {r["image_id"]: (float(r["width"]), float(r["height"])) for r in table.to_pylist()}
@@ -207,7 +215,12 @@ def finish(
         per_dimension={k: dict(sorted(v.items())) for k, v in sorted(per_dimension.items())},
         letter_distribution=letter_distribution(candidates),
         flagged_length_outliers=sum("length_outlier" in c.meta for c in candidates),
-        cost=round(sum(d.cost for d in kept), 6),
+        cost=round(sum(d.cost for d in drafts), 6),
+        cost_by_dimension={k: round(v, 6) for k, v in sorted(cost_by_dimension(drafts).items())},
+        letters_by_option_count={
+            str(n): letter_distribution([c for c in candidates if len(c.options) == n])
+            for n in sorted({len(c.options) for c in candidates})
+        },
         seeds_refused_by_reason=dict(sorted(Counter(r.reason for r in seed_refusals).items())),
     )
 

@@ -203,25 +203,41 @@ def test_seed_questions_are_validated_and_mapped(tmp_path):
     assert refused == {s.question_id for s in seeds if s.dimension == "colour"}
 
 
-@pytest.mark.parametrize("options, refused", [
-    (["-5", "5", "0"], False),
-    (["C", "C++", "C#"], False),
-    (["3", "3.0", "4"], True),
-    (["All of these", "a cat", "a dog"], True),
-    (["Both A and B", "a cat", "a dog"], True),
-    (["None", "a cat", "a dog"], True),
-])
+@pytest.mark.parametrize(
+    "options, refused",
+    [
+        (["-5", "5", "0"], False),
+        (["C", "C++", "C#"], False),
+        (["3", "3.0", "4"], True),
+        (["All of these", "a cat", "a dog"], True),
+        (["Both A and B", "a cat", "a dog"], True),
+        (["None", "a cat", "a dog"], True),
+    ],
+)
 def test_options_compare_with_their_signs(options, refused):
     draft = _draft(correct=options[0], distractors=options[1:], question="Which one is it?")
     assert (validate(draft, Rules(), {"instances_counting"}) is not None) == refused
 
 
 def test_answer_in_question_spares_questions_that_list_their_options():
-    listed = _draft(question="Is the cup on the left or right of the plate?", correct="left", distractors=["right"])
+    listed = _draft(
+        question="Is the cup on the left or right of the plate?",
+        correct="left",
+        distractors=["right"],
+    )
     assert validate(listed, Rules(), {"instances_counting"}) is None
-    leaked = _draft(question="What colour is the red car?", correct="red", distractors=["blue", "green"])
+    leaked = _draft(
+        question="What colour is the red car?", correct="red", distractors=["blue", "green"]
+    )
     assert validate(leaked, Rules(), {"instances_counting"}).reason == "answer_in_question"
-    assert validate(_draft(question="Is it reddish?", correct="red", distractors=["blue"]), Rules(), {"instances_counting"}) is None
+    assert (
+        validate(
+            _draft(question="Is it reddish?", correct="red", distractors=["blue"]),
+            Rules(),
+            {"instances_counting"},
+        )
+        is None
+    )
 
 
 def test_inconsistent_generate_settings_are_refused():
@@ -234,3 +250,9 @@ def test_a_deeply_nested_reply_is_malformed_not_a_crash():
 
     with pytest.raises(ValueError, match="nested too deeply"):
         parse("[" * 100000 + "]" * 100000, 4)
+
+
+def test_the_summary_spreads_letters_by_option_count(run_with_facts):
+    summary = generate_all(run_with_facts, GenerateOptions(llm=False), "seed_bench", {})
+    assert summary.letters_by_option_count and sum(sum(d.values()) for d in summary.letters_by_option_count.values()) == summary.candidates
+    assert all(set(d) <= set("ABCD"[: int(n)]) for n, d in summary.letters_by_option_count.items())
