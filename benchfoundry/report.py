@@ -263,10 +263,15 @@ def build_text(summary: BuildSummary) -> str:
         out += [
             "",
             f"Extract ({backends}):",
-            f"  images extracted {ext.images_extracted}, already done {ext.images_already_done}; per image: "
-            f"{ext.mean_instances:.1f} instances, {ext.mean_ocr_lines:.1f} OCR lines, {ext.mean_captions:.1f} captions",
+            f"  images extracted {ext.images_extracted}, already done {ext.images_already_done}"
+            + (
+                f"; per image: {ext.mean_instances:.1f} instances, {ext.mean_ocr_lines:.1f} OCR lines, "
+                f"{ext.mean_captions:.1f} captions"
+                if ext.images_extracted
+                else " (nothing new to extract)"
+            ),
             "  seconds by backend: "
-            + ", ".join(f"{k} {v:.1f}" for k, v in ext.seconds_by_backend.items())
+            + (", ".join(f"{k} {v:.1f}" for k, v in ext.seconds_by_backend.items()) or "none")
             + f" (wall {ext.seconds_total:.1f})",
         ]
         if ext.example_context:

@@ -254,5 +254,9 @@ def test_a_deeply_nested_reply_is_malformed_not_a_crash():
 
 def test_the_summary_spreads_letters_by_option_count(run_with_facts):
     summary = generate_all(run_with_facts, GenerateOptions(llm=False), "seed_bench", {})
-    assert summary.letters_by_option_count and sum(sum(d.values()) for d in summary.letters_by_option_count.values()) == summary.candidates
+    assert (
+        summary.letters_by_option_count
+        and sum(sum(d.values()) for d in summary.letters_by_option_count.values())
+        == summary.candidates
+    )
     assert all(set(d) <= set("ABCD"[: int(n)]) for n, d in summary.letters_by_option_count.items())
