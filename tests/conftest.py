@@ -46,3 +46,33 @@ def image_bytes() -> Callable[..., bytes]:
         return buffer.getvalue()
 
     return make
+
+
+@pytest.fixture
+def store_raw_image() -> Callable[..., str]:
+    """Put bytes into a run's `images` table as they are, bypassing ingestion's checks (for
+    tests that need an image ingestion would refuse, or one with chosen bytes); return its id."""
+    from benchfoundry.ids import image_id
+    from benchfoundry.records import ImageRecord
+
+    def store(run, data: bytes, source: str = "test", size: tuple[int, int] = (8, 8)) -> str:
+        record = ImageRecord(
+            image_id=image_id(data),
+            source=source,
+            source_kind="folder",
+            width=size[0],
+            height=size[1],
+            format="PNG",
+            mode="RGB",
+            n_bytes=len(data),
+            phash="0" * 16,
+            duplicate_of=None,
+            duplicate_distance=None,
+            license=None,
+            meta="{}",
+            bytes=data,
+        )
+        run.table(ImageRecord).append([record])
+        return record.image_id
+
+    return store

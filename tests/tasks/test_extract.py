@@ -2,8 +2,7 @@
 
 import pytest
 
-from benchfoundry.ids import image_id
-from benchfoundry.records import ImageRecord, QuarantineRecord, VisualFactsRecord
+from benchfoundry.records import QuarantineRecord, VisualFactsRecord
 from benchfoundry.spec import ExtractOptions, FolderSource, IngestOptions
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
@@ -41,28 +40,9 @@ def test_every_image_gets_facts_and_a_rerun_does_nothing(run):
     assert run.table(VisualFactsRecord).count() == 12
 
 
-def test_a_failing_image_is_quarantined_and_the_batch_goes_on(run):
+def test_a_failing_image_is_quarantined_and_the_batch_goes_on(run, store_raw_image):
     garbage = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
-    run.table(ImageRecord).append(
-        [
-            ImageRecord(
-                image_id=image_id(garbage),
-                source="broken.png",
-                source_kind="folder",
-                width=40,
-                height=40,
-                format="PNG",
-                mode="RGB",
-                n_bytes=len(garbage),
-                phash="0" * 16,
-                duplicate_of=None,
-                duplicate_distance=None,
-                license=None,
-                meta="{}",
-                bytes=garbage,
-            )
-        ]
-    )
+    store_raw_image(run, garbage, source="broken.png", size=(40, 40))
     summary = extract_all(run, ExtractOptions(batch_size=3))
     assert summary.images_extracted == 6 and summary.quarantined_by_reason == {"bad_pixels": 1}
     (row,) = [q for q in run.table(QuarantineRecord).records() if q.stage == "extract"]

@@ -5,37 +5,17 @@ import pytest
 from benchfoundry.gateway import Gateway, GatewayContext, ModelCallError
 from benchfoundry.gateway.messages import RunImages
 from benchfoundry.gateway.testserver import Script, TestServer
-from benchfoundry.ids import image_id
-from benchfoundry.records import Caption, ImageRecord, Instance, OcrLine, VisualFactsRecord
+from benchfoundry.records import Caption, Instance, OcrLine, VisualFactsRecord
 from benchfoundry.storage import RunFolder
 
 
-def _store_image(run, data):
-    record = ImageRecord(
-        image_id=image_id(data),
-        source="test",
-        source_kind="folder",
-        width=8,
-        height=8,
-        format="PNG",
-        mode="RGB",
-        n_bytes=len(data),
-        phash="0" * 16,
-        duplicate_of=None,
-        duplicate_distance=None,
-        license=None,
-        meta="{}",
-        bytes=data,
-    )
-    run.table(ImageRecord).append([record])
-    return record.image_id
-
-
-def test_fact_reader_sends_the_visual_context_instead_of_pixels(tmp_path, image_bytes):
+def test_fact_reader_sends_the_visual_context_instead_of_pixels(
+    tmp_path, image_bytes, store_raw_image
+):
     run = RunFolder(tmp_path)
     seen, unseen = image_bytes(seed=1), image_bytes(seed=2)
-    seen_id = _store_image(run, seen)
-    unseen_id = _store_image(run, unseen)
+    seen_id = store_raw_image(run, seen)
+    unseen_id = store_raw_image(run, unseen)
     run.table(VisualFactsRecord).append(
         [
             VisualFactsRecord(
@@ -83,11 +63,11 @@ def test_fact_reader_sends_the_visual_context_instead_of_pixels(tmp_path, image_
             )
 
 
-def test_new_facts_are_not_answered_from_the_cache(tmp_path, image_bytes):
+def test_new_facts_are_not_answered_from_the_cache(tmp_path, image_bytes, store_raw_image):
     from benchfoundry.gateway import ResponseCache
 
     run = RunFolder(tmp_path)
-    image = _store_image(run, image_bytes(seed=3))
+    image = store_raw_image(run, image_bytes(seed=3))
 
     def facts(config, caption):
         return VisualFactsRecord(
