@@ -48,6 +48,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from benchfoundry.taxonomy import TaxonomyError
     from extractors.base import ExtractorUnavailable
     from tasks.ingest_items import SourceFormatError
+    from tasks.qc import QCConfigError
 
     return (
         UserError,
@@ -60,6 +61,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         ModelConfigError,
         ExtractorUnavailable,
         TaxonomyError,
+        QCConfigError,
     )
 
 
@@ -284,4 +286,4 @@ def synth(
 
 
 # Commands defined in other modules register themselves on `app` when imported.
-from benchfoundry import cli_models  # noqa: E402,F401
+from benchfoundry import cli_models, cli_qc  # noqa: E402,F401

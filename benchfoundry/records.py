@@ -230,20 +230,33 @@ class JudgementRecord(Record):
 
 
 class ScoredRecord(Record):
-    """Hit counts, flags, difficulty and the selection decision for one question, with why."""
+    """Hit counts, flags, difficulty and the selection decision for one question, with why.
+
+    `hits_*` count models answering right on the first pass (MMStar's hits), `*_circular` under
+    CircularEval (MMBench); `n_*_models` are the models that gave an answer (failed calls are
+    left out of both). `decision` is one of selected, held_back, dropped, flagged, refused,
+    unassessed."""
 
     table: ClassVar[str] = "scored"
     key: ClassVar[tuple[str, ...]] = ("question_id",)
 
     question_id: str
+    image_id: str
+    dimension: str
+    answer: str
     hits_text: int
+    hits_text_circular: int | None
     n_text_models: int
+    text_hit_by: list[str]
     hits_vlm: int
+    hits_vlm_circular: int | None
     n_vlm_models: int
+    vlm_hit_by: list[str]
     flags: list[str]
     difficulty: str | None
     decision: str
     reason: str
+    rank: int | None
 
 
 class ReviewRecord(Record):

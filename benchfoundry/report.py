@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from benchfoundry.records import CandidateRecord, QuarantineRecord
+from benchfoundry.qc.report import qc_text
+from benchfoundry.qc.summary import QCSummary
+from benchfoundry.records import CandidateRecord, QuarantineRecord, ScoredRecord
 from benchfoundry.storage import RunFolder
 
 
@@ -113,6 +115,7 @@ class BuildSummary(BaseModel):
     ingest: IngestSummary | None
     extract: ExtractSummary | None = None
     generate: GenerateSummary | None = None
+    qc: QCSummary | None = None
     table_rows: dict[str, int]
     quarantine_by_stage_reason: dict[str, dict[str, int]]
     quarantine_examples: dict[str, dict[str, str]]
@@ -142,6 +145,12 @@ def run_state(run: RunFolder, n_examples: int = 3) -> RunState:
         first.setdefault(row["stage"], {}).setdefault(row["reason"], f"{name}: {row['detail']}")
     columns = ["question_id", "dimension", "question", "options", "answer", "source"]
     rows = run.table(CandidateRecord).read(columns=columns).sort_by("question_id").to_pylist()
+    scored = run.table(ScoredRecord).read(columns=["question_id", "decision", "rank"]).to_pylist()
+    rank = {r["question_id"]: r["rank"] for r in scored if r["decision"] == "selected"}
+    if rank:  # after selection, show selected questions, the hardest of each dimension first
+        rows = sorted(
+            (r for r in rows if r["question_id"] in rank), key=lambda r: rank[r["question_id"]]
+        )
     picked: dict[str, dict] = {}
     for row in rows:
         picked.setdefault(row["dimension"], row)
@@ -293,6 +302,8 @@ def build_text(summary: BuildSummary) -> str:
             "  seed questions refused: "
             + (", ".join(f"{k} {v}" for k, v in gen.seeds_refused_by_reason.items()) or "none"),
         ]
+    if summary.qc:
+        out += qc_text(summary.qc.filter, summary.qc.consensus, summary.qc.select)
     out += ["", "Tables in the run folder:"]
     out += [f"  {table:<14} {rows:>6} rows" for table, rows in summary.table_rows.items()]
     out += ["", "Quarantined (refused, with reasons; all cases are in the quarantine table):"]

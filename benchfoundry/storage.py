@@ -4,6 +4,7 @@ A write adds one part holding only the rows whose key is not stored yet, so appe
 records twice changes nothing and a table never holds a key twice. Parts are written under a
 hidden temporary name and renamed into place, so a reader never sees a partial file; readers
 check every part's schema against the record's and name the offending column when it differs.
+Tables of recomputed results (decisions, a model's latest answers) are replaced with `rewrite`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import fcntl
 import json
 import os
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar
@@ -183,6 +184,38 @@ class Table(Generic[R]):
             )
             atomic_write_table(part, table)
         return WriteResult(self.name, len(new_keys), already, repeated, part)
+
+    def rewrite(
+        self, records: Iterable[R], drop: Callable[[dict[str, Any]], bool] | None = None
+    ) -> WriteResult:
+        """Store `records`, replacing stored rows with the same key and any stored row for which
+        `drop(row)` is true; the table is written again as one part. For results that are
+        recomputed (decisions, the latest answers of a model) rather than accumulated."""
+        batch = {r.key_values(): r for r in records}
+        for record in batch.values():
+            if not isinstance(record, self.record_type):
+                raise TypeError(
+                    f"table '{self.name}' takes {self.record_type.__name__}, got {type(record).__name__}"
+                )
+        with self._lock():
+            old_parts = self.parts()
+            kept = [
+                row
+                for row in self.read().to_pylist()
+                if tuple(row[k] for k in self.record_type.key) not in batch
+                and not (drop is not None and drop(row))
+            ]
+            rows = kept + [batch[k].model_dump() for k in sorted(batch, key=repr)]
+            table = pa.Table.from_pylist(rows, schema=self.schema)
+            keys = sorted((tuple(row[k] for k in self.record_type.key) for row in rows), key=repr)
+            part = self.path / f"part-{content_hash([list(k) for k in keys], length=20)}.parquet"
+            if rows:
+                atomic_write_table(part, table)
+            for old in old_parts:
+                if old != part:
+                    old.unlink()
+            _fsync_dir(self.path)
+        return WriteResult(self.name, len(batch), len(kept), 0, part if rows else None)
 
 
 class RunFolder:

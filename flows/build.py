@@ -9,11 +9,12 @@ from prefect.artifacts import create_markdown_artifact
 
 from benchfoundry.ids import content_hash
 from benchfoundry.report import BuildSummary, build_markdown, run_state
-from benchfoundry.spec import load_spec
+from benchfoundry.spec import QC_STEPS, load_spec
 from benchfoundry.storage import RunFolder
 from flows.extract import extract
 from flows.generate import generate
 from flows.ingest import ingest
+from flows.qc import qc
 
 
 @flow(name="build")
@@ -40,6 +41,13 @@ def build(spec_path: str, out: str | None = None) -> BuildSummary:
         generate_summary = generate(
             str(run.root), spec.options.generate, spec.taxonomy, spec.models
         )
+    qc_summary = None
+    steps = [s for s in spec.stages if s in QC_STEPS]
+    if steps:
+        options = spec.options
+        qc_summary = qc(
+            str(run.root), steps, options.filter, options.consensus, options.select, spec.models
+        )
     summary = BuildSummary(
         spec=spec.name,
         run=str(run.root),
@@ -47,6 +55,7 @@ def build(spec_path: str, out: str | None = None) -> BuildSummary:
         ingest=ingest_summary,
         extract=extract_summary,
         generate=generate_summary,
+        qc=qc_summary,
         manifest=str(run.manifest_path),
         **run_state(run).model_dump(),
     )

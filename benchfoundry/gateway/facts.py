@@ -3,7 +3,8 @@ tool-using paradigm MM-Vet evaluates as MM-ReAct). Offline, it is the only model
 image, and every report names it as what it is: `sees = "facts"`.
 
 `facts/INNER` wraps any text model spec, e.g. `facts/smollm2` or `facts/openai/gpt-4o-mini`.
-Each image part becomes the visual context rendered from the run's `visual_facts` table.
+Each image part becomes the visual context rendered from the run's `visual_facts` table, within
+`options.max_chars` of the catalogue entry (default 2000; a small model reads a shorter one faster).
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ class FactReader(providers.Provider):
                 raise permanent(
                     "no_facts", "a fact-reading model needs a run folder with visual facts"
                 )
-            self._facts = FactsIndex.from_run(self.context.run)
+            index = FactsIndex.from_run(self.context.run)
+            index.max_chars = int(self.spec.options.get("max_chars", index.max_chars))
+            self._facts = index
         return self._facts
 
     def _as_text(self, parts: Sequence[Part]) -> list[Part]:

@@ -12,10 +12,11 @@ import importlib.util
 import os
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchfoundry.gateway.batching import MicroBatcher
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, permanent
 from benchfoundry.gateway.messages import ImagePart, Part, TextPart, has_images
@@ -53,6 +54,10 @@ class TransformersModel(Provider):
         if not spec.model:
             raise ModelConfigError(f"model '{spec.name}': give a folder or id (hf/PATH_OR_ID)")
         self._lock = threading.Lock()  # one forward pass at a time per model
+        # Text prompts that arrive together are generated as one batch.
+        self._batcher = MicroBatcher(
+            self._generate_batch, max_batch=int(spec.options.get("batch", 16))
+        )
         self._loaded: tuple[Any, Any, bool] | None = None
         self._is_vlm: bool | None = None
         self.device = device()
@@ -171,7 +176,10 @@ class TransformersModel(Provider):
     ) -> Completion:
         import torch
 
-        model, _, _ = self.load()
+        model, _, is_vlm = self.load()
+        if not is_vlm and params.temperature == 0 and not has_images(parts):
+            key = (params.max_tokens, tuple(params.stop), params.system)
+            return self._batcher.submit(key, list(parts))
         with self._lock:
             inputs = self._inputs(parts, params.system)
             sampling: dict[str, Any] = {"do_sample": False}
@@ -196,6 +204,59 @@ class TransformersModel(Provider):
         return Completion(
             text=text.strip(), finish_reason=finish, tokens_in=int(n_in), tokens_out=int(len(new))
         )
+
+    def _generate_batch(self, key: Hashable, batch: Sequence[list[Part]]) -> list[Completion]:
+        """Greedy generation for several text prompts at once, left-padded."""
+        import torch
+
+        max_tokens, stop, system = key  # type: ignore[misc]
+        model, tokenizer, _ = self.load()
+        prompts = []
+        for parts in batch:
+            text = "\n".join(p.value for p in parts if isinstance(p, TextPart))
+            messages = ([{"role": "system", "content": system}] if system else []) + [
+                {"role": "user", "content": text}
+            ]
+            prompts.append(
+                tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+                if tokenizer.chat_template
+                else text
+            )
+        with self._lock:
+            tokenizer.padding_side = "left"
+            if tokenizer.pad_token is None:
+                tokenizer.pad_token = tokenizer.eos_token
+            inputs = tokenizer(
+                prompts, return_tensors="pt", padding=True, add_special_tokens=False
+            ).to(self.device)
+            try:
+                with torch.no_grad():
+                    output = model.generate(
+                        **inputs,
+                        max_new_tokens=max_tokens,
+                        do_sample=False,
+                        pad_token_id=tokenizer.pad_token_id,
+                    )
+            except (RuntimeError, ValueError) as exc:
+                raise permanent("local_model_error", f"{type(exc).__name__}: {exc}") from None
+        width = inputs["input_ids"].shape[1]
+        completions = []
+        for row, mask in zip(output, inputs["attention_mask"], strict=True):
+            new = row[width:]
+            ends = (new == tokenizer.eos_token_id).nonzero()
+            n_out = int(ends[0, 0]) + 1 if len(ends) else len(new)
+            text = tokenizer.decode(new[:n_out], skip_special_tokens=True)
+            for marker in stop:
+                text = text.split(marker, 1)[0]
+            completions.append(
+                Completion(
+                    text=text.strip(),
+                    finish_reason="length" if n_out >= max_tokens and not len(ends) else "stop",
+                    tokens_in=int(mask.sum()),
+                    tokens_out=n_out,
+                )
+            )
+        return completions
 
     def score_options(self, parts: Sequence[Part], options: Sequence[str]) -> OptionScores:
         """Sum of log p(option tokens | prompt) per option, and that sum per token."""

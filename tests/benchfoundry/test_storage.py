@@ -46,14 +46,22 @@ def test_append_adds_only_new_keys(tmp_path):
 def test_append_refuses_a_record_of_another_table(tmp_path):
     scored = ScoredRecord(
         question_id="q",
+        image_id="i",
+        dimension="d",
+        answer="A",
         hits_text=0,
+        hits_text_circular=None,
         n_text_models=1,
+        text_hit_by=[],
         hits_vlm=0,
+        hits_vlm_circular=None,
         n_vlm_models=1,
+        vlm_hit_by=[],
         flags=[],
         difficulty=None,
         decision="selected",
         reason="r",
+        rank=None,
     )
     with pytest.raises(TypeError, match="QuarantineRecord"):
         RunFolder(tmp_path).table(QuarantineRecord).append([scored])
@@ -123,3 +131,19 @@ def test_manifest_sections_are_kept(tmp_path):
     run.update_manifest("ingest", {"n": 1})
     assert run.read_manifest() == {"build": {"spec": "x"}, "ingest": {"n": 1}}
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_rewrite_replaces_keys_and_dropped_rows_in_one_part(tmp_path):
+    table = RunFolder(tmp_path).table(QuarantineRecord)
+    table.append([_q("a"), _q("b")])
+    table.append([_q("c")])
+    replaced = QuarantineRecord(
+        source="a", stage="ingest", reason="not_an_image", detail="new", source_kind="folder"
+    )
+    result = table.rewrite([replaced, _q("d")], drop=lambda row: row["source"] == "b")
+    assert (result.added, result.already_stored) == (2, 1)
+    assert len(table.parts()) == 1
+    rows = {r.source: r.detail for r in table.records()}
+    assert rows == {"a": "new", "c": "d", "d": "d"}
+    table.rewrite([], drop=lambda row: True)
+    assert table.count() == 0 and table.parts() == []

@@ -3,7 +3,8 @@ test builds and saves itself (real code path, meaningless answers)."""
 
 import pytest
 
-from benchfoundry.gateway import Gateway, GenerateParams
+from benchfoundry.gateway import Gateway, GenerateParams, Request
+from benchfoundry.gateway.messages import TextPart
 
 pytestmark = pytest.mark.slow
 
@@ -147,3 +148,19 @@ def test_many_threads_share_one_load_and_scoring_failures_are_typed(tmp_path, im
     assert gateway.ledger.entries[("", f"hf/{folder}")].cached == 1
     with pytest.raises(ModelCallError, match="no_vision"):
         gateway.score_options("smollm2", messages, ["red", "blue"])
+
+
+def test_smollm2_answers_the_same_alone_and_in_a_batch():
+    gateway = Gateway()
+    prompts = [
+        "Name a colour of the sky.",
+        "Question: How many legs has a dog?\nOptions:\nA. 2\nB. 4\nAnswer with the letter.",
+        "Say hello.",
+    ]
+    params = GenerateParams(max_tokens=12)
+    together = gateway.generate_many([Request("smollm2", p, params) for p in prompts])
+    provider = gateway.provider("smollm2")
+    assert max(provider._batcher.batches) > 1, "the parallel calls were batched"
+    alone = [provider._generate_batch((12, (), None), [[TextPart(value=p)]])[0] for p in prompts]
+    assert [r.text for r in together] == [c.text for c in alone]
+    assert [r.tokens_in for r in together] == [c.tokens_in for c in alone]

@@ -1,0 +1,172 @@
+"""From judgements to a verdict per candidate: hits over each ensemble, the text-only rules, the
+possibly-flawed flag and the difficulty bin. Pure functions; every verdict carries its reason.
+
+A model's outcome on a question is its first pass (vanilla, MMStar's hit) and, when it was asked
+under CircularEval, whether every rotation was right (MMBench). A model whose call failed on a
+question gave no answer there: it is left out of that question's count, not scored wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from benchfoundry.records import JudgementRecord
+from benchfoundry.spec import ConsensusOptions, FilterOptions
+
+TEXT_MODE = "text_only"
+VLM_MODE = "consensus"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One model on one question."""
+
+    model: str
+    vanilla: bool
+    circular: bool | None  # None when not asked under CircularEval
+    error: str | None = None
+
+
+def outcomes(
+    judgements: Iterable[JudgementRecord], n_options: dict[str, int], circular: bool
+) -> dict[str, dict[str, Outcome]]:
+    """question_id -> model -> outcome, from the passes stored for one mode."""
+    passes: dict[tuple[str, str], list[JudgementRecord]] = {}
+    for row in judgements:
+        passes.setdefault((row.question_id, row.model), []).append(row)
+    out: dict[str, dict[str, Outcome]] = {}
+    for (qid, model), rows in passes.items():
+        rows.sort(key=lambda r: r.pass_index)
+        error = next((r.error for r in rows if r.error), None)
+        full = len(rows) == n_options.get(qid, -1)
+        out.setdefault(qid, {})[model] = Outcome(
+            model=model,
+            vanilla=rows[0].pass_index == 0 and rows[0].correct,
+            circular=(full and all(r.correct for r in rows)) if circular else None,
+            error=error,
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Hits:
+    """What an ensemble did on one question."""
+
+    vanilla: int
+    circular: int | None
+    answered: int  # models that gave an answer
+    hit_by: tuple[str, ...]
+    circular_by: tuple[str, ...]
+    failed: tuple[str, ...]
+
+
+def count_hits(results: dict[str, Outcome], models: Sequence[str], circular: bool) -> Hits:
+    answered = [results[m] for m in models if m in results and results[m].error is None]
+    failed = tuple(m for m in models if m in results and results[m].error is not None)
+    hit_by = tuple(o.model for o in answered if o.vanilla)
+    circular_by = tuple(o.model for o in answered if o.circular)
+    return Hits(
+        vanilla=len(hit_by),
+        circular=len(circular_by) if circular else None,
+        answered=len(answered),
+        hit_by=hit_by,
+        circular_by=circular_by,
+        failed=failed,
+    )
+
+
+@dataclass
+class Verdict:
+    """The outcome of the rules for one question, before selection."""
+
+    status: str  # eligible, dropped, flagged, unassessed
+    reasons: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)  # one short code per reason, for counting
+    flags: list[str] = field(default_factory=list)
+    difficulty: str | None = None
+
+
+def _names(models: Sequence[str]) -> str:
+    return ", ".join(models) if models else "none"
+
+
+def judge_text(hits: Hits | None, options: FilterOptions, verdict: Verdict) -> None:
+    """Apply the chosen text-only rules (SEED-Bench, MMBench stage 1, MMStar)."""
+    if hits is None:
+        return
+    n = hits.answered
+    if n == 0:
+        if hits.failed:
+            verdict.flags.append("text_unassessed")
+            verdict.codes.append("text_failed")
+        verdict.reasons.append(f"every text-only call failed ({_names(hits.failed)})")
+        return
+    if "seed" in options.rules and hits.vanilla == n:
+        verdict.status = "dropped"
+        verdict.flags.append("text_answerable")
+        verdict.codes.append("seed")
+        verdict.reasons.append(
+            f"seed: all {n} text-only models answered without the image ({_names(hits.hit_by)})"
+        )
+    limit = options.hit_limit(n)
+    if "mmstar" in options.rules and hits.vanilla > limit:
+        verdict.status = "dropped"
+        if "text_answerable" not in verdict.flags:
+            verdict.flags.append("text_answerable")
+        verdict.codes.append("mmstar")
+        verdict.reasons.append(
+            f"mmstar: {hits.vanilla} of {n} text-only models answered without the image, "
+            f"more than {limit} ({_names(hits.hit_by)})"
+        )
+    circular = hits.circular
+    if "mmbench" in options.rules and circular is not None and circular > options.majority * n:
+        verdict.flags.append("text_majority")
+        if verdict.status == "eligible":
+            verdict.status = "flagged"
+        verdict.codes.append("mmbench")
+        verdict.reasons.append(
+            f"mmbench: {circular} of {n} text-only models answered every rotation "
+            f"without the image ({_names(hits.circular_by)}); inspect by hand"
+        )
+
+
+def judge_vlm(hits: Hits | None, options: ConsensusOptions, verdict: Verdict) -> None:
+    """Difficulty from hits; possibly flawed when no model answers under CircularEval."""
+    if hits is None:
+        return
+    n = hits.answered
+    if n == 0:
+        if verdict.status == "eligible":
+            verdict.status = "unassessed"
+        verdict.codes.append("vlm_failed" if hits.failed else "vlm_missing")
+        verdict.reasons.append(
+            f"every vision-language call failed ({_names(hits.failed)}); rerun to retry"
+            if hits.failed
+            else "no vision-language model has answered it yet"
+        )
+        return
+    verdict.difficulty = options.difficulty(hits.vanilla, n)
+    correct = hits.circular if hits.circular is not None else hits.vanilla
+    if correct == 0:
+        verdict.flags.append("possibly_flawed")
+        if verdict.status == "eligible":
+            verdict.status = "flagged"
+        how = "under CircularEval" if hits.circular is not None else "on the first pass"
+        verdict.codes.append("possibly_flawed")
+        verdict.reasons.append(
+            f"possibly flawed: none of {n} vision-language models answered it {how} "
+            "(wrong key, ambiguous options, or simply hard); review"
+        )
+
+
+def judge(
+    text: Hits | None,
+    vlm: Hits | None,
+    filter_options: FilterOptions,
+    consensus_options: ConsensusOptions,
+) -> Verdict:
+    verdict = Verdict(status="eligible")
+    judge_text(text, filter_options, verdict)
+    judge_vlm(vlm, consensus_options, verdict)
+    return verdict

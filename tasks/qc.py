@@ -1,0 +1,352 @@
+"""The quality-control steps: `filter` asks text-only models every candidate without its image,
+`consensus` asks vision-language models with it, and `select` turns the stored answers into hits,
+verdicts, difficulty and a balanced selection (`scored`). Each step is plain Python here, wrapped
+as a Prefect task at the end of the module."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from benchfoundry.answering.engine import AnsweringEngine, MCQItem
+from benchfoundry.gateway import Gateway, GenerateParams
+from benchfoundry.qc.assess import TEXT_MODE, VLM_MODE, Hits, count_hits, judge, outcomes
+from benchfoundry.qc.select import Assessed, select
+from benchfoundry.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
+from benchfoundry.records import CandidateRecord, JudgementRecord, QuarantineRecord, ScoredRecord
+from benchfoundry.spec import (
+    DEFAULT_TEXT_ONLY,
+    DEFAULT_VLM,
+    ConsensusOptions,
+    FilterOptions,
+    SelectOptions,
+)
+from benchfoundry.storage import RunFolder
+from tasks.generate import refused_candidates
+
+
+class QCConfigError(ValueError):
+    """Quality control cannot run as configured (a model in the wrong role, nothing to ask)."""
+
+
+def text_members(options: FilterOptions, models: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(model, role) of the text-only step: configured LLMs, artefact baselines, chance baselines."""
+    members: list[tuple[str, str]] = []
+    for role, names in (
+        ("text_only", models.get("text_only") or list(DEFAULT_TEXT_ONLY)),
+        ("blind", options.blind),
+        ("chance", options.chance),
+    ):
+        members += [(m, role) for m in names if m not in {n for n, _ in members}]
+    return members
+
+
+def vlm_members(models: dict[str, list[str]]) -> list[tuple[str, str]]:
+    return [(m, "vlm") for m in dict.fromkeys(models.get("vlm") or list(DEFAULT_VLM))]
+
+
+def counted(members: Sequence[tuple[str, str]]) -> list[str]:
+    """The models whose hits count (chance baselines are reported, never counted)."""
+    return [m for m, role in members if role != "chance"]
+
+
+def qc_candidates(run: RunFolder) -> tuple[list[CandidateRecord], set[str]]:
+    """Candidates to check (in id order) and the ids the generate stage refused."""
+    refused = refused_candidates(run)
+    records = sorted(run.table(CandidateRecord).records(), key=lambda c: c.question_id)
+    return [c for c in records if c.question_id not in refused], refused
+
+
+def mcq_item(candidate: CandidateRecord) -> MCQItem:
+    return MCQItem(
+        question_id=candidate.question_id,
+        question=candidate.question,
+        options=tuple(candidate.options),
+        answer=candidate.answer,
+        hint=candidate.hint,
+        image=candidate.image_id,
+        category=candidate.dimension,
+    )
+
+
+def ask(
+    run: RunFolder,
+    gateway: Gateway,
+    members: Sequence[tuple[str, str]],
+    mode: str,
+    circular: bool,
+    max_tokens: int,
+    judge_model: str | None = None,
+) -> AskSummary:
+    """Ask every model every candidate (without the image in the text-only mode) and store the
+    passes in `judgements`, replacing earlier answers of these models in this mode."""
+    started = time.monotonic()
+    with_image = mode == VLM_MODE
+    candidates, refused = qc_candidates(run)
+    items = [mcq_item(c) for c in candidates]
+    answers = [c.answer for c in candidates]
+    engine = AnsweringEngine(
+        gateway,
+        judge=judge_model,
+        params=GenerateParams(max_tokens=max_tokens),
+        with_image=with_image,
+    )
+    cached_before = gateway.ledger.totals().cached
+    records: list[JudgementRecord] = []
+    hits: list[ModelHits] = []
+    for model, role in members:
+        sees = gateway.sees(model)
+        if with_image and sees == "nothing":
+            raise QCConfigError(
+                f"model '{model}' sees no image: the consensus step needs vision-language models "
+                "(or facts/MODEL, which reads the extracted visual facts)"
+            )
+        if not items:
+            continue
+        gateway.prepare(model, answers)
+        results, report = engine.run(items, model, circular=circular)
+        records += [p.to_record(mode, with_image) for r in results for p in r.passes]
+        hits.append(
+            ModelHits(
+                model=model,
+                sees=sees,
+                role=role,
+                counted=role != "chance",
+                questions=report.questions,
+                vanilla=report.vanilla_accuracy,
+                circular=report.circular_accuracy,
+                calls_made=report.calls_made,
+                calls_if_every_pass=report.calls_if_every_pass,
+                errors=report.errors,
+                extracted_by=report.extracted_by,
+            )
+        )
+    asked = {c.question_id for c in candidates}
+    names = {m for m, _ in members}
+    run.table(JudgementRecord).rewrite(
+        records,
+        drop=lambda row: (
+            row["mode"] == mode and row["model"] in names and row["question_id"] in asked
+        ),
+    )
+    return AskSummary(
+        step="filter" if mode == TEXT_MODE else "consensus",
+        run=str(run.root),
+        candidates=len(items),
+        skipped_refused=len(refused),
+        models=hits,
+        calls_made=sum(h.calls_made for h in hits),
+        calls_if_every_pass=sum(h.calls_if_every_pass for h in hits),
+        calls_cached=gateway.ledger.totals().cached - cached_before,
+        seconds=round(time.monotonic() - started, 2),
+    )
+
+
+def filter_all(
+    run: RunFolder, gateway: Gateway, options: FilterOptions, models: dict[str, list[str]]
+) -> AskSummary:
+    """Stage 1: the text-only ensemble, without images."""
+    judge_model = (models.get("judge") or [None])[0]
+    return ask(
+        run,
+        gateway,
+        text_members(options, models),
+        TEXT_MODE,
+        options.circular,
+        options.max_tokens,
+        judge_model,
+    )
+
+
+def consensus_all(
+    run: RunFolder, gateway: Gateway, options: ConsensusOptions, models: dict[str, list[str]]
+) -> AskSummary:
+    """Stage 2: the vision-language ensemble, with images."""
+    judge_model = (models.get("judge") or [None])[0]
+    return ask(
+        run,
+        gateway,
+        vlm_members(models),
+        VLM_MODE,
+        options.circular,
+        options.max_tokens,
+        judge_model,
+    )
+
+
+def _refusal_reasons(run: RunFolder) -> dict[str, tuple[str, str]]:
+    rows = run.table(QuarantineRecord).read(columns=["stage", "source", "reason", "detail"])
+    out = {}
+    for row in rows.to_pylist():
+        if row["stage"] == "generate" and row["source"].startswith("candidate:"):
+            qid = row["source"].split(":", 1)[1].split("#", 1)[0]
+            out[qid] = (row["reason"], row["detail"])
+    return out
+
+
+def _hits_for(
+    qid: str,
+    by_question: dict[str, dict],
+    members: list[str],
+    circular: bool,
+    expected: bool,
+) -> Hits | None:
+    if not expected:
+        return None
+    return count_hits(by_question.get(qid, {}), members, circular)
+
+
+def select_all(
+    run: RunFolder,
+    filter_options: FilterOptions,
+    consensus_options: ConsensusOptions,
+    select_options: SelectOptions,
+    models: dict[str, list[str]],
+    steps: Sequence[str] = ("filter", "consensus", "select"),
+) -> SelectSummary:
+    """Stage 3: hits, verdicts, difficulty and the selection for every candidate, into `scored`
+    (rewritten whole: decisions are recomputed, never accumulated)."""
+    all_candidates = sorted(run.table(CandidateRecord).records(), key=lambda c: c.question_id)
+    refused = refused_candidates(run)
+    n_options = {c.question_id: len(c.options) for c in all_candidates}
+    text_all = text_members(filter_options, models)
+    text_counted = counted(text_all)
+    vlm = [m for m, _ in vlm_members(models)]
+    judgements = run.table(JudgementRecord).records()
+    text_rows = [j for j in judgements if j.mode == TEXT_MODE]
+    vlm_rows = [j for j in judgements if j.mode == VLM_MODE and j.model in vlm]
+    text_by_q = outcomes(text_rows, n_options, filter_options.circular)
+    vlm_by_q = outcomes(vlm_rows, n_options, consensus_options.circular)
+    # An ensemble counts when its step is part of this run or its answers are stored.
+    text_expected = "filter" in steps or any(j.model in text_counted for j in text_rows)
+    vlm_expected = "consensus" in steps or bool(vlm_rows)
+    items: list[Assessed] = []
+    for c in all_candidates:
+        if c.question_id in refused:
+            continue
+        text = _hits_for(
+            c.question_id, text_by_q, text_counted, filter_options.circular, text_expected
+        )
+        vlm_hits = _hits_for(c.question_id, vlm_by_q, vlm, consensus_options.circular, vlm_expected)
+        verdict = judge(text, vlm_hits, filter_options, consensus_options)
+        items.append(
+            Assessed(
+                c.question_id,
+                c.image_id,
+                c.dimension,
+                c.answer,
+                len(c.options),
+                text,
+                vlm_hits,
+                verdict,
+            )
+        )
+    dimensions = select(items, select_options)
+    reasons = _refusal_reasons(run)
+    records = [_scored(item) for item in items]
+    refused_codes: Counter[str] = Counter()
+    for c in all_candidates:
+        if c.question_id in refused:
+            code, detail = reasons.get(c.question_id, ("refused", "refused by the generate stage"))
+            refused_codes[f"refused:{code}"] += 1
+            records.append(
+                ScoredRecord(
+                    question_id=c.question_id,
+                    image_id=c.image_id,
+                    dimension=c.dimension,
+                    answer=c.answer,
+                    hits_text=0,
+                    hits_text_circular=None,
+                    n_text_models=0,
+                    text_hit_by=[],
+                    hits_vlm=0,
+                    hits_vlm_circular=None,
+                    n_vlm_models=0,
+                    vlm_hit_by=[],
+                    flags=[],
+                    difficulty=None,
+                    decision="refused",
+                    reason=f"refused by the generate stage ({code}): {detail}",
+                    rank=None,
+                )
+            )
+    run.table(ScoredRecord).rewrite(records, drop=lambda row: True)
+    chance = {m: _rate(text_by_q, m, items) for m, role in text_all if role in ("blind", "chance")}
+    return summarise(
+        run, all_candidates, items, records, dimensions, text_counted, vlm, chance, refused_codes
+    )
+
+
+def _rate(by_question: dict[str, dict], model: str, items: Sequence[Assessed]) -> float:
+    answered = [
+        by_question[i.question_id][model]
+        for i in items
+        if model in by_question.get(i.question_id, {})
+        and by_question[i.question_id][model].error is None
+    ]
+    return round(sum(o.vanilla for o in answered) / len(answered), 4) if answered else 0.0
+
+
+def _scored(item: Assessed) -> ScoredRecord:
+    text, vlm = item.text, item.vlm
+    return ScoredRecord(
+        question_id=item.question_id,
+        image_id=item.image_id,
+        dimension=item.dimension,
+        answer=item.answer,
+        hits_text=text.vanilla if text else 0,
+        hits_text_circular=text.circular if text else None,
+        n_text_models=text.answered if text else 0,
+        text_hit_by=list(text.hit_by) if text else [],
+        hits_vlm=vlm.vanilla if vlm else 0,
+        hits_vlm_circular=vlm.circular if vlm else None,
+        n_vlm_models=vlm.answered if vlm else 0,
+        vlm_hit_by=list(vlm.hit_by) if vlm else [],
+        flags=item.verdict.flags,
+        difficulty=item.verdict.difficulty,
+        decision=item.decision,
+        reason=item.reason,
+        rank=item.rank,
+    )
+
+
+@task(name="qc-filter", cache_policy=NO_CACHE)
+def filter_task(run_root: str, options: FilterOptions, models: dict[str, list[str]]) -> AskSummary:
+    from benchfoundry.gateway.setup import gateway_for_run
+    from tasks.model_usage import record_usage_task
+
+    gateway = gateway_for_run(run_root, stage="filter")
+    summary = filter_all(RunFolder(run_root), gateway, options, models)
+    record_usage_task(gateway, run_root)
+    return summary
+
+
+@task(name="qc-consensus", cache_policy=NO_CACHE)
+def consensus_task(
+    run_root: str, options: ConsensusOptions, models: dict[str, list[str]]
+) -> AskSummary:
+    from benchfoundry.gateway.setup import gateway_for_run
+    from tasks.model_usage import record_usage_task
+
+    gateway = gateway_for_run(run_root, stage="consensus")
+    summary = consensus_all(RunFolder(run_root), gateway, options, models)
+    record_usage_task(gateway, run_root)
+    return summary
+
+
+@task(name="qc-select", cache_policy=NO_CACHE)
+def select_task(
+    run_root: str,
+    filter_options: FilterOptions,
+    consensus_options: ConsensusOptions,
+    select_options: SelectOptions,
+    models: dict[str, list[str]],
+    steps: list[str],
+) -> SelectSummary:
+    return select_all(
+        RunFolder(run_root), filter_options, consensus_options, select_options, models, steps
+    )

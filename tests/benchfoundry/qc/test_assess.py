@@ -1,0 +1,125 @@
+"""Hit counting, the text-only rules, the possibly-flawed flag and difficulty bins."""
+
+import pytest
+
+from benchfoundry.qc.assess import Outcome, count_hits, judge, outcomes
+from benchfoundry.records import JudgementRecord
+from benchfoundry.spec import ConsensusOptions, FilterOptions
+
+
+def _hits(spec: dict[str, tuple[bool, bool | None]], failed=(), circular=True):
+    results = {m: Outcome(m, v, c) for m, (v, c) in spec.items()}
+    results.update({m: Outcome(m, False, None, error="server_error: 500") for m in failed})
+    return count_hits(results, [*spec, *failed], circular)
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [
+        (16, ["tough"] * 4 + ["hard"] * 4 + ["medium"] * 4 + ["easy"] * 5),
+        (1, ["tough", "easy"]),
+        (4, ["tough", "hard", "medium", "easy", "easy"]),
+        (2, ["tough", "medium", "easy"]),
+    ],
+)
+def test_difficulty_bins_scale_with_the_ensemble(n, expected):
+    options = ConsensusOptions()
+    assert [options.difficulty(h, n) for h in range(n + 1)] == expected
+    assert options.difficulty(0, 0) is None
+
+
+def test_bins_must_rise_and_end_at_one():
+    with pytest.raises(ValueError, match="rise"):
+        ConsensusOptions(bins={"hard": 0.5, "easy": 0.4})
+    with pytest.raises(ValueError, match="last must be 1.0"):
+        ConsensusOptions(bins={"hard": 0.5, "easy": 0.9})
+
+
+def test_mmstar_limit_scales_two_of_eight():
+    options = FilterOptions()
+    assert [options.hit_limit(n) for n in (8, 16, 3, 1)] == [2, 4, 1, 0]
+    assert FilterOptions(max_hits=5).hit_limit(8) == 5
+
+
+def test_seed_rule_drops_only_when_every_model_is_right():
+    options = FilterOptions(rules=["seed"])
+    all_right = _hits({"a": (True, True), "b": (True, False)})
+    verdict = judge(all_right, None, options, ConsensusOptions())
+    assert verdict.status == "dropped" and verdict.codes == ["seed"]
+    assert "all 2 text-only models" in verdict.reasons[0] and "a, b" in verdict.reasons[0]
+    one_wrong = _hits({"a": (True, True), "b": (False, False)})
+    assert judge(one_wrong, None, options, ConsensusOptions()).status == "eligible"
+
+
+def test_mmstar_rule_keeps_at_most_k_hits():
+    options = FilterOptions(rules=["mmstar"], max_hits=1)
+    two = _hits({"a": (True, None), "b": (True, None), "c": (False, None)}, circular=False)
+    assert judge(two, None, options, ConsensusOptions()).status == "dropped"
+    one = _hits({"a": (True, None), "b": (False, None), "c": (False, None)}, circular=False)
+    assert judge(one, None, options, ConsensusOptions()).status == "eligible"
+
+
+def test_mmbench_rule_flags_a_circular_majority_and_never_drops():
+    options = FilterOptions(rules=["mmbench"])
+    # Everyone right on the first pass, but only one of three under CircularEval: no flag.
+    first_pass = _hits({"a": (True, True), "b": (True, False), "c": (True, False)})
+    assert judge(first_pass, None, options, ConsensusOptions()).status == "eligible"
+    majority = _hits({"a": (True, True), "b": (True, True), "c": (False, False)})
+    verdict = judge(majority, None, options, ConsensusOptions())
+    assert verdict.status == "flagged" and verdict.flags == ["text_majority"]
+    assert "inspect by hand" in verdict.reasons[0]
+
+
+def test_failed_models_are_left_out_of_the_count():
+    options = FilterOptions(rules=["seed"])
+    hits = _hits({"a": (True, True)}, failed=["broken"])
+    assert hits.answered == 1 and hits.failed == ("broken",)
+    assert judge(hits, None, options, ConsensusOptions()).status == "dropped"
+    nobody = _hits({}, failed=["broken"])
+    verdict = judge(nobody, None, options, ConsensusOptions())
+    assert verdict.status == "eligible" and verdict.flags == ["text_unassessed"]
+
+
+def test_no_vlm_right_under_circular_eval_is_possibly_flawed():
+    vlm = _hits({"x": (True, False), "y": (False, False)})
+    verdict = judge(None, vlm, FilterOptions(), ConsensusOptions())
+    assert verdict.status == "flagged" and verdict.flags == ["possibly_flawed"]
+    assert verdict.difficulty == "medium"  # 1 of 2 right on the first pass
+    fine = _hits({"x": (True, True), "y": (False, False)})
+    assert judge(None, fine, FilterOptions(), ConsensusOptions()).status == "eligible"
+
+
+def test_every_vlm_failing_leaves_the_candidate_unassessed():
+    verdict = judge(None, _hits({}, failed=["v"]), FilterOptions(), ConsensusOptions())
+    assert verdict.status == "unassessed" and verdict.codes == ["vlm_failed"]
+    assert "rerun" in verdict.reasons[0]
+
+
+def _pass(qid, model, k, correct, error=None):
+    return JudgementRecord(
+        question_id=qid,
+        model=model,
+        mode="text_only",
+        with_image=False,
+        pass_index=k,
+        option_order=[],
+        prompt="",
+        raw_response=None,
+        extracted=None,
+        extracted_by="heuristic",
+        correct=correct,
+        error=error,
+    )
+
+
+def test_outcomes_read_vanilla_and_circular_from_stored_passes():
+    rows = [_pass("q", "m", k, True) for k in range(3)] + [
+        _pass("q", "early", 0, True),
+        _pass("q", "early", 1, False),
+        _pass("q", "err", 0, False, "server_error: x"),
+    ]
+    got = outcomes(rows, {"q": 3}, circular=True)["q"]
+    assert got["m"] == Outcome("m", True, True)
+    assert got["early"] == Outcome("early", True, False)
+    assert got["err"].error == "server_error: x"
+    assert outcomes(rows, {"q": 3}, circular=False)["q"]["m"].circular is None
