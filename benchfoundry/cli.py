@@ -119,6 +119,10 @@ def build(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Run folder (default: the spec's output).")
     ] = None,
+    stages: Annotated[
+        str | None,
+        typer.Option("--stages", help="Comma-separated stages to run instead of the spec's."),
+    ] = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -126,12 +130,15 @@ def build(
 
     def action() -> None:
         from benchfoundry.report import build_text
-        from benchfoundry.spec import load_spec
+        from benchfoundry.spec import AVAILABLE_STAGES, load_spec
         from flows.build import build as build_flow
 
         load_spec(spec)  # fail fast, before Prefect starts, on a spec that does not validate
+        chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
+        if chosen is not None and (not chosen or set(chosen) - set(AVAILABLE_STAGES)):
+            raise UserError(f"--stages takes {', '.join(AVAILABLE_STAGES)}; got {stages!r}")
         with _progress_bars(not as_json):
-            summary = build_flow(str(spec), str(out.resolve()) if out else None)
+            summary = build_flow(str(spec), str(out.resolve()) if out else None, chosen)
         _emit(as_json, summary.model_dump(mode="json"), build_text(summary))
 
     _run(verbose, action)

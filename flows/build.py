@@ -9,7 +9,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from benchfoundry.ids import content_hash
 from benchfoundry.report import BuildSummary, build_markdown, run_state
-from benchfoundry.spec import QC_STEPS, load_spec
+from benchfoundry.spec import AVAILABLE_STAGES, QC_STEPS, load_spec
 from benchfoundry.storage import RunFolder
 from flows.extract import extract
 from flows.generate import generate
@@ -18,9 +18,12 @@ from flows.qc import qc
 
 
 @flow(name="build")
-def build(spec_path: str, out: str | None = None) -> BuildSummary:
-    """Run the stages a build spec asks for, in order, into one run folder."""
+def build(spec_path: str, out: str | None = None, stages: list[str] | None = None) -> BuildSummary:
+    """Run the stages a build spec asks for (or `stages`, in the spec's order), into one run
+    folder."""
     spec = load_spec(spec_path)
+    if stages is not None:
+        spec = spec.model_copy(update={"stages": [s for s in AVAILABLE_STAGES if s in stages]})
     run = RunFolder(out or spec.output)
     run.root.mkdir(parents=True, exist_ok=True)
     spec_json = spec.model_dump(mode="json")

@@ -277,7 +277,16 @@ def select_all(
     run.table(ScoredRecord).rewrite(records, drop=lambda row: True)
     chance = {m: _rate(text_by_q, m, items) for m, role in text_all if role in ("blind", "chance")}
     return summarise(
-        run, all_candidates, items, records, dimensions, text_counted, vlm, chance, refused_codes
+        run,
+        all_candidates,
+        items,
+        records,
+        dimensions,
+        text_counted,
+        vlm,
+        chance,
+        refused_codes,
+        list(consensus_options.bins),
     )
 
 

@@ -33,6 +33,6 @@ def test_the_readme_build_spec_validates(tmp_path):
     path = tmp_path / "spec.yaml"
     path.write_text(block, encoding="utf-8")
     spec = load_spec(path)
-    assert spec.stages == ["ingest", "extract", "generate"] and spec.models["generator"] == [
-        "gpt-4o-mini"
-    ]
+    assert spec.stages == ["ingest", "extract", "generate", "filter", "consensus", "select"]
+    assert spec.models["generator"] == ["gpt-4o-mini"]
+    assert spec.options.select.target_for("text_understanding") == 100

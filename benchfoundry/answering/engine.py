@@ -85,6 +85,10 @@ class QuestionResult:
         return len(self.passes) == len(self.item.options) and all(p.correct for p in self.passes)
 
 
+def _by_likelihood(result: QuestionResult) -> bool:
+    return bool(result.passes) and result.passes[0].extracted_by == "likelihood"
+
+
 class EngineReport(BaseModel):
     """One model's run over a set of questions."""
 
@@ -135,10 +139,19 @@ class AnsweringEngine:
         mcq = MCQ(question=item.question, options=shown, hint=item.hint)
         return Request(model, messages, self.params, mcq), [LETTERS[i] for i in order], text
 
+    def answers_by_likelihood(self, model: str) -> bool:
+        """Whether the catalogue says the model answers multiple-choice questions by ranking the
+        options by likelihood (`options: {mcq: likelihood}`; small local models do far better
+        that way than by writing a letter)."""
+        return self.gateway.spec(model).options.get("mcq") == "likelihood"
+
     def run(
         self, items: Sequence[MCQItem], model: str, circular: bool = True
     ) -> tuple[list[QuestionResult], EngineReport]:
         """Ask every question (every pass, under CircularEval, until the first wrong one)."""
+        if self.answers_by_likelihood(model):
+            results = self._run_likelihood(items, model, circular)
+            return results, self.report(results, model, circular)
         results = [QuestionResult(item) for item in items]
         alive = list(range(len(results)))
         wave = 0
@@ -185,6 +198,51 @@ class AnsweringEngine:
             wave += 1
         return results, self.report(results, model, circular)
 
+    def _run_likelihood(
+        self, items: Sequence[MCQItem], model: str, circular: bool
+    ) -> list[QuestionResult]:
+        """One likelihood ranking per question. The ranking does not depend on the order the
+        options are shown in, so every CircularEval pass makes the same choice: the passes are
+        recorded (until the first wrong one) from that one call."""
+        template = load("likelihood")
+        results = []
+        for item in items:
+            messages: list[dict[str, Any]] = []
+            if self.with_image and item.image is not None:
+                messages.append({"type": "image", "value": item.image})
+            prompt = template.render(hint=item.hint, question=item.question)
+            messages.append({"type": "text", "value": prompt})
+            result = QuestionResult(item)
+            try:
+                scores = self.gateway.score_options(model, messages, item.options)
+                chosen, error, raw = LETTERS[scores.best(normalised=True)], None, None
+                raw = "log-likelihood per token: " + ", ".join(
+                    f"{LETTERS[i]} {v:.3f}" for i, v in enumerate(scores.normalised)
+                )
+            except ModelCallError as exc:
+                chosen, error, raw = None, f"{exc.kind}: {exc.message}", None
+            for k in range(len(item.options) if circular else 1):
+                order = [LETTERS[i] for i in rotation(len(item.options), k)]
+                correct = error is None and chosen == item.answer
+                result.passes.append(
+                    PassResult(
+                        question_id=item.question_id,
+                        model=model,
+                        pass_index=k,
+                        option_order=order,
+                        prompt=prompt,
+                        raw_response=raw,
+                        extracted=LETTERS[order.index(chosen)] if chosen else None,
+                        extracted_by="likelihood" if error is None else "none",
+                        correct=correct,
+                        error=error,
+                    )
+                )
+                if not correct:
+                    break
+            results.append(result)
+        return results
+
     def report(self, results: Sequence[QuestionResult], model: str, circular: bool) -> EngineReport:
         n = max(1, len(results))
         passes = [p for r in results for p in r.passes]
@@ -207,7 +265,8 @@ class AnsweringEngine:
             questions=len(results),
             vanilla_accuracy=sum(r.vanilla_correct for r in results) / n,
             circular_accuracy=sum(r.circular_correct for r in results) / n if circular else None,
-            calls_made=len(passes),
+            # A likelihood ranking answers every pass of its question with one call.
+            calls_made=len(passes) - sum(len(r.passes) - 1 for r in results if _by_likelihood(r)),
             calls_if_every_pass=sum(len(r.item.options) for r in results)
             if circular
             else len(results),

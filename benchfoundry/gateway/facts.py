@@ -16,7 +16,7 @@ from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, permanent
 from benchfoundry.gateway.messages import ImagePart, Part, TextPart, cache_form
 from benchfoundry.gateway.models import ModelSpec, parse_model
-from benchfoundry.gateway.types import MCQ, Completion, GenerateParams
+from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
 from benchfoundry.visual_context import FactsIndex
 
 
@@ -75,3 +75,6 @@ class FactReader(providers.Provider):
         self, parts: Sequence[Part], params: GenerateParams, mcq: MCQ | None
     ) -> Completion:
         return self.inner.generate(self._as_text(parts), params, mcq)
+
+    def score_options(self, parts: Sequence[Part], options: Sequence[str]) -> OptionScores:
+        return self.inner.score_options(self._as_text(parts), options)

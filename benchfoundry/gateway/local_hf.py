@@ -9,6 +9,7 @@ kept as safetensors in the model cache folder so later loads are fast.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import threading
 import uuid
@@ -259,39 +260,56 @@ class TransformersModel(Provider):
         return completions
 
     def score_options(self, parts: Sequence[Part], options: Sequence[str]) -> OptionScores:
-        """Sum of log p(option tokens | prompt) per option, and that sum per token."""
+        """Sum of log p(option tokens | prompt) per option, and that sum per token. The prompt
+        is run once; every option continues from its cached keys and values, all in one batch."""
         import torch
 
         model, _, _ = self.load()
         tokenizer = self._tokenizer()
-        summed, normalised, counts = [], [], []
         with self._lock:
             inputs = self._inputs(parts, None)
             prompt_ids = inputs["input_ids"]
             # After a prompt that ends in a space or newline (a chat template's turn), the option
             # starts a word on its own; otherwise it needs its leading space.
             ends_open = tokenizer.decode(prompt_ids[0, -1:]).endswith((" ", "\n"))
-            for option in options:
-                text = option.strip() if ends_open else " " + option.strip()
-                option_ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")[
-                    "input_ids"
-                ].to(self.device)
-                ids = torch.cat([prompt_ids, option_ids], dim=1)
-                extra = {
-                    k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")
-                }
-                with torch.no_grad():
-                    logits = model(
-                        input_ids=ids, attention_mask=torch.ones_like(ids), **extra
-                    ).logits
-                logprobs = torch.log_softmax(
-                    logits[0, prompt_ids.shape[1] - 1 : -1].float(), dim=-1
-                )
-                total = float(logprobs.gather(1, option_ids[0].unsqueeze(1)).sum())
-                n = int(option_ids.shape[1])
-                summed.append(total)
-                normalised.append(total / max(1, n))
-                counts.append(n)
+            encoded = [
+                tokenizer(
+                    option.strip() if ends_open else " " + option.strip(),
+                    add_special_tokens=False,
+                )["input_ids"]
+                for option in options
+            ]
+            extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
+            with torch.no_grad():
+                first = model(input_ids=prompt_ids, use_cache=True, **extra)
+                first_logprobs = torch.log_softmax(first.logits[0, -1].float(), dim=-1)
+                n, width = len(encoded), max(len(ids) for ids in encoded)
+                pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+                batch = torch.full((n, width), pad, dtype=torch.long)
+                mask = torch.zeros((n, prompt_ids.shape[1] + width), dtype=torch.long)
+                mask[:, : prompt_ids.shape[1]] = 1
+                for i, ids in enumerate(encoded):
+                    batch[i, : len(ids)] = torch.tensor(ids)
+                    mask[i, prompt_ids.shape[1] : prompt_ids.shape[1] + len(ids)] = 1
+                cache = first.past_key_values
+                cache.batch_repeat_interleave(n)
+                # Newer transformers name the argument `cache` and warn on the old name.
+                named = "cache" if "cache" in inspect.signature(model.forward).parameters else None
+                rest = model(
+                    input_ids=batch.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    use_cache=True,
+                    **{named or "past_key_values": cache},
+                ).logits.float()
+                rest_logprobs = torch.log_softmax(rest, dim=-1)
+        summed, normalised, counts = [], [], []
+        for i, ids in enumerate(encoded):
+            total = float(first_logprobs[ids[0]])
+            for j in range(1, len(ids)):
+                total += float(rest_logprobs[i, j - 1, ids[j]])
+            summed.append(total)
+            normalised.append(total / max(1, len(ids)))
+            counts.append(len(ids))
         return OptionScores(
             options=list(options), summed=summed, normalised=normalised, n_tokens=counts
         )

@@ -198,7 +198,8 @@ def plot(summary: SelectSummary, path: Path) -> Path:
     ax.set_title("Selected versus available per dimension")
     ax.legend()
     ax = axes[1, 0]
-    bins = sorted({b for v in summary.difficulty_by_dimension.values() for b in v})
+    present = {b for v in summary.difficulty_by_dimension.values() for b in v}
+    bins = [b for b in summary.difficulty_bins if b in present]
     bottom = [0] * len(summary.difficulty_by_dimension)
     names = list(summary.difficulty_by_dimension)
     for b in bins:

@@ -119,7 +119,8 @@ def select(items: Sequence[Assessed], options: SelectOptions) -> list[DimensionS
                 chosen += 1
                 per_image[item.image_id] += 1
                 letters[item.answer] += 1
-                item.decision, item.rank, item.code = "selected", chosen, "selected"
+                item.decision, item.rank = "selected", chosen
+                item.code = item.verdict.difficulty or "unbinned"
                 item.reason = _selected_reason(item, chosen, dimension)
         candidates = sum(1 for i in items if i.dimension == dimension)
         picked = [i for i in eligible if i.decision == "selected"]

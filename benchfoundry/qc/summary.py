@@ -66,6 +66,7 @@ class SelectSummary(BaseModel):
     text_hit_histogram: dict[str, int]  # hits -> candidates (all assessed candidates)
     vlm_hit_histogram: dict[str, int]
     difficulty_by_dimension: dict[str, dict[str, int]]
+    difficulty_bins: list[str]  # hardest first
     dimensions: list[DimensionSelection]
     selected: int
     letters_selected: dict[str, int]
@@ -91,6 +92,7 @@ def summarise(
     vlm_models: list[str],
     baseline_rates: dict[str, float],
     refused_codes: Counter[str],
+    bins: list[str],
     n_examples: int = 2,
 ) -> SelectSummary:
     """The select step's figures, from its decisions."""
@@ -136,7 +138,10 @@ def summarise(
         flags=dict(sorted(flags.items())),
         text_hit_histogram=_histogram(text_assessed),
         vlm_hit_histogram=_histogram(vlm_assessed),
-        difficulty_by_dimension={d: dict(sorted(c.items())) for d, c in sorted(difficulty.items())},
+        difficulty_by_dimension={
+            d: {b: c[b] for b in bins if c[b]} for d, c in sorted(difficulty.items())
+        },
+        difficulty_bins=bins,
         dimensions=dimensions,
         selected=len(chosen),
         letters_selected=dict(sorted(Counter(i.answer for i in chosen).items())),

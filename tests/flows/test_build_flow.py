@@ -11,7 +11,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_demo_build_runs_ingest_and_reports(tmp_path):
-    summary = build(str(REPO / "datasets" / "demo.yaml"), str(tmp_path / "demo"))
+    # Quality control of the whole demo takes minutes on a CPU: tests/flows/test_qc_flow.py runs
+    # it on a few scenes with the same models.
+    summary = build(
+        str(REPO / "datasets" / "demo.yaml"),
+        str(tmp_path / "demo"),
+        stages=["ingest", "extract", "generate"],
+    )
     run = RunFolder(tmp_path / "demo")
     assert summary.run == str(run.root) and summary.stages == ["ingest", "extract", "generate"]
     assert summary.table_rows["images"] >= 40

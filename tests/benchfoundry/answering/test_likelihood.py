@@ -32,3 +32,28 @@ def test_http_models_cannot_rank():
         rank_by_likelihood(
             Gateway(), [MCQItem("x", "q?", ("a", "b"), "A")], "openai/m@http://127.0.0.1:9/v1"
         )
+
+
+def test_a_model_answering_by_likelihood_takes_one_call_for_every_circular_pass():
+    from benchfoundry.answering.engine import AnsweringEngine
+    from benchfoundry.gateway.setup import default_catalogue
+
+    catalogue = default_catalogue()
+    assert catalogue["smollm2"].options["mcq"] == "likelihood"
+    items = [
+        MCQItem("c1", "What colour is the sky on a clear day?", ("blue", "green", "red"), "A"),
+        MCQItem("c2", "Which animal barks?", ("a cat", "a dog"), "B"),
+    ]
+    gateway = Gateway(catalogue)
+    results, report = AnsweringEngine(gateway, with_image=False).run(items, "smollm2")
+    assert report.calls_made == 2 and report.calls_if_every_pass == 5
+    assert gateway.ledger.totals().calls == 2
+    for result in results:
+        passes = result.passes
+        assert {p.extracted_by for p in passes} == {"likelihood"}
+        # Every pass names the same original option, whatever the rotation.
+        chosen = {p.option_order["ABC".index(p.extracted)] for p in passes}
+        assert len(chosen) == 1
+        assert result.circular_correct == (chosen == {result.item.answer})
+        assert len(passes) == (len(result.item.options) if result.vanilla_correct else 1)
+        assert passes[0].raw_response.startswith("log-likelihood per token: A ")

@@ -1,0 +1,81 @@
+"""What quality control costs on the embedded defaults: model calls made against asking every
+pass of every model, and wall time per 1,000 candidates, cold and from the cache.
+
+    python bench/qc_cost.py [--scenes 40]
+
+Renders synthetic scenes, runs ingest, extract and the template generator, then the filter,
+consensus and select steps with the embedded models (SmolLM2 without the image, SmolLM2 reading
+the facts, the blind baselines), twice: the second run answers from the response cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchfoundry import env  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenes", type=int, default=40)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-qc-"))
+    env.configure(work, console_level="CRITICAL")
+    from benchfoundry.gateway.setup import gateway_for_run
+    from benchfoundry.spec import (
+        ConsensusOptions,
+        ExtractOptions,
+        FilterOptions,
+        FolderSource,
+        GenerateOptions,
+        IngestOptions,
+        SelectOptions,
+    )
+    from benchfoundry.storage import RunFolder
+    from benchfoundry.synthetic import write_corpus
+    from tasks.extract import extract_all
+    from tasks.generate import generate_all
+    from tasks.ingest import ingest_all
+    from tasks.qc import consensus_all, filter_all, select_all
+
+    n_text = args.scenes // 4
+    write_corpus(work / "corpus", n_objects=args.scenes - n_text, n_text=n_text, seed=11)
+    run = RunFolder(work / "run")
+    ingest_all(run, [FolderSource(path=work / "corpus" / "images")], IngestOptions())
+    extract_all(run, ExtractOptions())
+    generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
+    models: dict[str, list[str]] = {}
+    for attempt in ("cold", "cached"):
+        gateway = gateway_for_run(run.root, stage="qc")
+        started = time.perf_counter()
+        text = filter_all(run, gateway, FilterOptions(), models)
+        vlm = consensus_all(run, gateway, ConsensusOptions(), models)
+        chosen = select_all(run, FilterOptions(), ConsensusOptions(), SelectOptions(), models)
+        seconds = time.perf_counter() - started
+        n = text.candidates
+        print(
+            f"{attempt}: {n} candidates from {args.scenes} scenes, {seconds:.1f} s "
+            f"= {1000 * seconds / max(1, n):.0f} s per 1,000 candidates"
+        )
+        for step in (text, vlm):
+            print(
+                f"  {step.step}: {step.calls_made} calls made of {step.calls_if_every_pass} "
+                f"if every pass of every model were asked "
+                f"({100 * step.calls_made / max(1, step.calls_if_every_pass):.0f}%), "
+                f"{step.calls_cached} from the cache, {step.seconds:.1f} s"
+            )
+            for m in step.models:
+                print(
+                    f"    {m.model:<16} {m.calls_made:>5} / {m.calls_if_every_pass:<5} calls, "
+                    f"right {100 * m.vanilla:.1f}% first pass"
+                )
+        print("  decisions: " + ", ".join(f"{k} {v}" for k, v in chosen.decisions.items()))
+
+
+if __name__ == "__main__":
+    main()
