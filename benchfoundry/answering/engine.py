@@ -36,6 +36,14 @@ class MCQItem:
     l2_category: str | None = None
 
 
+def item_messages(item: MCQItem, text: str, with_image: bool) -> list[dict[str, Any]]:
+    """VLMEvalKit interleaved messages: the question's image (when it is shown), then `text`."""
+    image = (
+        [{"type": "image", "value": item.image}] if with_image and item.image is not None else []
+    )
+    return [*image, {"type": "text", "value": text}]
+
+
 def rotation(n: int, k: int) -> list[int]:
     """Original option indices in the order pass k presents them."""
     return [(i + k) % n for i in range(n)]
@@ -132,10 +140,7 @@ class AnsweringEngine:
         text = self.template.render(
             hint=item.hint, question=item.question, options=list(zip(LETTERS, shown, strict=False))
         )
-        messages: list[dict[str, Any]] = []
-        if self.with_image and item.image is not None:
-            messages.append({"type": "image", "value": item.image})
-        messages.append({"type": "text", "value": text})
+        messages = item_messages(item, text, self.with_image)
         mcq = MCQ(question=item.question, options=shown, hint=item.hint)
         return Request(model, messages, self.params, mcq), [LETTERS[i] for i in order], text
 
@@ -207,11 +212,8 @@ class AnsweringEngine:
         template = load("likelihood")
         results = []
         for item in items:
-            messages: list[dict[str, Any]] = []
-            if self.with_image and item.image is not None:
-                messages.append({"type": "image", "value": item.image})
             prompt = template.render(hint=item.hint, question=item.question)
-            messages.append({"type": "text", "value": prompt})
+            messages = item_messages(item, prompt, self.with_image)
             result = QuestionResult(item)
             try:
                 scores = self.gateway.score_options(model, messages, item.options)

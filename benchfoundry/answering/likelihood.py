@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from benchfoundry.answering.engine import MCQItem
+from benchfoundry.answering.engine import MCQItem, item_messages
 from benchfoundry.answering.extract import LETTERS
 from benchfoundry.gateway import Gateway, OptionScores
 from benchfoundry.prompts import load
@@ -36,12 +35,8 @@ def rank_by_likelihood(
     template = load("likelihood")
     ranked = []
     for item in items:
-        messages: list[dict[str, Any]] = []
-        if with_image and item.image is not None:
-            messages.append({"type": "image", "value": item.image})
-        messages.append(
-            {"type": "text", "value": template.render(hint=item.hint, question=item.question)}
-        )
+        prompt = template.render(hint=item.hint, question=item.question)
+        messages = item_messages(item, prompt, with_image)
         scores = gateway.score_options(model, messages, item.options)
         chosen = LETTERS[scores.best(normalised=normalised)]
         ranked.append(
