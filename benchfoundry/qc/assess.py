@@ -58,12 +58,14 @@ class Hits:
     answered: int  # models that gave an answer
     hit_by: tuple[str, ...]
     circular_by: tuple[str, ...]
-    failed: tuple[str, ...]
+    failed: tuple[str, ...]  # "model: error" of each model whose call failed
 
 
 def count_hits(results: dict[str, Outcome], models: Sequence[str], circular: bool) -> Hits:
     answered = [results[m] for m in models if m in results and results[m].error is None]
-    failed = tuple(m for m in models if m in results and results[m].error is not None)
+    failed = tuple(
+        f"{m}: {results[m].error}" for m in models if m in results and results[m].error is not None
+    )
     hit_by = tuple(o.model for o in answered if o.vanilla)
     circular_by = tuple(o.model for o in answered if o.circular)
     return Hits(
@@ -91,6 +93,11 @@ def _names(models: Sequence[str]) -> str:
     return ", ".join(models) if models else "none"
 
 
+def _failures(failed: Sequence[str], limit: int = 160) -> str:
+    """The failures, each cut short: a reason stays one readable line."""
+    return "; ".join(f if len(f) <= limit else f[: limit - 1] + "…" for f in failed)
+
+
 def judge_text(hits: Hits | None, options: FilterOptions, verdict: Verdict) -> None:
     """Apply the chosen text-only rules (SEED-Bench, MMBench stage 1, MMStar)."""
     if hits is None:
@@ -100,7 +107,7 @@ def judge_text(hits: Hits | None, options: FilterOptions, verdict: Verdict) -> N
         if hits.failed:
             verdict.flags.append("text_unassessed")
             verdict.codes.append("text_failed")
-        verdict.reasons.append(f"every text-only call failed ({_names(hits.failed)})")
+        verdict.reasons.append(f"every text-only call failed ({_failures(hits.failed)})")
         return
     if "seed" in options.rules and hits.vanilla == n:
         verdict.status = "dropped"
@@ -141,7 +148,7 @@ def judge_vlm(hits: Hits | None, options: ConsensusOptions, verdict: Verdict) ->
             verdict.status = "unassessed"
         verdict.codes.append("vlm_failed" if hits.failed else "vlm_missing")
         verdict.reasons.append(
-            f"every vision-language call failed ({_names(hits.failed)}); rerun to retry"
+            f"every vision-language call failed ({_failures(hits.failed)}); rerun to retry"
             if hits.failed
             else "no vision-language model has answered it yet"
         )

@@ -197,3 +197,14 @@ def test_a_text_model_cannot_sit_in_the_vision_ensemble(run, server):
     gateway = Gateway({})
     with pytest.raises(QCConfigError, match="sees no image"):
         consensus_all(run, gateway, ConsensusOptions(), {"vlm": ["blind/random"]})
+
+
+def test_consensus_without_visual_facts_leaves_candidates_unassessed_with_the_error(run):
+    gateway = gateway_for_run(run.root, stage="consensus")
+    summary = consensus_all(run, gateway, ConsensusOptions(), {"vlm": ["facts/smollm2"]})
+    assert summary.models[0].errors == {"no_facts": 8}
+    select_all(run, QUIET, ConsensusOptions(), SelectOptions(), {"vlm": ["facts/smollm2"]},
+               steps=["consensus", "select"])  # fmt: skip
+    scored = run.table(ScoredRecord).records()
+    assert {r.decision for r in scored} == {"unassessed"}
+    assert all("no visual facts for image" in r.reason and "extract" in r.reason for r in scored)

@@ -73,7 +73,7 @@ def test_mmbench_rule_flags_a_circular_majority_and_never_drops():
 def test_failed_models_are_left_out_of_the_count():
     options = FilterOptions(rules=["seed"])
     hits = _hits({"a": (True, True)}, failed=["broken"])
-    assert hits.answered == 1 and hits.failed == ("broken",)
+    assert hits.answered == 1 and hits.failed == ("broken: server_error: 500",)
     assert judge(hits, None, options, ConsensusOptions()).status == "dropped"
     nobody = _hits({}, failed=["broken"])
     verdict = judge(nobody, None, options, ConsensusOptions())
@@ -92,7 +92,7 @@ def test_no_vlm_right_under_circular_eval_is_possibly_flawed():
 def test_every_vlm_failing_leaves_the_candidate_unassessed():
     verdict = judge(None, _hits({}, failed=["v"]), FilterOptions(), ConsensusOptions())
     assert verdict.status == "unassessed" and verdict.codes == ["vlm_failed"]
-    assert "rerun" in verdict.reasons[0]
+    assert "rerun" in verdict.reasons[0] and "v: server_error: 500" in verdict.reasons[0]
 
 
 def _pass(qid, model, k, correct, error=None):
