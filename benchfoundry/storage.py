@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -104,6 +105,7 @@ class Table(Generic[R]):
         self.name = record_type.table
         self.path = folder / self.name
         self.schema = arrow_schema(record_type)
+        self._held = threading.local()
 
     def parts(self) -> list[Path]:
         """The committed part files, in name order (temporary files are never listed)."""
@@ -115,13 +117,23 @@ class Table(Generic[R]):
         return bool(self.parts())
 
     @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
+    def _lock(self, shared: bool = False) -> Iterator[None]:
+        """The table's file lock: exclusive for writers, shared for readers (so that a reader
+        never sees a rewrite half done). A writer's own reads take no second lock."""
+        if getattr(self._held, "depth", 0):
+            yield
+            return
+        if shared and not self.path.is_dir():
+            yield
+            return
         self.path.mkdir(parents=True, exist_ok=True)
         with open(self.path / ".lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            self._held.depth = 1
             try:
                 yield
             finally:
+                self._held.depth = 0
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
@@ -129,6 +141,10 @@ class Table(Generic[R]):
         wanted = (
             self.schema if columns is None else pa.schema([self.schema.field(c) for c in columns])
         )
+        with self._lock(shared=True):
+            return self._read(wanted)
+
+    def _read(self, wanted: pa.Schema) -> pa.Table:
         pieces = []
         for part in self.parts():
             where = f"table '{self.name}' part {part}"

@@ -98,13 +98,14 @@ def ask(
     cached_before = gateway.ledger.totals().cached
     records: list[JudgementRecord] = []
     hits: list[ModelHits] = []
+    sees = {model: gateway.sees(model) for model, _ in members}  # resolves every model first
+    blind = [m for m, what in sees.items() if what == "nothing"]
+    if with_image and blind:
+        raise QCConfigError(
+            f"model(s) {', '.join(blind)} see no image: the consensus step needs vision-language "
+            "models (or facts/MODEL, which reads the extracted visual facts)"
+        )
     for model, role in members:
-        sees = gateway.sees(model)
-        if with_image and sees == "nothing":
-            raise QCConfigError(
-                f"model '{model}' sees no image: the consensus step needs vision-language models "
-                "(or facts/MODEL, which reads the extracted visual facts)"
-            )
         if not items:
             continue
         gateway.prepare(model, answers)
@@ -113,7 +114,7 @@ def ask(
         hits.append(
             ModelHits(
                 model=model,
-                sees=sees,
+                sees=sees[model],
                 role=role,
                 counted=role != "chance",
                 questions=report.questions,
@@ -189,15 +190,9 @@ def _refusal_reasons(run: RunFolder) -> dict[str, tuple[str, str]]:
 
 
 def _hits_for(
-    qid: str,
-    by_question: dict[str, dict],
-    members: list[str],
-    circular: bool,
-    expected: bool,
+    qid: str, by_question: dict[str, dict], members: list[str], expected: bool
 ) -> Hits | None:
-    if not expected:
-        return None
-    return count_hits(by_question.get(qid, {}), members, circular)
+    return count_hits(by_question.get(qid, {}), members) if expected else None
 
 
 def select_all(
@@ -219,8 +214,8 @@ def select_all(
     judgements = run.table(JudgementRecord).records()
     text_rows = [j for j in judgements if j.mode == TEXT_MODE]
     vlm_rows = [j for j in judgements if j.mode == VLM_MODE and j.model in vlm]
-    text_by_q = outcomes(text_rows, n_options, filter_options.circular)
-    vlm_by_q = outcomes(vlm_rows, n_options, consensus_options.circular)
+    text_by_q = outcomes(text_rows, n_options)
+    vlm_by_q = outcomes(vlm_rows, n_options)
     # An ensemble counts when its step is part of this run or its answers are stored.
     text_expected = "filter" in steps or any(j.model in text_counted for j in text_rows)
     vlm_expected = "consensus" in steps or bool(vlm_rows)
@@ -228,10 +223,8 @@ def select_all(
     for c in all_candidates:
         if c.question_id in refused:
             continue
-        text = _hits_for(
-            c.question_id, text_by_q, text_counted, filter_options.circular, text_expected
-        )
-        vlm_hits = _hits_for(c.question_id, vlm_by_q, vlm, consensus_options.circular, vlm_expected)
+        text = _hits_for(c.question_id, text_by_q, text_counted, text_expected)
+        vlm_hits = _hits_for(c.question_id, vlm_by_q, vlm, vlm_expected)
         verdict = judge(text, vlm_hits, filter_options, consensus_options)
         items.append(
             Assessed(
@@ -276,7 +269,7 @@ def select_all(
             )
     run.table(ScoredRecord).rewrite(records, drop=lambda row: True)
     chance = {m: _rate(text_by_q, m, items) for m, role in text_all if role in ("blind", "chance")}
-    return summarise(
+    summary = summarise(
         run,
         all_candidates,
         items,
@@ -287,7 +280,44 @@ def select_all(
         chance,
         refused_codes,
         list(consensus_options.bins),
+        [m for m, role in text_all if role == "text_only"],
     )
+    summary.warnings = ensemble_warnings(
+        vlm if vlm_expected else [], text_all if text_expected else [], consensus_options, models
+    )
+    return summary
+
+
+def ensemble_warnings(
+    vlm: Sequence[str],
+    text: Sequence[tuple[str, str]],
+    options: ConsensusOptions,
+    models: dict[str, list[str]],
+) -> list[str]:
+    """What a reader of the report should know about the ensembles' power."""
+    from benchfoundry.gateway.models import resolve
+    from benchfoundry.gateway.setup import default_catalogue
+
+    catalogue = default_catalogue()
+    warnings = []
+    if vlm and len(vlm) < 4:
+        bins = sorted({options.difficulty(h, len(vlm)) or "" for h in range(len(vlm) + 1)})
+        warnings.append(
+            f"the vision-language ensemble has {len(vlm)} model(s) ({', '.join(vlm)}): difficulty "
+            f"takes only {len(bins)} of {len(options.bins)} bins, and every candidate it misses "
+            "is flagged possibly flawed; name more models in models.vlm for a real build"
+        )
+    for name in [*vlm, *(m for m, role in text if role != "chance")]:
+        try:
+            spec = resolve(name, catalogue)
+        except ValueError:
+            continue
+        if spec.options.get("mcq") == "likelihood":
+            warnings.append(
+                f"{name} answers by likelihood: its choice does not depend on the order of the "
+                "options, so its CircularEval result equals its first pass"
+            )
+    return warnings
 
 
 def _rate(by_question: dict[str, dict], model: str, items: Sequence[Assessed]) -> float:

@@ -17,7 +17,15 @@ from pydantic import BaseModel
 
 from benchfoundry.answering.extract import LETTERS
 from benchfoundry.answering.judge import ToExtract, extract_all
-from benchfoundry.gateway import MCQ, Gateway, GenerateParams, ModelCallError, Request
+from benchfoundry.gateway import (
+    MCQ,
+    Gateway,
+    GenerateParams,
+    ModelCallError,
+    ModelConfigError,
+    NotSupportedError,
+    Request,
+)
 from benchfoundry.prompts import load
 from benchfoundry.records import JudgementRecord
 
@@ -91,10 +99,6 @@ class QuestionResult:
     @property
     def circular_correct(self) -> bool:
         return len(self.passes) == len(self.item.options) and all(p.correct for p in self.passes)
-
-
-def _by_likelihood(result: QuestionResult) -> bool:
-    return bool(result.passes) and result.passes[0].extracted_by == "likelihood"
 
 
 class EngineReport(BaseModel):
@@ -223,6 +227,10 @@ class AnsweringEngine:
                 )
             except ModelCallError as exc:
                 chosen, error, raw = None, f"{exc.kind}: {exc.message}", None
+            except NotSupportedError as exc:
+                raise ModelConfigError(
+                    f"model '{model}' is set to answer by likelihood (mcq: likelihood) but {exc}"
+                ) from None
             for k in range(len(item.options) if circular else 1):
                 order = [LETTERS[i] for i in rotation(len(item.options), k)]
                 correct = error is None and chosen == item.answer
@@ -248,6 +256,8 @@ class AnsweringEngine:
     def report(self, results: Sequence[QuestionResult], model: str, circular: bool) -> EngineReport:
         n = max(1, len(results))
         passes = [p for r in results for p in r.passes]
+        # A likelihood ranking answers every pass of its question with one call.
+        by_likelihood = self.answers_by_likelihood(model)
         by_category: dict[str, dict[str, float]] = {}
         for category in sorted({r.item.category or "uncategorised" for r in results}):
             group = [r for r in results if (r.item.category or "uncategorised") == category]
@@ -268,10 +278,10 @@ class AnsweringEngine:
             vanilla_accuracy=sum(r.vanilla_correct for r in results) / n,
             circular_accuracy=sum(r.circular_correct for r in results) / n if circular else None,
             # A likelihood ranking answers every pass of its question with one call.
-            calls_made=len(passes) - sum(len(r.passes) - 1 for r in results if _by_likelihood(r)),
-            calls_if_every_pass=sum(len(r.item.options) for r in results)
-            if circular
-            else len(results),
+            calls_made=len(results) if by_likelihood else len(passes),
+            calls_if_every_pass=len(results)
+            if by_likelihood or not circular
+            else sum(len(r.item.options) for r in results),
             extracted_by=dict(Counter(p.extracted_by for p in passes if p.error is None)),
             errors=dict(Counter(p.error.split(":")[0] for p in passes if p.error)),
             by_category=by_category,

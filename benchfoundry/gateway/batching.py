@@ -47,13 +47,19 @@ class MicroBatcher(Generic[T, R]):
             self._pending.setdefault(key, []).append(entry)
             self._cond.notify_all()
         while not entry.done.is_set():
-            with self._running:  # whoever holds this runs the next batch for everyone
-                if entry.done.is_set():
-                    break
-                self._gather(key)
-                batch = self._take(key)
-                if batch:
-                    self._run(key, batch)
+            # Whoever gets the lock runs the next batch for everyone; the others wait for their
+            # own result, and return as soon as it is there.
+            if not self._running.acquire(blocking=False):
+                entry.done.wait(self.wait_s)
+                continue
+            try:
+                if not entry.done.is_set():
+                    self._gather(key)
+                    batch = self._take(key)
+                    if batch:
+                        self._run(key, batch)
+            finally:
+                self._running.release()
         if entry.error is not None:
             raise entry.error
         return entry.result

@@ -175,12 +175,18 @@ class TransformersModel(Provider):
     def generate(
         self, parts: Sequence[Part], params: GenerateParams, mcq: MCQ | None
     ) -> Completion:
-        import torch
 
-        model, _, is_vlm = self.load()
+        _, _, is_vlm = self.load()
         if not is_vlm and params.temperature == 0 and not has_images(parts):
             key = (params.max_tokens, tuple(params.stop), params.system)
             return self._batcher.submit(key, list(parts))
+        return self._generate_one(parts, params)
+
+    def _generate_one(self, parts: Sequence[Part], params: GenerateParams) -> Completion:
+        """One prompt on its own (images, sampling): the reference the batched path matches."""
+        import torch
+
+        model, _, _ = self.load()
         with self._lock:
             inputs = self._inputs(parts, params.system)
             sampling: dict[str, Any] = {"do_sample": False}
@@ -227,8 +233,12 @@ class TransformersModel(Provider):
             tokenizer.padding_side = "left"
             if tokenizer.pad_token is None:
                 tokenizer.pad_token = tokenizer.eos_token
+            # A chat template writes its own special tokens; a bare prompt gets the usual ones.
             inputs = tokenizer(
-                prompts, return_tensors="pt", padding=True, add_special_tokens=False
+                prompts,
+                return_tensors="pt",
+                padding=True,
+                add_special_tokens=not tokenizer.chat_template,
             ).to(self.device)
             try:
                 with torch.no_grad():
@@ -241,18 +251,19 @@ class TransformersModel(Provider):
             except (RuntimeError, ValueError) as exc:
                 raise permanent("local_model_error", f"{type(exc).__name__}: {exc}") from None
         width = inputs["input_ids"].shape[1]
+        stops = _end_ids(model, tokenizer)
         completions = []
         for row, mask in zip(output, inputs["attention_mask"], strict=True):
-            new = row[width:]
-            ends = (new == tokenizer.eos_token_id).nonzero()
-            n_out = int(ends[0, 0]) + 1 if len(ends) else len(new)
+            new = row[width:].tolist()
+            ended = next((i for i, token in enumerate(new) if token in stops), None)
+            n_out = len(new) if ended is None else ended + 1
             text = tokenizer.decode(new[:n_out], skip_special_tokens=True)
             for marker in stop:
                 text = text.split(marker, 1)[0]
             completions.append(
                 Completion(
                     text=text.strip(),
-                    finish_reason="length" if n_out >= max_tokens and not len(ends) else "stop",
+                    finish_reason="length" if ended is None else "stop",
                     tokens_in=int(mask.sum()),
                     tokens_out=n_out,
                 )
@@ -279,6 +290,9 @@ class TransformersModel(Provider):
                 )["input_ids"]
                 for option in options
             ]
+            empty = [options[i] for i, ids in enumerate(encoded) if not ids]
+            if empty:
+                raise permanent("bad_input", f"option(s) {empty} have no tokens to score")
             extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
             with torch.no_grad():
                 first = model(input_ids=prompt_ids, use_cache=True, **extra)
@@ -313,6 +327,15 @@ class TransformersModel(Provider):
         return OptionScores(
             options=list(options), summed=summed, normalised=normalised, n_tokens=counts
         )
+
+
+def _end_ids(model: Any, tokenizer: Any) -> set[int]:
+    """Tokens that end a generated answer: the generation config's end tokens, the tokenizer's
+    end token, and padding (what `generate` writes after a row has ended)."""
+    ends = getattr(model.generation_config, "eos_token_id", None)
+    ids = set(ends if isinstance(ends, list) else [ends] if ends is not None else [])
+    ids |= {t for t in (tokenizer.eos_token_id, tokenizer.pad_token_id) if t is not None}
+    return ids
 
 
 class SmolLM2(TransformersModel):

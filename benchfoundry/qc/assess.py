@@ -29,23 +29,36 @@ class Outcome:
 
 
 def outcomes(
-    judgements: Iterable[JudgementRecord], n_options: dict[str, int], circular: bool
+    judgements: Iterable[JudgementRecord], n_options: dict[str, int]
 ) -> dict[str, dict[str, Outcome]]:
-    """question_id -> model -> outcome, from the passes stored for one mode."""
+    """question_id -> model -> outcome, from the passes stored for one mode.
+
+    Whether a model was asked under CircularEval is read from its stored passes, not from the
+    current options: a right first pass followed by no second one means it was not. A failed
+    first pass is a failure; a later failed pass leaves only the circular result unknown."""
     passes: dict[tuple[str, str], list[JudgementRecord]] = {}
     for row in judgements:
         passes.setdefault((row.question_id, row.model), []).append(row)
-    out: dict[str, dict[str, Outcome]] = {}
+    single: set[str] = set()
     for (qid, model), rows in passes.items():
         rows.sort(key=lambda r: r.pass_index)
-        error = next((r.error for r in rows if r.error), None)
-        full = len(rows) == n_options.get(qid, -1)
-        out.setdefault(qid, {})[model] = Outcome(
-            model=model,
-            vanilla=rows[0].pass_index == 0 and rows[0].correct,
-            circular=(full and all(r.correct for r in rows)) if circular else None,
-            error=error,
-        )
+        first = rows[0]
+        if len(rows) == 1 and first.correct and not first.error and n_options.get(qid, 1) > 1:
+            single.add(model)
+    out: dict[str, dict[str, Outcome]] = {}
+    for (qid, model), rows in passes.items():
+        first = rows[0]
+        if first.pass_index != 0 or first.error:
+            outcome = Outcome(model, False, None, error=first.error or "the first pass is missing")
+        elif model in single:
+            outcome = Outcome(model, first.correct, None)
+        elif any(r.error for r in rows) or (
+            all(r.correct for r in rows) and len(rows) != n_options.get(qid, -1)
+        ):
+            outcome = Outcome(model, first.correct, None)  # interrupted: circular unknown
+        else:
+            outcome = Outcome(model, first.correct, all(r.correct for r in rows))
+        out.setdefault(qid, {})[model] = outcome
     return out
 
 
@@ -54,27 +67,32 @@ class Hits:
     """What an ensemble did on one question."""
 
     vanilla: int
-    circular: int | None
+    circular: int | None  # None when no model's circular result is known
     answered: int  # models that gave an answer
     hit_by: tuple[str, ...]
     circular_by: tuple[str, ...]
     failed: tuple[str, ...]  # "model: error" of each model whose call failed
+    missing: tuple[str, ...] = ()  # members never asked this question
+    circular_unknown_hits: int = 0  # right first, circular result unknown (not asked, or cut)
 
 
-def count_hits(results: dict[str, Outcome], models: Sequence[str], circular: bool) -> Hits:
+def count_hits(results: dict[str, Outcome], models: Sequence[str]) -> Hits:
     answered = [results[m] for m in models if m in results and results[m].error is None]
     failed = tuple(
         f"{m}: {results[m].error}" for m in models if m in results and results[m].error is not None
     )
     hit_by = tuple(o.model for o in answered if o.vanilla)
     circular_by = tuple(o.model for o in answered if o.circular)
+    known = [o for o in answered if o.circular is not None]
     return Hits(
         vanilla=len(hit_by),
-        circular=len(circular_by) if circular else None,
+        circular=len(circular_by) if known else None,
         answered=len(answered),
         hit_by=hit_by,
         circular_by=circular_by,
         failed=failed,
+        missing=tuple(m for m in models if m not in results),
+        circular_unknown_hits=sum(1 for o in answered if o.circular is None and o.vanilla),
     )
 
 
@@ -98,16 +116,29 @@ def _failures(failed: Sequence[str], limit: int = 160) -> str:
     return "; ".join(f if len(f) <= limit else f[: limit - 1] + "…" for f in failed)
 
 
+def _unassessed(verdict: Verdict, hits: Hits, code: str, what: str, step: str) -> None:
+    """Some member of the ensemble gave no answer: its rules cannot be applied."""
+    if verdict.status == "eligible":
+        verdict.status = "unassessed"
+    if hits.missing:
+        verdict.codes.append(f"{code}_missing")
+        verdict.reasons.append(
+            f"not yet asked by the {what} model(s) {_names(hits.missing)}: run the {step} step"
+        )
+    else:
+        verdict.codes.append(f"{code}_failed")
+        verdict.reasons.append(
+            f"every {what} call failed ({_failures(hits.failed)}); rerun to retry"
+        )
+
+
 def judge_text(hits: Hits | None, options: FilterOptions, verdict: Verdict) -> None:
     """Apply the chosen text-only rules (SEED-Bench, MMBench stage 1, MMStar)."""
     if hits is None:
         return
     n = hits.answered
-    if n == 0:
-        if hits.failed:
-            verdict.flags.append("text_unassessed")
-            verdict.codes.append("text_failed")
-        verdict.reasons.append(f"every text-only call failed ({_failures(hits.failed)})")
+    if hits.missing or n == 0:
+        _unassessed(verdict, hits, "text", "text-only", "filter")
         return
     if "seed" in options.rules and hits.vanilla == n:
         verdict.status = "dropped"
@@ -143,18 +174,15 @@ def judge_vlm(hits: Hits | None, options: ConsensusOptions, verdict: Verdict) ->
     if hits is None:
         return
     n = hits.answered
-    if n == 0:
-        if verdict.status == "eligible":
-            verdict.status = "unassessed"
-        verdict.codes.append("vlm_failed" if hits.failed else "vlm_missing")
-        verdict.reasons.append(
-            f"every vision-language call failed ({_failures(hits.failed)}); rerun to retry"
-            if hits.failed
-            else "no vision-language model has answered it yet"
-        )
+    if hits.missing or n == 0:
+        _unassessed(verdict, hits, "vlm", "vision-language", "consensus")
         return
     verdict.difficulty = options.difficulty(hits.vanilla, n)
-    correct = hits.circular if hits.circular is not None else hits.vanilla
+    # Flawed only when no model is right: under CircularEval where it is known, and a model
+    # whose circular result is unknown counts as right when its first pass was.
+    correct = (
+        hits.circular + hits.circular_unknown_hits if hits.circular is not None else hits.vanilla
+    )
     if correct == 0:
         verdict.flags.append("possibly_flawed")
         if verdict.status == "eligible":

@@ -52,6 +52,8 @@ def select_markdown(summary: SelectSummary) -> list[str]:
     lines = [
         "## select: decisions",
         "",
+        *[f"> **Note:** {w}" for w in summary.warnings],
+        *([""] if summary.warnings else []),
         f"{summary.candidates} candidates; text-only models counted: "
         f"{', '.join(summary.text_models) or 'none'}; vision-language models: "
         f"{', '.join(summary.vlm_models) or 'none'}.",
@@ -85,7 +87,10 @@ def select_markdown(summary: SelectSummary) -> list[str]:
         f"Selected {summary.selected}; answer letters "
         + (", ".join(f"{k} {n}" for k, n in summary.letters_selected.items()) or "-")
         + f"; LLM hit rate of the selection (hit by more than half the text-only models): "
-        f"{_pct(summary.llm_hit_rate_selected)}.",
+        f"{_pct(summary.llm_hit_rate_selected)}; each text-only LLM right on the selection "
+        "without the image: "
+        + (", ".join(f"{k} {_pct(v)}" for k, v in summary.text_accuracy_selected.items()) or "-")
+        + ".",
         "",
         "Text-only hits per candidate: "
         + ", ".join(f"{k}: {n}" for k, n in summary.text_hit_histogram.items()),
@@ -162,7 +167,11 @@ def qc_text(
         "  answer letters of the selection: "
         + (", ".join(f"{k} {n}" for k, n in s.letters_selected.items()) or "-")
         + f"; LLM hit rate {_pct(s.llm_hit_rate_selected)}"
+        + "".join(
+            f"; {k} right without the image {_pct(v)}" for k, v in s.text_accuracy_selected.items()
+        )
     )
+    out += [f"  note: {w}" for w in s.warnings]
     if s.report:
         out.append(f"  report: {s.report}")
     if s.plot:

@@ -71,8 +71,10 @@ class SelectSummary(BaseModel):
     selected: int
     letters_selected: dict[str, int]
     llm_hit_rate_selected: float | None  # share of the selection hit by > half the text models
+    text_accuracy_selected: dict[str, float]  # each text-only LLM (no baselines) on the selection
     blind_hit_rates: dict[str, float]  # artefact and chance baselines, over assessed candidates
     examples: list[DecisionExample]
+    warnings: list[str] = []
     report: str | None = None
     plot: str | None = None
 
@@ -80,6 +82,22 @@ class SelectSummary(BaseModel):
 def _histogram(values: list[int]) -> dict[str, int]:
     counts = Counter(values)
     return {str(k): counts[k] for k in range(0, max(values, default=-1) + 1)}
+
+
+def _accuracy(chosen: Sequence[Assessed], models: Sequence[str]) -> dict[str, float]:
+    """Each model's share right on the first pass over the chosen candidates it answered."""
+    out = {}
+    for model in models:
+        answered = [
+            i
+            for i in chosen
+            if i.text is not None
+            and model not in i.text.missing
+            and not any(f.startswith(f"{model}: ") for f in i.text.failed)
+        ]
+        if answered:
+            out[model] = round(sum(model in i.text.hit_by for i in answered) / len(answered), 4)
+    return out
 
 
 def summarise(
@@ -93,6 +111,7 @@ def summarise(
     baseline_rates: dict[str, float],
     refused_codes: Counter[str],
     bins: list[str],
+    text_llms: Sequence[str] = (),
     n_examples: int = 2,
 ) -> SelectSummary:
     """The select step's figures, from its decisions."""
@@ -150,6 +169,7 @@ def summarise(
         )
         if with_text
         else None,
+        text_accuracy_selected=_accuracy(chosen, text_llms),
         blind_hit_rates=baseline_rates,
         examples=examples,
     )

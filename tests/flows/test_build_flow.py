@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.records import ImageRecord
+from benchfoundry.records import CandidateRecord, ImageRecord
 from benchfoundry.storage import RunFolder
 from flows.build import build
 
@@ -58,3 +58,32 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
         "classical",
         "composed",
     }
+
+
+@pytest.mark.slow
+def test_a_build_with_quality_control_reports_decisions_and_selected_examples(tmp_path):
+    from benchfoundry.records import ScoredRecord
+    from benchfoundry.report import build_text
+    from benchfoundry.synthetic import write_corpus
+
+    write_corpus(tmp_path / "scenes", n_objects=3, n_text=1, seed=3)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: small\nsources: [{kind: folder, path: scenes/images}]\n"
+        "stages: [ingest, extract, generate, filter, consensus, select]\n"
+        "options: {select: {target: 2}}\noutput: out\n",
+        encoding="utf-8",
+    )
+    summary = build(str(spec))
+    run = RunFolder(tmp_path / "out")
+    scored = {r.question_id: r for r in run.table(ScoredRecord).records()}
+    assert summary.qc is not None and summary.qc.steps == ["filter", "consensus", "select"]
+    assert len(scored) == summary.table_rows["candidates"]
+    assert sum(summary.qc.select.decisions.values()) == len(scored)
+    selected = {q for q, r in scored.items() if r.decision == "selected"}
+    assert summary.examples and {e.question for e in summary.examples} <= {
+        c.question for c in run.table(CandidateRecord).records() if c.question_id in selected
+    }
+    text = build_text(summary)
+    assert "Select: " in text and "note: the vision-language ensemble has 1 model" in text
+    assert (tmp_path / "out" / "reports" / "qc.png").exists()

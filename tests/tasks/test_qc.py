@@ -195,7 +195,7 @@ def test_selection_balances_and_reports_the_shortfall(run, server):
 
 def test_a_text_model_cannot_sit_in_the_vision_ensemble(run, server):
     gateway = Gateway({})
-    with pytest.raises(QCConfigError, match="sees no image"):
+    with pytest.raises(QCConfigError, match="blind/random see no image"):
         consensus_all(run, gateway, ConsensusOptions(), {"vlm": ["blind/random"]})
 
 

@@ -46,7 +46,8 @@ def test_a_model_answering_by_likelihood_takes_one_call_for_every_circular_pass(
     ]
     gateway = Gateway(catalogue)
     results, report = AnsweringEngine(gateway, with_image=False).run(items, "smollm2")
-    assert report.calls_made == 2 and report.calls_if_every_pass == 5
+    # One ranking answers every rotation: asking every pass would also take one call each.
+    assert report.calls_made == 2 and report.calls_if_every_pass == 2
     assert gateway.ledger.totals().calls == 2
     for result in results:
         passes = result.passes
@@ -57,3 +58,16 @@ def test_a_model_answering_by_likelihood_takes_one_call_for_every_circular_pass(
         assert result.circular_correct == (chosen == {result.item.answer})
         assert len(passes) == (len(result.item.options) if result.vanilla_correct else 1)
         assert passes[0].raw_response.startswith("log-likelihood per token: A ")
+
+
+def test_likelihood_set_on_a_model_that_cannot_score_is_a_config_error():
+    from benchfoundry.answering.engine import AnsweringEngine
+    from benchfoundry.gateway import ModelConfigError
+    from benchfoundry.gateway.models import ModelSpec
+
+    spec = ModelSpec(name="http-lik", provider="openai", model="m", base_url="http://127.0.0.1:9/v1",
+                     options={"mcq": "likelihood"})  # fmt: skip
+    gateway = Gateway({"http-lik": spec})
+    item = MCQItem("x", "Which?", ("a", "b"), "A")
+    with pytest.raises(ModelConfigError, match="answer by likelihood"):
+        AnsweringEngine(gateway, with_image=False).run([item], "http-lik")

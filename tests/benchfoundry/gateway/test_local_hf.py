@@ -161,6 +161,8 @@ def test_smollm2_answers_the_same_alone_and_in_a_batch():
     together = gateway.generate_many([Request("smollm2", p, params) for p in prompts])
     provider = gateway.provider("smollm2")
     assert max(provider._batcher.batches) > 1, "the parallel calls were batched"
-    alone = [provider._generate_batch((12, (), None), [[TextPart(value=p)]])[0] for p in prompts]
+    # The reference: each prompt through the unbatched path.
+    alone = [provider._generate_one([TextPart(value=p)], params) for p in prompts]
     assert [r.text for r in together] == [c.text for c in alone]
     assert [r.tokens_in for r in together] == [c.tokens_in for c in alone]
+    assert [r.tokens_out for r in together] == [c.tokens_out for c in alone]

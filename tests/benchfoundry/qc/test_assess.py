@@ -7,10 +7,10 @@ from benchfoundry.records import JudgementRecord
 from benchfoundry.spec import ConsensusOptions, FilterOptions
 
 
-def _hits(spec: dict[str, tuple[bool, bool | None]], failed=(), circular=True):
+def _hits(spec: dict[str, tuple[bool, bool | None]], failed=(), missing=()):
     results = {m: Outcome(m, v, c) for m, (v, c) in spec.items()}
     results.update({m: Outcome(m, False, None, error="server_error: 500") for m in failed})
-    return count_hits(results, [*spec, *failed], circular)
+    return count_hits(results, [*spec, *failed, *missing])
 
 
 @pytest.mark.parametrize(
@@ -53,9 +53,9 @@ def test_seed_rule_drops_only_when_every_model_is_right():
 
 def test_mmstar_rule_keeps_at_most_k_hits():
     options = FilterOptions(rules=["mmstar"], max_hits=1)
-    two = _hits({"a": (True, None), "b": (True, None), "c": (False, None)}, circular=False)
+    two = _hits({"a": (True, None), "b": (True, None), "c": (False, None)})
     assert judge(two, None, options, ConsensusOptions()).status == "dropped"
-    one = _hits({"a": (True, None), "b": (False, None), "c": (False, None)}, circular=False)
+    one = _hits({"a": (True, None), "b": (False, None), "c": (False, None)})
     assert judge(one, None, options, ConsensusOptions()).status == "eligible"
 
 
@@ -77,7 +77,24 @@ def test_failed_models_are_left_out_of_the_count():
     assert judge(hits, None, options, ConsensusOptions()).status == "dropped"
     nobody = _hits({}, failed=["broken"])
     verdict = judge(nobody, None, options, ConsensusOptions())
-    assert verdict.status == "eligible" and verdict.flags == ["text_unassessed"]
+    assert verdict.status == "unassessed" and verdict.codes == ["text_failed"]
+    assert "broken: server_error: 500" in verdict.reasons[0]
+
+
+def test_a_member_that_never_answered_leaves_the_candidate_unassessed():
+    hits = _hits({"a": (False, False)}, missing=["new-model"])
+    verdict = judge(hits, None, FilterOptions(), ConsensusOptions())
+    assert verdict.status == "unassessed" and verdict.codes == ["text_missing"]
+    assert "new-model" in verdict.reasons[0] and "run the filter step" in verdict.reasons[0]
+    vlm = judge(None, _hits({}, missing=["v"]), FilterOptions(), ConsensusOptions())
+    assert vlm.status == "unassessed" and vlm.codes == ["vlm_missing"]
+
+
+def test_an_unknown_circular_result_is_not_taken_for_a_flaw():
+    # Right on the first pass, circular unknown (a later pass failed): not possibly flawed.
+    cut = _hits({"x": (True, None), "y": (False, False)})
+    assert cut.circular == 0 and cut.circular_unknown_hits == 1
+    assert judge(None, cut, FilterOptions(), ConsensusOptions()).status == "eligible"
 
 
 def test_no_vlm_right_under_circular_eval_is_possibly_flawed():
@@ -117,9 +134,15 @@ def test_outcomes_read_vanilla_and_circular_from_stored_passes():
         _pass("q", "early", 0, True),
         _pass("q", "early", 1, False),
         _pass("q", "err", 0, False, "server_error: x"),
+        _pass("q", "cut", 0, True),
+        _pass("q", "cut", 1, False, "server_error: later"),
+        _pass("q", "vanilla", 0, True),
     ]
-    got = outcomes(rows, {"q": 3}, circular=True)["q"]
+    got = outcomes(rows, {"q": 3})["q"]
     assert got["m"] == Outcome("m", True, True)
     assert got["early"] == Outcome("early", True, False)
-    assert got["err"].error == "server_error: x"
-    assert outcomes(rows, {"q": 3}, circular=False)["q"]["m"].circular is None
+    assert got["err"].error == "server_error: x" and not got["err"].vanilla
+    # A later pass failed: the first-pass hit stands, the circular result is unknown.
+    assert got["cut"] == Outcome("cut", True, None)
+    # Right first and never asked again: this model was not asked under CircularEval.
+    assert got["vanilla"] == Outcome("vanilla", True, None)
