@@ -75,6 +75,55 @@ def main() -> None:
                     f"right {100 * m.vanilla:.1f}% first pass"
                 )
         print("  decisions: " + ", ".join(f"{k} {v}" for k, v in chosen.decisions.items()))
+    scripted(run)
+
+
+def scripted(run) -> None:  # type: ignore[no-untyped-def]
+    """Models that write letters, over real HTTP: what CircularEval's early stop saves."""
+    import random
+    import re
+
+    from benchfoundry.gateway.setup import gateway_for_run
+    from benchfoundry.gateway.testserver import Rule, Script, TestServer
+    from benchfoundry.records import CandidateRecord
+    from benchfoundry.spec import FilterOptions
+    from tasks.qc import filter_all
+
+    key = {
+        (c.question, frozenset(c.options)): c.options["ABCDEFGHIJ".index(c.answer)]
+        for c in run.table(CandidateRecord).records()
+    }
+
+    def knows(request):  # type: ignore[no-untyped-def]
+        question = re.search(r"Question: (.*)", request.text).group(1)
+        shown = dict(re.findall(r"^([A-J])\. (.*)$", request.text, re.M))
+        right = key.get((question, frozenset(shown.values())))
+        return next((L for L, text in shown.items() if text == right), "A")
+
+    def coin(request):  # type: ignore[no-untyped-def]
+        return random.Random(request.text).choice("ABCD")
+
+    script = Script(rules=[Rule(knows, model="oracle"), Rule("A", model="always-a"),
+                           Rule(coin, model="coin")])  # fmt: skip
+    with TestServer(script) as server:
+        models = {
+            "text_only": [f"openai/{m}@{server.base_url}" for m in ("oracle", "always-a", "coin")]
+        }
+        gateway = gateway_for_run(run.root, stage="bench")
+        started = time.perf_counter()
+        step = filter_all(run, gateway, FilterOptions(blind=[], chance=[]), models)
+        seconds = time.perf_counter() - started
+    print(
+        f"letter-writing models over HTTP (test server): {step.candidates} candidates, "
+        f"{seconds:.1f} s = {1000 * seconds / max(1, step.candidates):.0f} s per 1,000 candidates"
+    )
+    for m in step.models:
+        name = m.model.split("/")[1].split("@")[0]
+        print(
+            f"  {name:<9} {m.calls_made:>5} calls of {m.calls_if_every_pass} for every pass "
+            f"({100 * m.calls_made / max(1, m.calls_if_every_pass):.0f}%), right "
+            f"{100 * m.vanilla:.1f}% first pass, {100 * (m.circular or 0):.1f}% circular"
+        )
 
 
 if __name__ == "__main__":
