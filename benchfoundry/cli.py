@@ -259,6 +259,10 @@ def status(out: OutOpt, as_json: JsonOpt = False) -> None:
         lines += [f"  {t:<14} {n:>6} rows" for t, n in state.table_rows.items()]
         for stage, reasons in state.quarantine_by_stage_reason.items():
             lines += [f"  quarantine {stage}: {r} {n}" for r, n in reasons.items()]
+        if state.decisions:
+            lines.append(
+                "  decisions: " + ", ".join(f"{d} {n}" for d, n in state.decisions.items())
+            )
         payload = {"run": str(run.root), **state.model_dump(exclude={"examples"})}
         _emit(as_json, payload, "\n".join(lines))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from pydantic import BaseModel
 
 from benchfoundry.qc.report import qc_text
@@ -121,12 +123,14 @@ class BuildSummary(BaseModel):
     quarantine_examples: dict[str, dict[str, str]]
     examples: list[Example]
     manifest: str
+    decisions: dict[str, int] = {}
 
 
 class RunState(BaseModel):
     """What a run folder holds now."""
 
     table_rows: dict[str, int]
+    decisions: dict[str, int] = {}  # quality control's decisions, when `scored` exists
     quarantine_by_stage_reason: dict[str, dict[str, int]]
     quarantine_examples: dict[str, dict[str, str]]
     examples: list[Example]
@@ -147,6 +151,7 @@ def run_state(run: RunFolder, n_examples: int = 3) -> RunState:
     rows = run.table(CandidateRecord).read(columns=columns).sort_by("question_id").to_pylist()
     scored = run.table(ScoredRecord).read(columns=["question_id", "decision", "rank"]).to_pylist()
     rank = {r["question_id"]: r["rank"] for r in scored if r["decision"] == "selected"}
+    decisions = Counter(r["decision"] for r in scored)
     if rank:  # after selection, show selected questions, the hardest of each dimension first
         rows = sorted(
             (r for r in rows if r["question_id"] in rank), key=lambda r: rank[r["question_id"]]
@@ -163,6 +168,7 @@ def run_state(run: RunFolder, n_examples: int = 3) -> RunState:
         },
         quarantine_examples=first,
         examples=[Example(**row) for row in chosen],
+        decisions=dict(sorted(decisions.items())),
     )
 
 
@@ -239,6 +245,16 @@ def build_markdown(summary: BuildSummary) -> str:
         "|---|---|",
     ]
     lines += [f"| {t} | {n} |" for t, n in summary.table_rows.items()]
+    if summary.qc and summary.qc.select:
+        sel = summary.qc.select
+        lines += ["", "## Quality control", ""]
+        lines += ["- decisions: " + ", ".join(f"`{k}` {v}" for k, v in sel.decisions.items())]
+        lines += [
+            f"- {d.dimension}: selected {d.selected} of {d.target}"
+            + (f" (short by {d.shortfall})" if d.shortfall else "")
+            for d in sel.dimensions
+        ]
+        lines += [f"- report: `{sel.report}`, plots: `{sel.plot}`"]
     lines += ["", "## Quarantine by stage and reason", ""]
     for stage, reasons in summary.quarantine_by_stage_reason.items():
         lines += [f"- {stage}: " + ", ".join(f"`{r}` {n}" for r, n in reasons.items())]

@@ -63,7 +63,7 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
 @pytest.mark.slow
 def test_a_build_with_quality_control_reports_decisions_and_selected_examples(tmp_path):
     from benchfoundry.records import ScoredRecord
-    from benchfoundry.report import build_text
+    from benchfoundry.report import build_markdown, build_text
     from benchfoundry.synthetic import write_corpus
 
     write_corpus(tmp_path / "scenes", n_objects=3, n_text=1, seed=3)
@@ -84,6 +84,8 @@ def test_a_build_with_quality_control_reports_decisions_and_selected_examples(tm
     assert summary.examples and {e.question for e in summary.examples} <= {
         c.question for c in run.table(CandidateRecord).records() if c.question_id in selected
     }
+    assert summary.decisions == summary.qc.select.decisions
+    assert "## Quality control" in build_markdown(summary)
     text = build_text(summary)
     assert "Select: " in text and "note: the vision-language ensemble has 1 model" in text
     assert (tmp_path / "out" / "reports" / "qc.png").exists()
