@@ -68,6 +68,8 @@ def test_qc_command_decides_every_candidate_and_reports(run_with_candidates):
     assert plot.read_bytes().startswith(b"\x89PNG")
     manifest = run.read_manifest()
     assert manifest["qc"]["steps"] == ["filter", "consensus", "select"]
+    status = runner.invoke(app, ["status", "--out", str(run.root), "--json"])
+    assert json.loads(status.stdout)["decisions"] == summary["select"]["decisions"]
 
 
 def test_qc_rerun_answers_from_the_cache(run_with_candidates):
