@@ -52,7 +52,7 @@ def select_markdown(summary: SelectSummary) -> list[str]:
     lines = [
         "## select: decisions",
         "",
-        *[f"> **Note:** {w}" for w in summary.warnings],
+        *[f"- **Note:** {w}" for w in summary.warnings],
         *([""] if summary.warnings else []),
         f"{summary.candidates} candidates; text-only models counted: "
         f"{', '.join(summary.text_models) or 'none'}; vision-language models: "
