@@ -4,7 +4,9 @@ A write adds one part holding only the rows whose key is not stored yet, so appe
 records twice changes nothing and a table never holds a key twice. Parts are written under a
 hidden temporary name and renamed into place, so a reader never sees a partial file; readers
 check every part's schema against the record's and name the offending column when it differs.
-Tables of recomputed results (decisions, a model's latest answers) are replaced with `rewrite`.
+Tables of recomputed results (decisions, a model's latest answers) are replaced with `rewrite`,
+which writes a journal first: a rewrite cut short leaves the old parts or the new one as the
+table, never both, and the next writer finishes it.
 """
 
 from __future__ import annotations
@@ -107,11 +109,36 @@ class Table(Generic[R]):
         self.schema = arrow_schema(record_type)
         self._held = threading.local()
 
+    @property
+    def _journal(self) -> Path:
+        return self.path / ".rewrite.json"
+
+    def _replaced(self) -> set[str]:
+        """Parts that an interrupted rewrite had already replaced: its new part was written (or
+        it left the table empty), so the old parts it names are no longer part of the table."""
+        if not self._journal.exists():
+            return set()
+        journal = json.loads(self._journal.read_text(encoding="utf-8"))
+        new = journal["new"]
+        return set(journal["old"]) if new is None or (self.path / new).exists() else set()
+
     def parts(self) -> list[Path]:
         """The committed part files, in name order (temporary files are never listed)."""
         if not self.path.is_dir():
             return []
-        return sorted(p for p in self.path.glob("part-*.parquet") if p.is_file())
+        replaced = self._replaced()
+        return sorted(
+            p for p in self.path.glob("part-*.parquet") if p.is_file() and p.name not in replaced
+        )
+
+    def _finish_rewrite(self) -> None:
+        """Under the exclusive lock: complete or forget an interrupted rewrite."""
+        if not self._journal.exists():
+            return
+        for name in self._replaced():
+            (self.path / name).unlink(missing_ok=True)
+        self._journal.unlink()
+        _fsync_dir(self.path)
 
     def exists(self) -> bool:
         return bool(self.parts())
@@ -131,6 +158,8 @@ class Table(Generic[R]):
             fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
             self._held.depth = 1
             try:
+                if not shared:
+                    self._finish_rewrite()
                 yield
             finally:
                 self._held.depth = 0
@@ -225,12 +254,13 @@ class Table(Generic[R]):
             table = pa.Table.from_pylist(rows, schema=self.schema)
             keys = sorted((tuple(row[k] for k in self.record_type.key) for row in rows), key=repr)
             part = self.path / f"part-{content_hash([list(k) for k in keys], length=20)}.parquet"
+            # A journal first, so that a crash at any point leaves either the old parts or the
+            # new one as the table, never both: readers skip what it says was replaced.
+            replaced = [p.name for p in old_parts if p != part]
+            atomic_write_json(self._journal, {"new": part.name if rows else None, "old": replaced})
             if rows:
                 atomic_write_table(part, table)
-            for old in old_parts:
-                if old != part:
-                    old.unlink()
-            _fsync_dir(self.path)
+            self._finish_rewrite()
         return WriteResult(self.name, len(batch), len(kept), 0, part if rows else None)
 
 

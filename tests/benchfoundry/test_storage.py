@@ -147,3 +147,28 @@ def test_rewrite_replaces_keys_and_dropped_rows_in_one_part(tmp_path):
     assert rows == {"a": "new", "c": "d", "d": "d"}
     table.rewrite([], drop=lambda row: True)
     assert table.count() == 0 and table.parts() == []
+
+
+def test_an_interrupted_rewrite_never_shows_old_and_new_rows_together(tmp_path):
+    import json
+
+    table = RunFolder(tmp_path).table(QuarantineRecord)
+    table.append([_q("a")])
+    table.append([_q("b")])
+    old = [p.name for p in table.parts()]
+    # A rewrite that wrote its journal and its new part, then stopped before removing the old.
+    new = table.path / "part-new.parquet"
+    pq.write_table(
+        pa.Table.from_pylist([_q("c").model_dump()], schema=table.schema), new
+    )  # fmt: skip
+    journal = table.path / ".rewrite.json"
+    journal.write_text(json.dumps({"new": new.name, "old": old}))
+    assert [r.source for r in table.records()] == ["c"]
+    table.append([_q("d")])  # the next writer finishes the interrupted rewrite
+    assert not journal.exists() and {p.name for p in table.parts()} & set(old) == set()
+    assert sorted(r.source for r in table.records()) == ["c", "d"]
+    # Stopped before its new part was written: the old parts are still the table.
+    journal.write_text(json.dumps({"new": "part-never.parquet", "old": ["part-new.parquet"]}))
+    assert sorted(r.source for r in table.records()) == ["c", "d"]
+    table.append([_q("e")])
+    assert not journal.exists() and table.count() == 3
