@@ -103,6 +103,19 @@ class Verdict:
     status: str  # eligible, dropped, flagged, unassessed
     reasons: list[str] = field(default_factory=list)
     codes: list[str] = field(default_factory=list)  # one short code per reason, for counting
+
+    def add(
+        self, code: str, reason: str, status: str | None = None, flag: str | None = None
+    ) -> None:
+        """Record one rule's finding: a drop overrides any status, a flag or `unassessed` only
+        an eligible one."""
+        if status == "dropped" or (status is not None and self.status == "eligible"):
+            self.status = status
+        if flag is not None and flag not in self.flags:
+            self.flags.append(flag)
+        self.codes.append(code)
+        self.reasons.append(reason)
+
     flags: list[str] = field(default_factory=list)
     difficulty: str | None = None
 
@@ -118,18 +131,12 @@ def _failures(failed: Sequence[str], limit: int = 160) -> str:
 
 def _unassessed(verdict: Verdict, hits: Hits, code: str, what: str, step: str) -> None:
     """Some member of the ensemble gave no answer: its rules cannot be applied."""
-    if verdict.status == "eligible":
-        verdict.status = "unassessed"
     if hits.missing:
-        verdict.codes.append(f"{code}_missing")
-        verdict.reasons.append(
-            f"not yet asked by the {what} model(s) {_names(hits.missing)}: run the {step} step"
-        )
+        reason = f"not yet asked by the {what} model(s) {_names(hits.missing)}: run the {step} step"
+        verdict.add(f"{code}_missing", reason, "unassessed")
     else:
-        verdict.codes.append(f"{code}_failed")
-        verdict.reasons.append(
-            f"every {what} call failed ({_failures(hits.failed)}); rerun to retry"
-        )
+        reason = f"every {what} call failed ({_failures(hits.failed)}); rerun to retry"
+        verdict.add(f"{code}_failed", reason, "unassessed")
 
 
 def judge_text(hits: Hits | None, options: FilterOptions, verdict: Verdict) -> None:
@@ -141,32 +148,24 @@ def judge_text(hits: Hits | None, options: FilterOptions, verdict: Verdict) -> N
         _unassessed(verdict, hits, "text", "text-only", "filter")
         return
     if "seed" in options.rules and hits.vanilla == n:
-        verdict.status = "dropped"
-        verdict.flags.append("text_answerable")
-        verdict.codes.append("seed")
-        verdict.reasons.append(
+        reason = (
             f"seed: all {n} text-only models answered without the image ({_names(hits.hit_by)})"
         )
+        verdict.add("seed", reason, "dropped", "text_answerable")
     limit = options.hit_limit(n)
     if "mmstar" in options.rules and hits.vanilla > limit:
-        verdict.status = "dropped"
-        if "text_answerable" not in verdict.flags:
-            verdict.flags.append("text_answerable")
-        verdict.codes.append("mmstar")
-        verdict.reasons.append(
+        reason = (
             f"mmstar: {hits.vanilla} of {n} text-only models answered without the image, "
             f"more than {limit} ({_names(hits.hit_by)})"
         )
+        verdict.add("mmstar", reason, "dropped", "text_answerable")
     circular = hits.circular
     if "mmbench" in options.rules and circular is not None and circular > options.majority * n:
-        verdict.flags.append("text_majority")
-        if verdict.status == "eligible":
-            verdict.status = "flagged"
-        verdict.codes.append("mmbench")
-        verdict.reasons.append(
+        reason = (
             f"mmbench: {circular} of {n} text-only models answered every rotation "
             f"without the image ({_names(hits.circular_by)}); inspect by hand"
         )
+        verdict.add("mmbench", reason, "flagged", "text_majority")
 
 
 def judge_vlm(hits: Hits | None, options: ConsensusOptions, verdict: Verdict) -> None:
@@ -184,15 +183,12 @@ def judge_vlm(hits: Hits | None, options: ConsensusOptions, verdict: Verdict) ->
         hits.circular + hits.circular_unknown_hits if hits.circular is not None else hits.vanilla
     )
     if correct == 0:
-        verdict.flags.append("possibly_flawed")
-        if verdict.status == "eligible":
-            verdict.status = "flagged"
         how = "under CircularEval" if hits.circular is not None else "on the first pass"
-        verdict.codes.append("possibly_flawed")
-        verdict.reasons.append(
+        reason = (
             f"possibly flawed: none of {n} vision-language models answered it {how} "
             "(wrong key, ambiguous options, or simply hard); review"
         )
+        verdict.add("possibly_flawed", reason, "flagged", "possibly_flawed")
 
 
 def judge(
