@@ -233,6 +233,7 @@ def generate(
             options,
             loaded.taxonomy if loaded else None,
             loaded.models if loaded else {},
+            str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None,
         )
         _emit(
             as_json,

@@ -63,6 +63,7 @@ def qc(
             options.consensus,
             select,
             models,
+            str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None,
         )
         lines = qc_text(summary.filter, summary.consensus, summary.select)
         text = "\n".join(["Quality control finished.", *lines, f"\nReport: {summary.report}"])

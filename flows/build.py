@@ -40,16 +40,23 @@ def build(spec_path: str, out: str | None = None, stages: list[str] | None = Non
         ingest_summary = ingest(spec.sources, str(run.root), spec.options.ingest)
     if "extract" in spec.stages:
         extract_summary = extract(str(run.root), spec.options.extract)
+    catalogue = str(spec.model_catalogue) if spec.model_catalogue else None
     if "generate" in spec.stages:
         generate_summary = generate(
-            str(run.root), spec.options.generate, spec.taxonomy, spec.models
+            str(run.root), spec.options.generate, spec.taxonomy, spec.models, catalogue
         )
     qc_summary = None
     steps = [s for s in spec.stages if s in QC_STEPS]
     if steps:
         options = spec.options
         qc_summary = qc(
-            str(run.root), steps, options.filter, options.consensus, options.select, spec.models
+            str(run.root),
+            steps,
+            options.filter,
+            options.consensus,
+            options.select,
+            spec.models,
+            catalogue,
         )
     summary = BuildSummary(
         spec=spec.name,

@@ -17,10 +17,12 @@ def generate(
     options: GenerateOptions | None = None,
     taxonomy: str | None = None,
     models: dict[str, list[str]] | None = None,
+    catalogue: str | None = None,
 ) -> GenerateSummary:
-    """Write candidate questions for every image with visual facts."""
+    """Write candidate questions for every image with visual facts; `catalogue` is the model
+    catalogue file (default: the project's)."""
     options = options or GenerateOptions()
-    summary = generate_task(out, options, taxonomy, models or {})
+    summary = generate_task(out, options, taxonomy, models or {}, catalogue)
     RunFolder(out).update_manifest(
         "generate",
         {

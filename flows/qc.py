@@ -24,9 +24,11 @@ def qc(
     consensus_options: ConsensusOptions | None = None,
     select_options: SelectOptions | None = None,
     models: dict[str, list[str]] | None = None,
+    catalogue: str | None = None,
 ) -> QCSummary:
     """Run the chosen quality-control steps in order; `select` uses the answers stored by the
-    filter and consensus steps of the spec (this run's or an earlier one's)."""
+    filter and consensus steps of the spec (this run's or an earlier one's). `catalogue` is the
+    model catalogue file (default: the project's)."""
     unknown = [s for s in steps if s not in QC_STEPS]
     if unknown:
         raise ValueError(f"unknown quality-control step(s) {unknown}; known: {', '.join(QC_STEPS)}")
@@ -38,12 +40,12 @@ def qc(
     reports = run.root / "reports"
     summary = QCSummary(run=str(run.root), steps=list(steps), report=str(reports / "qc.md"))
     if "filter" in steps:
-        summary.filter = filter_task(out, filter_options, models)
+        summary.filter = filter_task(out, filter_options, models, catalogue)
     if "consensus" in steps:
-        summary.consensus = consensus_task(out, consensus_options, models)
+        summary.consensus = consensus_task(out, consensus_options, models, catalogue)
     if "select" in steps:
         selected = select_task(
-            out, filter_options, consensus_options, select_options, models, list(steps)
+            out, filter_options, consensus_options, select_options, models, list(steps), catalogue
         )
         selected.report = summary.report
         selected.plot = str(plot(selected, reports / "qc.png"))
@@ -64,6 +66,7 @@ def qc(
             "consensus": consensus_options.model_dump(mode="json"),
             "select": select_options.model_dump(mode="json"),
             "models": models,
+            "model_catalogue": catalogue,
             "summary": summary.model_dump(mode="json"),
         },
     )

@@ -227,13 +227,17 @@ def finish(
 
 @task(name="generate-candidates", cache_policy=NO_CACHE)
 def generate_task(
-    run_root: str, options: GenerateOptions, taxonomy: str | None, models: dict[str, list[str]]
+    run_root: str,
+    options: GenerateOptions,
+    taxonomy: str | None,
+    models: dict[str, list[str]],
+    catalogue: str | None = None,
 ) -> GenerateSummary:
     from benchfoundry.gateway.setup import gateway_for_run
     from tasks.model_usage import record_usage_task
 
     run = RunFolder(run_root)
-    gateway = gateway_for_run(run.root, stage="generate")
+    gateway = gateway_for_run(run.root, stage="generate", catalogue_path=catalogue)
     summary = generate_all(run, options, taxonomy, models, gateway)
     record_usage_task(gateway, run_root)
     return summary

@@ -14,6 +14,7 @@ from prefect.cache_policies import NO_CACHE
 
 from benchfoundry.answering.engine import AnsweringEngine, MCQItem
 from benchfoundry.gateway import Gateway, GenerateParams
+from benchfoundry.gateway.models import ModelSpec
 from benchfoundry.qc.assess import TEXT_MODE, VLM_MODE, Hits, count_hits, judge, outcomes
 from benchfoundry.qc.select import Assessed, select
 from benchfoundry.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
@@ -202,9 +203,11 @@ def select_all(
     select_options: SelectOptions,
     models: dict[str, list[str]],
     steps: Sequence[str] = ("filter", "consensus", "select"),
+    catalogue: dict[str, ModelSpec] | None = None,
 ) -> SelectSummary:
     """Stage 3: hits, verdicts, difficulty and the selection for every candidate, into `scored`
-    (rewritten whole: decisions are recomputed, never accumulated)."""
+    (rewritten whole: decisions are recomputed, never accumulated). `catalogue` resolves the
+    models' names for the report's notes (default: the project's catalogue)."""
     all_candidates = sorted(run.table(CandidateRecord).records(), key=lambda c: c.question_id)
     refused = refused_candidates(run)
     n_options = {c.question_id: len(c.options) for c in all_candidates}
@@ -283,7 +286,7 @@ def select_all(
         [m for m, role in text_all if role == "text_only"],
     )
     summary.warnings = ensemble_warnings(
-        vlm if vlm_expected else [], text_all if text_expected else [], consensus_options, models
+        vlm if vlm_expected else [], text_all if text_expected else [], consensus_options, catalogue
     )
     return summary
 
@@ -292,13 +295,13 @@ def ensemble_warnings(
     vlm: Sequence[str],
     text: Sequence[tuple[str, str]],
     options: ConsensusOptions,
-    models: dict[str, list[str]],
+    catalogue: dict[str, ModelSpec] | None = None,
 ) -> list[str]:
     """What a reader of the report should know about the ensembles' power."""
     from benchfoundry.gateway.models import resolve
     from benchfoundry.gateway.setup import default_catalogue
 
-    catalogue = default_catalogue()
+    catalogue = default_catalogue() if catalogue is None else catalogue
     warnings = []
     if vlm and len(vlm) < 4:
         bins = sorted({options.difficulty(h, len(vlm)) or "" for h in range(len(vlm) + 1)})
@@ -354,11 +357,16 @@ def _scored(item: Assessed) -> ScoredRecord:
 
 
 @task(name="qc-filter", cache_policy=NO_CACHE)
-def filter_task(run_root: str, options: FilterOptions, models: dict[str, list[str]]) -> AskSummary:
+def filter_task(
+    run_root: str,
+    options: FilterOptions,
+    models: dict[str, list[str]],
+    catalogue: str | None = None,
+) -> AskSummary:
     from benchfoundry.gateway.setup import gateway_for_run
     from tasks.model_usage import record_usage_task
 
-    gateway = gateway_for_run(run_root, stage="filter")
+    gateway = gateway_for_run(run_root, stage="filter", catalogue_path=catalogue)
     summary = filter_all(RunFolder(run_root), gateway, options, models)
     record_usage_task(gateway, run_root)
     return summary
@@ -366,12 +374,15 @@ def filter_task(run_root: str, options: FilterOptions, models: dict[str, list[st
 
 @task(name="qc-consensus", cache_policy=NO_CACHE)
 def consensus_task(
-    run_root: str, options: ConsensusOptions, models: dict[str, list[str]]
+    run_root: str,
+    options: ConsensusOptions,
+    models: dict[str, list[str]],
+    catalogue: str | None = None,
 ) -> AskSummary:
     from benchfoundry.gateway.setup import gateway_for_run
     from tasks.model_usage import record_usage_task
 
-    gateway = gateway_for_run(run_root, stage="consensus")
+    gateway = gateway_for_run(run_root, stage="consensus", catalogue_path=catalogue)
     summary = consensus_all(RunFolder(run_root), gateway, options, models)
     record_usage_task(gateway, run_root)
     return summary
@@ -385,7 +396,16 @@ def select_task(
     select_options: SelectOptions,
     models: dict[str, list[str]],
     steps: list[str],
+    catalogue: str | None = None,
 ) -> SelectSummary:
+    from benchfoundry.gateway.setup import default_catalogue
+
     return select_all(
-        RunFolder(run_root), filter_options, consensus_options, select_options, models, steps
+        RunFolder(run_root),
+        filter_options,
+        consensus_options,
+        select_options,
+        models,
+        steps,
+        default_catalogue(catalogue),
     )

@@ -27,11 +27,16 @@ def default_catalogue(path: str | Path | None = None) -> dict[str, ModelSpec]:
 
 
 def gateway_for_run(
-    run_root: str | Path, stage: str, catalogue: dict[str, ModelSpec] | None = None
+    run_root: str | Path,
+    stage: str,
+    catalogue: dict[str, ModelSpec] | None = None,
+    catalogue_path: str | Path | None = None,
 ) -> Gateway:
-    """A gateway whose cache, images and visual facts are those of the run folder."""
+    """A gateway whose cache, images and visual facts are those of the run folder; its models
+    come from `catalogue`, else the catalogue file at `catalogue_path` (a spec's
+    `model_catalogue`), else the default one."""
     run = RunFolder(run_root)
     run.root.mkdir(parents=True, exist_ok=True)
     context = GatewayContext(images=RunImages(run), run=run)
-    catalogue = default_catalogue() if catalogue is None else catalogue
+    catalogue = default_catalogue(catalogue_path) if catalogue is None else catalogue
     return Gateway(catalogue, ResponseCache(cache_path(run.root)), context, stage=stage)

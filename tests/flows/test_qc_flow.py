@@ -88,3 +88,35 @@ def test_qc_refuses_a_run_without_candidates_and_unknown_steps(tmp_path):
     assert empty.exit_code == 1 and "run 'benchfoundry generate' first" in empty.output
     bad = runner.invoke(app, ["qc", "--out", str(tmp_path), "--steps", "filter,judge"])
     assert bad.exit_code == 1 and "--steps takes filter, consensus, select" in bad.output
+
+
+def test_qc_uses_the_model_catalogue_the_spec_names(tmp_path, image_bytes, store_raw_image):
+    run = RunFolder(tmp_path / "run")
+    image = store_raw_image(run, image_bytes())
+    run.table(CandidateRecord).append(
+        [
+            CandidateRecord(
+                question_id="q1", image_id=image, dimension="d", question="Which is longest?",
+                hint=None, options=["a", "a much longer option", "b"], answer="B", category=None,
+                l2_category=None, split=None, generator="test", prompt_id=None,
+                prompt_hash=None, evidence=[], source="test", meta="{}", raw_output=None,
+            )
+        ]
+    )  # fmt: skip
+    catalogue = tmp_path / "models.yaml"
+    catalogue.write_text(
+        "models:\n  - {name: leak-finder, provider: blind, model: longest, roles: [text_only]}\n"
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: own\nsources: [{kind: packaged}]\nmodel_catalogue: models.yaml\n"
+        "models: {text_only: [leak-finder]}\n"
+        "options: {filter: {blind: [], chance: [], rules: [seed]}}\n"
+    )
+    result = CliRunner().invoke(
+        app, ["qc", "--out", str(run.root), "--spec", str(spec), "--steps", "filter,select"]
+    )
+    assert result.exit_code == 0, result.output
+    assert {j.model for j in run.table(JudgementRecord).records()} == {"leak-finder"}
+    (scored,) = run.table(ScoredRecord).records()
+    assert scored.decision == "dropped" and "leak-finder" in scored.reason
