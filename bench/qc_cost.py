@@ -72,7 +72,7 @@ def main() -> None:
             for m in step.models:
                 print(
                     f"    {m.model:<16} {m.calls_made:>5} / {m.calls_if_every_pass:<5} calls, "
-                    f"right {100 * m.vanilla:.1f}% first pass"
+                    f"right {100 * m.vanilla_accuracy:.1f}% first pass"
                 )
         print("  decisions: " + ", ".join(f"{k} {v}" for k, v in chosen.decisions.items()))
     scripted(run)
@@ -122,7 +122,7 @@ def scripted(run) -> None:  # type: ignore[no-untyped-def]
         print(
             f"  {name:<9} {m.calls_made:>5} calls of {m.calls_if_every_pass} for every pass "
             f"({100 * m.calls_made / max(1, m.calls_if_every_pass):.0f}%), right "
-            f"{100 * m.vanilla:.1f}% first pass, {100 * (m.circular or 0):.1f}% circular"
+            f"{100 * m.vanilla_accuracy:.1f}% first pass, {100 * (m.circular_accuracy or 0):.1f}% circular"
         )
 
 

@@ -112,21 +112,7 @@ def ask(
         gateway.prepare(model, answers)
         results, report = engine.run(items, model, circular=circular)
         records += [p.to_record(mode, with_image) for r in results for p in r.passes]
-        hits.append(
-            ModelHits(
-                model=model,
-                sees=sees[model],
-                role=role,
-                counted=role != "chance",
-                questions=report.questions,
-                vanilla=report.vanilla_accuracy,
-                circular=report.circular_accuracy,
-                calls_made=report.calls_made,
-                calls_if_every_pass=report.calls_if_every_pass,
-                errors=report.errors,
-                extracted_by=report.extracted_by,
-            )
-        )
+        hits.append(ModelHits(**report.model_dump(), role=role, counted=role != "chance"))
     asked = {c.question_id for c in candidates}
     names = {m for m, _ in members}
     run.table(JudgementRecord).rewrite(

@@ -23,7 +23,7 @@ def _model_rows(models: list[ModelHits]) -> list[str]:
         errors = ", ".join(f"{k} {n}" for k, n in m.errors.items()) or "-"
         rows.append(
             f"| {m.model} | {m.sees} | {m.role} | {'yes' if m.counted else 'no'} | {m.questions} "
-            f"| {_pct(m.vanilla)} | {_pct(m.circular)} | {m.calls_made} | {m.calls_if_every_pass} "
+            f"| {_pct(m.vanilla_accuracy)} | {_pct(m.circular_accuracy)} | {m.calls_made} | {m.calls_if_every_pass} "
             f"| {errors} |"
         )
     return rows
@@ -146,8 +146,8 @@ def qc_text(
             tag = "" if m.counted else ", reported only"
             errors = f", errors {sum(m.errors.values())}" if m.errors else ""
             out.append(
-                f"  {m.model:<16} sees {m.sees:<7} {m.role}{tag}: right {_pct(m.vanilla)} first pass, "
-                f"{_pct(m.circular)} circular{errors}"
+                f"  {m.model:<16} sees {m.sees:<7} {m.role}{tag}: right {_pct(m.vanilla_accuracy)} first pass, "
+                f"{_pct(m.circular_accuracy)} circular{errors}"
             )
     s = select_summary
     if s is None:

@@ -8,25 +8,17 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from benchfoundry.answering.engine import EngineReport
 from benchfoundry.qc.select import Assessed, DimensionSelection
 from benchfoundry.records import CandidateRecord, ScoredRecord
 from benchfoundry.storage import RunFolder
 
 
-class ModelHits(BaseModel):
-    """One model's run over the candidates in one step."""
+class ModelHits(EngineReport):
+    """One model's run over the candidates in one step, with its place in the ensemble."""
 
-    model: str
-    sees: str  # pixels, facts or nothing
     role: str  # text_only, blind, chance or vlm
     counted: bool  # counted in the ensemble's hits (chance baselines are not)
-    questions: int
-    vanilla: float
-    circular: float | None
-    calls_made: int
-    calls_if_every_pass: int
-    errors: dict[str, int]
-    extracted_by: dict[str, int]
 
 
 class AskSummary(BaseModel):
