@@ -82,7 +82,7 @@ def models(
                 "name": model.name,
                 "provider": model.provider,
                 "model": model.model,
-                "base_url": model.base_url,
+                "base_url": model.display_url,
                 "roles": roles_in_spec.get(name) or list(model.roles),
                 "price_in_per_mtok": model.price_in_per_mtok,
                 "price_out_per_mtok": model.price_out_per_mtok,

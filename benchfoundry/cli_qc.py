@@ -33,6 +33,7 @@ def qc(
     """Check candidates: text-only filtering, VLM consensus, hit counts, difficulty, selection."""
 
     def action() -> None:
+        from benchfoundry.gateway.models import protect
         from benchfoundry.qc.report import qc_text
         from benchfoundry.spec import QC_STEPS, StageOptions, load_spec
         from benchfoundry.storage import RunFolder
@@ -50,9 +51,9 @@ def qc(
         options = loaded.options if loaded else StageOptions()
         models = dict(loaded.models) if loaded else {}
         if text_only:
-            models["text_only"] = list(text_only)
+            models["text_only"] = [protect(m) for m in text_only]
         if vlm:
-            models["vlm"] = list(vlm)
+            models["vlm"] = [protect(m) for m in vlm]
         select = options.select
         if target is not None:
             select = select.model_copy(update={"target": target, "targets": {}})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from benchfoundry.qc.report import qc_text
 from benchfoundry.qc.summary import QCSummary
@@ -29,6 +29,7 @@ class IngestSummary(BaseModel):
     quarantined_by_reason: dict[str, int]
     quarantine_added: int
     tables: dict[str, str]
+    warnings: list[str] = Field(default_factory=list)
 
 
 class ExtractSummary(BaseModel):
@@ -198,6 +199,8 @@ def ingest_markdown(summary: IngestSummary) -> str:
     lines += [f"- `{reason}`: {n}" for reason, n in summary.quarantined_by_reason.items()] or [
         "- nothing"
     ]
+    if summary.warnings:
+        lines += ["", "## Warnings", "", *(f"- {w}" for w in summary.warnings)]
     return "\n".join(lines) + "\n"
 
 
@@ -281,6 +284,7 @@ def build_text(summary: BuildSummary) -> str:
             f"already stored {ing.images_already_stored}",
             f"  exact duplicates merged {ing.exact_duplicates}, near duplicates flagged {ing.near_duplicates}",
             f"  seed questions read {ing.seed_questions_read}, candidates newly stored {ing.candidates_added}",
+            *(f"  warning: {w}" for w in ing.warnings),
         ]
     if summary.extract:
         ext = summary.extract

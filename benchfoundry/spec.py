@@ -7,6 +7,7 @@ means the same thing from any working directory.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -35,7 +36,9 @@ class TsvSource(SpecModel):
     kind: Literal["tsv"] = "tsv"
     path: Path
     image_root: Path | None = Field(
-        default=None, description="folder that relative `image_path` values are read from"
+        default=None,
+        description="folder that `image_path` values are read from, and may not lead out of "
+        "(default: the file's folder)",
     )
     license: str | None = None
     meta: dict[str, str] = Field(default_factory=dict)
@@ -47,6 +50,11 @@ class ParquetSource(SpecModel):
     kind: Literal["parquet"] = "parquet"
     path: Path
     image_column: str = "image"
+    image_root: Path | None = Field(
+        default=None,
+        description="folder that image paths are read from, and may not lead out of (default: "
+        "the file's folder)",
+    )
     license: str | None = None
     meta: dict[str, str] = Field(default_factory=dict)
 
@@ -111,6 +119,13 @@ class ExtractOptions(SpecModel):
     min_instance_share: float = Field(default=0.002, gt=0, lt=1)
     batch_size: int = Field(default=8, ge=1, description="images per Prefect task")
     context_max_chars: int = Field(default=2000, ge=200)
+
+    @field_validator("captioner_model")
+    @classmethod
+    def _captioner_masked(cls, value: str | None) -> str | None:
+        from benchfoundry.gateway.models import protect
+
+        return protect(value) if value else value
 
     def settings(self, role: str) -> dict[str, object]:
         """The settings the chosen backend of `role` reads (and nothing else, so that the
@@ -289,6 +304,15 @@ class BuildSpec(SpecModel):
     )
     output: Path = Path("runs/default")
 
+    @field_validator("models")
+    @classmethod
+    def _models_masked(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Models by their masked names: credentials in an endpoint URL are kept for the wire
+        only, never in the manifest, flow parameters or tables."""
+        from benchfoundry.gateway.models import protect_models
+
+        return protect_models(value)
+
     @field_validator("stages")
     @classmethod
     def _stages_available(cls, value: list[str]) -> list[str]:
@@ -379,7 +403,8 @@ def describe_source(source: FolderSource | TsvSource | ParquetSource | PackagedS
     """A one-line description of a source, for summaries and the run manifest."""
     if isinstance(source, PackagedSource):
         return f"packaged:{','.join(source.packages)}"
-    return f"{source.kind}:{source.path}"
+    # A path whose bytes are not UTF-8 is shown with \xNN escapes (it must fit a text column).
+    return f"{source.kind}:{os.fsencode(source.path).decode('utf-8', 'backslashreplace')}"
 
 
 def parse_source(text: str) -> FolderSource | TsvSource | ParquetSource | PackagedSource:

@@ -10,6 +10,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from benchfoundry.gateway import Gateway
+from benchfoundry.gateway.models import protect_models
 from benchfoundry.records import CandidateRecord, ImageRecord, QuarantineRecord, VisualFactsRecord
 from benchfoundry.report import GenerateSummary
 from benchfoundry.spec import GenerateOptions
@@ -75,7 +76,8 @@ def llm_jobs(
     for dimension in taxonomy.leaves():
         if dimension.id not in wanted or dimension.prompt is None:
             continue
-        role_models = models.get(dimension.role) or models.get("generator") or []
+        masked = protect_models(models)  # a credential never reaches the candidates' generator
+        role_models = masked.get(dimension.role) or masked.get("generator") or []
         if not role_models:
             continue
         jobs += [Job(f, dimension, role_models[0]) for f in facts if _has(f, dimension.needs)]

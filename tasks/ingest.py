@@ -281,7 +281,11 @@ class IngestRun:
         )
 
     def finish(
-        self, sources: list[str], seeds: list[SeedQuestion], reader_rejections: list[Rejection]
+        self,
+        sources: list[str],
+        seeds: list[SeedQuestion],
+        reader_rejections: list[Rejection],
+        warnings: list[str] | None = None,
     ) -> IngestSummary:
         """Store seed candidates and the readers' refusals; return the summary."""
         candidates, rejections = seed_candidates(
@@ -310,6 +314,7 @@ class IngestRun:
             candidates_already_stored=written.already_stored,
             quarantined_by_reason=dict(sorted(self.reasons.items())),
             tables={t.table: str(self.run.table(t).path) for t in tables},
+            warnings=list(warnings or []),
         )
 
 
@@ -325,7 +330,9 @@ def ingest_all(run: RunFolder, sources: list[Source], options: IngestOptions) ->
     for start in range(0, len(items.images), options.batch_size):
         batch = items.images[start : start + options.batch_size]
         stage.store_batch(decode_batch(batch, limits, stage.catalog.stored))
-    return stage.finish([describe_source(s) for s in sources], items.seeds, items.rejections)
+    return stage.finish(
+        [describe_source(s) for s in sources], items.seeds, items.rejections, items.warnings
+    )
 
 
 # --- thin Prefect tasks ---------------------------------------------------------------------------
@@ -354,4 +361,4 @@ def store_batch_task(stage: IngestRun, decoded: list[DecodedImage | Rejection]) 
 
 @task(name="store-seeds-and-summarise", cache_policy=NO_CACHE)
 def finish_task(stage: IngestRun, sources: list[str], items: SourceItems) -> IngestSummary:
-    return stage.finish(sources, items.seeds, items.rejections)
+    return stage.finish(sources, items.seeds, items.rejections, items.warnings)

@@ -8,7 +8,14 @@ from pathlib import Path
 from benchfoundry import packaged
 from benchfoundry.imaging import IMAGE_SUFFIXES
 from benchfoundry.spec import FolderSource, PackagedSource
-from tasks.ingest_items import RawImage, Rejection, SourceFormatError, SourceItems
+from tasks.ingest_items import (
+    RawImage,
+    Rejection,
+    SourceFormatError,
+    SourceItems,
+    path_bytes,
+    path_text,
+)
 
 
 def read_folder(source: FolderSource) -> SourceItems:
@@ -21,7 +28,7 @@ def read_folder(source: FolderSource) -> SourceItems:
     items = SourceItems()
 
     def refuse(path: Path, reason: str, detail: str) -> None:
-        items.rejections.append(Rejection(str(path), "folder", reason, detail))
+        items.rejections.append(Rejection(path_text(path), "folder", reason, detail))
 
     def unreadable(error: OSError) -> None:
         refuse(
@@ -38,7 +45,7 @@ def read_folder(source: FolderSource) -> SourceItems:
             if name.startswith("."):
                 refuse(path, "hidden_skipped", "hidden folder, not looked into")
             elif (real := os.path.realpath(path)) in visited:
-                refuse(path, "symlink_loop", f"leads back to {real}, already walked")
+                refuse(path, "symlink_loop", f"leads back to {path_text(real)}, already walked")
             else:
                 visited.add(real)
                 kept.append(name)
@@ -51,12 +58,17 @@ def read_folder(source: FolderSource) -> SourceItems:
                 refuse(
                     path,
                     "unsupported_extension",
-                    f"'{path.suffix or name}' is not one of {', '.join(sorted(IMAGE_SUFFIXES))}",
+                    f"'{path_text(path.suffix or name)}' is not one of {', '.join(sorted(IMAGE_SUFFIXES))}",
                 )
             else:
-                meta = {**source.meta, "file": path.relative_to(root).as_posix()}
+                relative = path.relative_to(root).as_posix()
+                meta = {**source.meta, "file": path_text(relative)}
+                if (raw := path_bytes(relative)) is not None:
+                    meta["file_bytes_base64"] = raw  # the exact name, which is not UTF-8
                 items.images.append(
-                    RawImage(str(path), "folder", path=path, license=source.license, meta=meta)
+                    RawImage(
+                        path_text(path), "folder", path=path, license=source.license, meta=meta
+                    )
                 )
     return items
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,11 @@ REASONS: dict[str, str] = {
     "bad_image_reference": "a row's image refers to an index that holds no image",
     "empty_question": "a row whose question is empty",
     "too_few_options": "a row with fewer than two options",
+    "too_many_options": "a row with more options than the ten letters A..J that a question may have",
+    "control_characters": "a question, hint or option holds control characters (NUL and other C0 characters but tab and newline)",
+    "no_rows": "a table source with a header and no rows: nothing in it to ingest",
+    "path_outside_root": "an image path that leads outside the source's folder (or the image_root the spec allows)",
+    "bad_image_value": "a row's image value is of a type that holds no image (a number, a boolean...)",
     "option_gap": "a row whose options skip a letter (A and C filled, B empty)",
     "duplicate_options": "a row with two options of the same text",
     "missing_answer": "a row without an answer letter",
@@ -109,15 +116,34 @@ class SourceItems:
     images: list[RawImage] = field(default_factory=list)
     seeds: list[SeedQuestion] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def extend(self, other: SourceItems) -> None:
         self.images.extend(other.images)
         self.seeds.extend(other.seeds)
         self.rejections.extend(other.rejections)
+        self.warnings.extend(other.warnings)
 
 
 class SourceFormatError(ValueError):
     """A source that cannot be read at all (a missing required column, an unreadable file)."""
+
+
+def path_text(path: str | os.PathLike[str]) -> str:
+    """A file name as text that any UTF-8 column can hold: bytes that are not UTF-8 (which Python
+    keeps as surrogates) are written as `\\xNN`. Other names are unchanged."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def path_bytes(path: str | os.PathLike[str]) -> str | None:
+    """The name's raw bytes as base64 when `path_text` had to escape them (else None), so the
+    exact name is kept beside its readable form."""
+    raw = os.fsencode(path)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return base64.b64encode(raw).decode("ascii")
+    return None
 
 
 def meta_json(meta: dict[str, str]) -> str:

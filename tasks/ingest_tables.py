@@ -12,6 +12,7 @@ import binascii
 import contextlib
 import csv
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ from benchfoundry.spec import ParquetSource, TsvSource
 from tasks.ingest_items import RawImage, Rejection, SeedQuestion, SourceFormatError, SourceItems
 
 LETTERS = "ABCDEFGHIJ"
+MORE_LETTERS = "KLMNOPQRSTUVWXYZ"  # option columns a source may have beyond what a question keeps
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]|\r(?!\n)")
 # VLMEvalKit: an `image` value this short is the index of the row whose image to use.
 REFERENCE_MAX_LEN = 64
 _SURROGATE = re.compile("[\udc80-\udcff]")
@@ -34,23 +37,60 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def parse_options(fields: dict[str, Any]) -> tuple[list[str], str | None]:
-    """Options from letter columns A..J: the filled ones, in order, or a gap's description."""
+def parse_options(fields: dict[str, Any]) -> tuple[list[str], tuple[str, str] | None]:
+    """Options from letter columns A..J (K..Z when present): the filled ones, in order, or the
+    problem as (reason, detail)."""
+    extra = [c for c in MORE_LETTERS if _text(fields.get(c)).strip()]
+    if extra:
+        return [], (
+            "too_many_options",
+            f"option(s) {', '.join(extra)} are filled; at most {len(LETTERS)} (A..J) are supported",
+        )
     return check_option_list([fields.get(letter) for letter in LETTERS])
 
 
-def check_option_list(values: list[Any]) -> tuple[list[str], str | None]:
-    """The filled options in order (trailing empties dropped), or a gap's description."""
+def check_option_list(values: list[Any]) -> tuple[list[str], tuple[str, str] | None]:
+    """The filled options in order (trailing empties dropped), or the problem as (reason, detail)."""
     filled = [
         (letter, _text(value).strip()) for letter, value in zip(LETTERS, values, strict=False)
     ]
-    if len(values) > len(LETTERS):
-        return [], f"{len(values)} options; at most {len(LETTERS)} (A..J) are supported"
+    if len(values) > len(LETTERS) and any(_text(v).strip() for v in values[len(LETTERS) :]):
+        return [], (
+            "too_many_options",
+            f"{len(values)} options; at most {len(LETTERS)} (A..J) are supported",
+        )
     last = max((i for i, (_, text) in enumerate(filled) if text), default=-1)
     gaps = [letter for letter, text in filled[: last + 1] if not text]
     if gaps:
-        return [], f"option {gaps[0]} is empty while a later option is filled"
+        return [], ("option_gap", f"option {gaps[0]} is empty while a later option is filled")
     return [text for _, text in filled[: last + 1]], None
+
+
+def resolve_inside(root: Path, value: str | Path) -> Path | None:
+    """The file `value` names (relative to `root` unless absolute), links resolved, when it lies
+    inside `root`; None when it leads outside."""
+    candidate = Path(value)
+    real = Path(os.path.realpath(candidate if candidate.is_absolute() else root / candidate))
+    return real if real.is_relative_to(os.path.realpath(root)) else None
+
+
+def _outside(value: str | Path, root: Path) -> str:
+    return (
+        f"image path '{value}' leads outside {root}; set the source's image_root to a folder "
+        "that may be read"
+    )
+
+
+def duplicated(names: list[str]) -> list[str]:
+    """Column names that appear more than once, in order of first appearance."""
+    return [n for n in dict.fromkeys(names) if names.count(n) > 1]
+
+
+def control_character(text: str) -> str | None:
+    """The first control character in `text` (C0, but tab, newline and CR before a newline),
+    described with its position; None when there is none."""
+    found = _CONTROL.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X} at position {found.start()}"
 
 
 def split_inline_options(question: str) -> tuple[str, list[str]] | None:
@@ -86,6 +126,12 @@ def make_seed(
     extra: dict[str, Any],
 ) -> SeedQuestion | Rejection:
     """Check a row's question, options and answer; return the seed or the reason it is refused."""
+    hint_text = _text(extra.get("hint"))
+    fields = [("question", question), ("hint", hint_text)]
+    fields += [(f"option {letter}", text) for letter, text in zip(LETTERS, options, strict=False)]
+    for name, text in fields:
+        if (where := control_character(text)) is not None:
+            return Rejection(ref, kind, "control_characters", f"the {name} holds {where}")
     question = question.strip()
     if not question:
         return Rejection(ref, kind, "empty_question", "the question is empty")
@@ -144,6 +190,11 @@ def _tsv_rows(path: Path) -> tuple[list[tuple[int, dict[str, str]]], list[Reject
             header = [h.strip() for h in next(reader, [])]
             if not header:
                 raise SourceFormatError(f"TSV {path} is empty; expected a header row")
+            if twice := duplicated(header):
+                raise SourceFormatError(
+                    f"TSV {path}: column(s) {', '.join(twice)} appear more than once in the "
+                    "header; which one holds the data is ambiguous"
+                )
             for column in ("index", "question", "answer", "A", "B"):
                 if column not in header:
                     raise SourceFormatError(
@@ -193,6 +244,8 @@ def read_tsv(source: TsvSource) -> SourceItems:
     path = source.path
     rows, rejections = _tsv_rows(path)
     items = SourceItems(rejections=rejections)
+    if not rows and not rejections:
+        _no_rows(items, str(path), "tsv")
     base = source.image_root or path.parent
     first_line: dict[str, int] = {}
     own_image: dict[str, str] = {}  # index -> source ref of the row that holds the image data
@@ -247,7 +300,12 @@ def read_tsv(source: TsvSource) -> SourceItems:
         elif image_value:
             pending.append((ref, row, f"index:{image_value}"))
         elif image_path:
-            file = Path(image_path) if Path(image_path).is_absolute() else base / image_path
+            file = resolve_inside(base, image_path)
+            if file is None:
+                items.rejections.append(
+                    Rejection(ref, "tsv", "path_outside_root", _outside(image_path, base))
+                )
+                continue
             items.images.append(RawImage(ref, "tsv", path=file, license=source.license, meta=meta))
             own_image[index] = ref
             pending.append((ref, row, ref))
@@ -269,11 +327,11 @@ def read_tsv(source: TsvSource) -> SourceItems:
                 )
                 continue
             image = own_image[target]
-        options, gap = parse_options(row)
-        if gap:
-            items.rejections.append(Rejection(ref, "tsv", "option_gap", gap))
+        options, problem = parse_options(row)
+        if problem:
+            items.rejections.append(Rejection(ref, "tsv", *problem))
             continue
-        known = {"index", "image", "image_path", "question", "answer", *LETTERS}
+        known = {"index", "image", "image_path", "question", "answer", *LETTERS, *MORE_LETTERS}
         extra = {k: v for k, v in row.items() if k not in known}
         extra["index"] = row["index"].strip()
         seed = make_seed(ref, "tsv", image, row["question"], options, row["answer"], extra)
@@ -281,33 +339,57 @@ def read_tsv(source: TsvSource) -> SourceItems:
     return items
 
 
-def _image_from_parquet(value: Any, base: Path) -> tuple[bytes | None, Path | None, str | None]:
-    """(bytes, path, problem) from a Parquet image value: binary, a {bytes, path} struct, base64."""
+def _image_from_parquet(
+    value: Any, base: Path
+) -> tuple[bytes | None, Path | None, tuple[str, str] | None]:
+    """(bytes, path, problem) from a Parquet image value: binary, a {bytes, path} struct, base64
+    text or a path inside `base`; the problem as (reason, detail)."""
     if isinstance(value, dict):
         if value.get("bytes") is not None:
-            return value["bytes"], None, None
+            return _image_from_parquet(value["bytes"], base)
         if value.get("path"):
-            path = Path(value["path"])
-            return None, path if path.is_absolute() else base / path, None
-        return None, None, "missing_image"
+            file = resolve_inside(base, value["path"])
+            if file is None:
+                return None, None, ("path_outside_root", _outside(value["path"], base))
+            return None, file, None
+        return None, None, ("missing_image", "the image struct has neither bytes nor a path")
     if isinstance(value, bytes | bytearray):
         return bytes(value), None, None
     if isinstance(value, str) and value.strip():
         text = value.strip()
         if text.startswith("["):
-            return None, None, "multiple_images"
-        if (
-            len(text) < 1024
-            and (candidate := Path(text) if Path(text).is_absolute() else base / text).is_file()
-        ):
-            return None, candidate, None
+            return None, None, ("multiple_images", "the image value holds several images")
+        if len(text) < 1024:
+            candidate = Path(text) if Path(text).is_absolute() else base / text
+            if candidate.is_file():
+                file = resolve_inside(base, text)
+                if file is None:
+                    return None, None, ("path_outside_root", _outside(text, base))
+                return None, file, None
         try:
             return _decode_base64(text), None, None
         except (binascii.Error, ValueError):
-            return None, None, "bad_base64"
+            return (
+                None,
+                None,
+                (
+                    "bad_base64",
+                    "the image string is not valid base64 nor an existing file",
+                ),
+            )
     if isinstance(value, list):
-        return None, None, "multiple_images"
-    return None, None, "missing_image"
+        return None, None, ("multiple_images", "the image value holds several images")
+    if value is None or isinstance(value, str):
+        return None, None, ("missing_image", "the image value is empty")
+    return (
+        None,
+        None,
+        (
+            "bad_image_value",
+            f"the image value is a {type(value).__name__} ({str(value)[:40]}); expected bytes, a "
+            "{bytes, path} struct, base64 text or a file path",
+        ),
+    )
 
 
 def read_parquet(source: ParquetSource) -> SourceItems:
@@ -319,6 +401,12 @@ def read_parquet(source: ParquetSource) -> SourceItems:
     except (OSError, pa.ArrowInvalid) as exc:
         raise SourceFormatError(f"cannot read Parquet {path}: {exc}") from None
     names = parquet.schema_arrow.names
+    if twice := duplicated(names):
+        raise SourceFormatError(
+            f"Parquet {path}: column(s) {', '.join(twice)} appear more than once; which one "
+            "holds the data is ambiguous"
+        )
+    base = source.image_root or path.parent
     for column in ("question", "answer", source.image_column):
         if column not in names:
             raise SourceFormatError(
@@ -350,14 +438,9 @@ def read_parquet(source: ParquetSource) -> SourceItems:
                 )
                 continue
             seen[index] = row_number
-            data, file, problem = _image_from_parquet(row.get(source.image_column), path.parent)
+            data, file, problem = _image_from_parquet(row.get(source.image_column), base)
             if problem:
-                detail = {
-                    "missing_image": "the image value is empty",
-                    "bad_base64": "the image string is not valid base64 nor an existing file",
-                    "multiple_images": "the image value holds several images",
-                }
-                items.rejections.append(Rejection(ref, "parquet", problem, detail[problem]))
+                items.rejections.append(Rejection(ref, "parquet", *problem))
                 continue
             meta = {**source.meta, "index": index, "row": str(row_number)}
             items.images.append(
@@ -369,20 +452,37 @@ def read_parquet(source: ParquetSource) -> SourceItems:
                 with contextlib.suppress(json.JSONDecodeError):
                     listed = json.loads(listed)
             if isinstance(listed, list) or "A" in names:
-                options, gap = (
+                options, problem = (
                     check_option_list(listed) if isinstance(listed, list) else parse_options(row)
                 )
-                if gap:
-                    items.rejections.append(Rejection(ref, "parquet", "option_gap", gap))
+                if problem:
+                    items.rejections.append(Rejection(ref, "parquet", *problem))
                     continue
             else:
                 inline = split_inline_options(question)
                 question, options = inline if inline else (question, [])
-            known = {"index", "question", "answer", "options", source.image_column, *LETTERS}
+            known = {
+                "index",
+                "question",
+                "answer",
+                "options",
+                source.image_column,
+                *LETTERS,
+                *MORE_LETTERS,
+            }
             extra = {k: v for k, v in row.items() if k not in known}
             extra["index"] = index
             seed = make_seed(
                 ref, "parquet", ref, question, options, _text(row.get("answer")), extra
             )
             (items.seeds if isinstance(seed, SeedQuestion) else items.rejections).append(seed)
+    if row_number == 0:
+        _no_rows(items, str(path), "parquet")
     return items
+
+
+def _no_rows(items: SourceItems, source: str, kind: str) -> None:
+    """A table source with nothing in it is said out loud: a quarantine row and a warning."""
+    detail = "the file has a header (columns) and no rows: nothing was ingested from it"
+    items.rejections.append(Rejection(source, kind, "no_rows", detail))
+    items.warnings.append(f"{source}: {detail}")

@@ -14,7 +14,7 @@ from prefect.cache_policies import NO_CACHE
 
 from benchfoundry.answering.engine import AnsweringEngine, MCQItem
 from benchfoundry.gateway import Gateway, GenerateParams
-from benchfoundry.gateway.models import ModelSpec
+from benchfoundry.gateway.models import ModelSpec, protect, protect_models
 from benchfoundry.qc.assess import TEXT_MODE, VLM_MODE, Hits, count_hits, judge, outcomes
 from benchfoundry.qc.select import Assessed, select
 from benchfoundry.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
@@ -35,19 +35,22 @@ class QCConfigError(ValueError):
 
 
 def text_members(options: FilterOptions, models: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """(model, role) of the text-only step: configured LLMs, artefact baselines, chance baselines."""
+    """(model, role) of the text-only step: configured LLMs, artefact baselines, chance baselines.
+    Models are named by their masked form: no credential reaches a table or a report."""
+    models = protect_models(models)
     members: list[tuple[str, str]] = []
     for role, names in (
         ("text_only", models.get("text_only") or list(DEFAULT_TEXT_ONLY)),
-        ("blind", options.blind),
-        ("chance", options.chance),
+        ("blind", [protect(m) for m in options.blind]),
+        ("chance", [protect(m) for m in options.chance]),
     ):
         members += [(m, role) for m in names if m not in {n for n, _ in members}]
     return members
 
 
 def vlm_members(models: dict[str, list[str]]) -> list[tuple[str, str]]:
-    return [(m, "vlm") for m in dict.fromkeys(models.get("vlm") or list(DEFAULT_VLM))]
+    names = protect_models(models).get("vlm") or list(DEFAULT_VLM)
+    return [(m, "vlm") for m in dict.fromkeys(names)]
 
 
 def counted(members: Sequence[tuple[str, str]]) -> list[str]:
@@ -138,7 +141,7 @@ def filter_all(
     run: RunFolder, gateway: Gateway, options: FilterOptions, models: dict[str, list[str]]
 ) -> AskSummary:
     """Stage 1: the text-only ensemble, without images."""
-    judge_model = (models.get("judge") or [None])[0]
+    judge_model = (protect_models(models).get("judge") or [None])[0]
     return ask(
         run,
         gateway,
@@ -154,7 +157,7 @@ def consensus_all(
     run: RunFolder, gateway: Gateway, options: ConsensusOptions, models: dict[str, list[str]]
 ) -> AskSummary:
     """Stage 2: the vision-language ensemble, with images."""
-    judge_model = (models.get("judge") or [None])[0]
+    judge_model = (protect_models(models).get("judge") or [None])[0]
     return ask(
         run,
         gateway,

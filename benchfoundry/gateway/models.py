@@ -7,6 +7,7 @@ A spec string is `PROVIDER/MODEL[@BASE_URL]` (`openai/gpt-4o-mini`,
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -14,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from benchfoundry.gateway import secrets
 from benchfoundry.gateway.errors import ModelConfigError
 
 
@@ -91,6 +93,67 @@ def mask_spec_string(text: str) -> str:
     return f"{head}@{mask_url('http' + url)}" if at else text
 
 
+# Spec strings with endpoint credentials seen in this process: masked form -> the real string.
+# A model's name everywhere (tables, reports, logs, artifacts, cache keys, flow parameters) is the
+# masked form; the real one is looked up here when a provider is built, so the credential is used
+# on the wire only.
+_REAL_SPECS: dict[str, str] = {}
+_REAL_LOCK = threading.Lock()
+MASK = "***"
+
+
+def protect(text: str) -> str:
+    """The masked form of a model spec string (or name), remembering the real one for the wire.
+    Idempotent: a masked string comes back unchanged."""
+    text = text.strip()
+    masked = mask_spec_string(text)
+    if masked == text:
+        return text
+    with _REAL_LOCK:
+        known = _REAL_SPECS.setdefault(masked, text)
+    if known != text:
+        raise ModelConfigError(
+            f"two models are both '{masked}' once their credentials are masked; give them "
+            "names in a model catalogue (with api_key_env) instead"
+        )
+    secrets.remember(*_credentials(text))
+    return masked
+
+
+def _credentials(text: str) -> list[str]:
+    """The secret parts of a spec string's URL: user:password, the password, query values."""
+    _, at, url = text.partition("@http")
+    if not at:
+        return []
+    parts = urlsplit("http" + url)
+    found = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        found += [userinfo, userinfo.partition(":")[2]]
+    found += [kv.split("=", 1)[1] for kv in parts.query.split("&") if "=" in kv]
+    return [f for f in found if f and f != MASK]
+
+
+def protect_models(models: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Every model of a role table in its masked form."""
+    return {role: [protect(name) for name in names] for role, names in models.items()}
+
+
+def _unmask(text: str) -> str:
+    """The real spec string behind a masked one (itself when it holds no masked credentials)."""
+    if mask_spec_string(text) != text or f"{MASK}" not in text.partition("@http")[2]:
+        return text
+    with _REAL_LOCK:
+        real = _REAL_SPECS.get(text)
+    if real is None:
+        raise ModelConfigError(
+            f"model '{text}': its endpoint credentials are masked and the real ones were not "
+            "given to this process; name the model in a model catalogue with api_key_env, or "
+            "pass the full spec string again"
+        )
+    return real
+
+
 # Providers that need no model id, and the defaults a bare name stands for.
 BARE = {"smollm2": "smollm2"}
 # Providers whose model is another model's spec string.
@@ -104,7 +167,8 @@ def parse_model(text: str) -> ModelSpec:
         raise ModelConfigError("empty model spec")
     if text in BARE:
         return ModelSpec(name=text, provider=BARE[text])
-    name = mask_spec_string(text)
+    name = protect(text)
+    text = _unmask(text)
     provider, sep, rest = text.partition("/")
     if not sep or not rest:
         raise ModelConfigError(
@@ -112,8 +176,8 @@ def parse_model(text: str) -> ModelSpec:
             "hf/PATH_OR_ID, blind/random, facts/smollm2) nor one of: " + ", ".join(BARE)
         )
     if provider in WRAPPERS:  # the rest is a whole spec of its own: facts/openai/x@http://...
-        parse_model(rest)
-        return ModelSpec(name=name, provider=provider, model=rest)
+        inner = parse_model(rest)
+        return ModelSpec(name=name, provider=provider, model=inner.name)
     model, at, base_url = rest.partition("@")
     if at and not base_url.startswith(("http://", "https://")):
         raise ModelConfigError(f"model spec '{name}': the part after '@' must be an http(s) URL")

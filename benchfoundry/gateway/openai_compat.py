@@ -14,7 +14,7 @@ import openai
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, permanent, transient
 from benchfoundry.gateway.messages import ImagePart, Part, TextPart, has_images
-from benchfoundry.gateway.models import ModelSpec
+from benchfoundry.gateway.models import ModelSpec, mask_url
 from benchfoundry.gateway.providers import Provider
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams
 
@@ -84,7 +84,8 @@ class OpenAICompatible(Provider):
         return {
             "provider": "openai",
             "model": self.spec.model,
-            "base_url": self.base_url or "https://api.openai.com/v1",
+            # The masked form: a credential never enters a cache key (nor does its rotation).
+            "base_url": mask_url(self.base_url or "https://api.openai.com/v1"),
         }
 
     def generate(

@@ -62,7 +62,7 @@ class Provider(ABC):
         return {
             "provider": self.spec.provider,
             "model": self.spec.model,
-            "base_url": self.spec.base_url or "",
+            "base_url": self.spec.display_url or "",
         }
 
 
