@@ -135,8 +135,8 @@ class Gateway:
         }
         provider, parts, key = self._prepare_call(spec, messages, what)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            usage = Usage(calls=1, cached=1, tokens_in=hit.tokens_in, tokens_out=hit.tokens_out)
-            self.ledger.record(self.stage, spec.name, usage)
+            # A replay costs nothing and processes no tokens: usage counts what models did.
+            self.ledger.record(self.stage, spec.name, Usage(calls=1, cached=1))
             return hit.model_copy(
                 update={"model": spec.name, "cached": True, "cost": 0.0, "latency_s": 0.0}
             )

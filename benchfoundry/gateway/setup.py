@@ -10,6 +10,7 @@ from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.gateway import Gateway
 from benchfoundry.gateway.messages import RunImages
 from benchfoundry.gateway.models import ModelSpec, load_catalogue
+from benchfoundry.gateway.usage import JOURNAL, UsageLedger
 from benchfoundry.storage import RunFolder
 
 DEFAULT_CATALOGUE = Path(__file__).resolve().parents[2] / "datasets" / "models.yaml"
@@ -39,4 +40,8 @@ def gateway_for_run(
     run.root.mkdir(parents=True, exist_ok=True)
     context = GatewayContext(images=RunImages(run), run=run)
     catalogue = default_catalogue(catalogue_path) if catalogue is None else catalogue
-    return Gateway(catalogue, ResponseCache(cache_path(run.root)), context, stage=stage)
+    # Usage is journaled as the calls are made: a killed step's calls still count.
+    ledger = UsageLedger(run.root / JOURNAL)
+    return Gateway(
+        catalogue, ResponseCache(cache_path(run.root)), context, ledger=ledger, stage=stage
+    )

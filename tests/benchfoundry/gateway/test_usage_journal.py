@@ -1,0 +1,140 @@
+"""Model usage is journaled as the calls are made: a step killed with SIGKILL half-way and then
+resumed accounts for exactly the calls, tokens and cost of an uninterrupted run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from benchfoundry.gateway.testserver import Rule, Script, TestServer
+from benchfoundry.gateway.usage import Usage, UsageLedger, read_journal
+from benchfoundry.records import CandidateRecord
+from benchfoundry.storage import RunFolder
+
+REPO = Path(__file__).resolve().parents[3]
+
+# The child runs the filter step alone (plain Python, no Prefect) against the test server, with a
+# priced catalogue entry so that tokens and cost are counted.
+CHILD = """
+import sys
+from benchfoundry.gateway.models import ModelSpec
+from benchfoundry.gateway.setup import gateway_for_run
+from benchfoundry.spec import FilterOptions
+from benchfoundry.storage import RunFolder
+from tasks.qc import filter_all
+
+root, url = sys.argv[1], sys.argv[2]
+priced = ModelSpec(name="priced", provider="openai", model="oracle", base_url=url,
+                   price_in_per_mtok=1000.0, price_out_per_mtok=2000.0, concurrency=1)
+gateway = gateway_for_run(root, "filter", catalogue={"priced": priced})
+filter_all(RunFolder(root), gateway, FilterOptions(blind=[], chance=[]), {"text_only": ["priced"]})
+gateway.ledger.write(root)
+"""
+
+
+def _candidates(run: RunFolder, image: str) -> None:
+    run.table(CandidateRecord).append(
+        [
+            CandidateRecord(
+                question_id=f"q{k}",
+                image_id=image,
+                dimension="d",
+                question=f"Question {k}?",
+                hint=None,
+                options=[f"o{k}-{j}" for j in range(4)],
+                answer="ABCD"[k % 4],
+                category=None,
+                l2_category=None,
+                split=None,
+                generator="test",
+                prompt_id=None,
+                prompt_hash=None,
+                evidence=[],
+                source="test",
+                meta="{}",
+                raw_output=None,
+            )
+            for k in range(20)
+        ]
+    )
+
+
+def _child(root: Path, url: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(root), url], cwd=REPO, env=env)
+
+
+def _made(root: Path) -> tuple[int, int, int, float]:
+    usage = json.loads((root / "usage.json").read_text())["filter"]["priced"]
+    return (
+        usage["calls"] - usage["cached"],
+        usage["tokens_in"],
+        usage["tokens_out"],
+        round(usage["cost"], 9),
+    )
+
+
+def test_a_killed_steps_usage_is_kept_and_a_resume_adds_up_to_an_uninterrupted_run(
+    tmp_path, image_bytes, store_raw_image
+):
+    runs = {name: RunFolder(tmp_path / name) for name in ("whole", "killed")}
+    for run in runs.values():
+        _candidates(run, store_raw_image(run, image_bytes()))
+    seen = {"n": 0}
+    victim: dict[str, subprocess.Popen] = {}
+    lock = threading.Lock()
+
+    def answer(request) -> str:
+        with lock:
+            seen["n"] += 1
+            if "p" in victim and seen["n"] == 9:  # the 9th call never comes back
+                os.kill(victim["p"].pid, signal.SIGKILL)
+        return "A"
+
+    with TestServer(Script(rules=[Rule(answer)])) as server:
+        whole = _child(runs["whole"].root, server.base_url)
+        assert whole.wait(timeout=300) == 0
+        calls_whole = seen["n"]
+        seen["n"] = 0
+        victim["p"] = _child(runs["killed"].root, server.base_url)
+        assert victim["p"].wait(timeout=300) == -signal.SIGKILL
+        del victim["p"]
+        journaled = read_journal(runs["killed"].root)["filter"]["priced"]
+        # Counted before the kill: the 8 answered calls (the last may still have been on its
+        # way into the journal when the 9th went out, with one slot per model).
+        assert journaled.calls in (7, 8) and journaled.cached == 0
+        resumed = _child(runs["killed"].root, server.base_url)
+        assert resumed.wait(timeout=300) == 0
+    assert calls_whole > 9
+    # Every answered call is counted once: the 9th was cut off unanswered and asked again. A call
+    # answered but not yet cached when the kill came is asked again too, and really paid twice.
+    asked_again = seen["n"] - 1 - calls_whole
+    assert asked_again in (0, 1)
+    made_whole, made_killed = _made(runs["whole"].root), _made(runs["killed"].root)
+    assert made_killed[0] == made_whole[0] + asked_again
+    if asked_again == 0:
+        assert made_killed == made_whole
+    assert made_whole[1] > 0 and made_whole[3] > 0
+
+
+def test_a_folder_written_before_journals_keeps_its_totals(tmp_path):
+    old = {"filter": {"m": Usage(calls=3, tokens_in=30, cost=0.5).model_dump()}}
+    (tmp_path / "usage.json").write_text(json.dumps(old))
+    ledger = UsageLedger(tmp_path / "usage.jsonl")
+    ledger.record("filter", "m", Usage(calls=2, tokens_in=20, cost=0.25))
+    ledger.write(tmp_path)
+    merged = json.loads((tmp_path / "usage.json").read_text())["filter"]["m"]
+    assert (merged["calls"], merged["tokens_in"], merged["cost"]) == (5, 50, 0.75)
+    ledger.write(tmp_path)  # writing again adds nothing
+    assert json.loads((tmp_path / "usage.json").read_text())["filter"]["m"]["calls"] == 5
+
+
+def test_a_line_cut_short_by_a_kill_is_skipped(tmp_path):
+    ledger = UsageLedger(tmp_path / "usage.jsonl")
+    ledger.record("s", "m", Usage(calls=1, tokens_in=4))
+    with open(tmp_path / "usage.jsonl", "a") as handle:
+        handle.write('{"stage": "s", "model": "m", "cal')
+    assert read_journal(tmp_path)["s"]["m"].calls == 1
