@@ -202,6 +202,7 @@ def select_all(
     n_options = {c.question_id: len(c.options) for c in all_candidates}
     text_all = text_members(filter_options, models)
     text_counted = counted(text_all)
+    text_llms = [m for m, role in text_all if role == "text_only"]
     vlm = [m for m, _ in vlm_members(models)]
     judgements = run.table(JudgementRecord).records()
     text_rows = [j for j in judgements if j.mode == TEXT_MODE]
@@ -217,7 +218,7 @@ def select_all(
             continue
         text = _hits_for(c.question_id, text_by_q, text_counted, text_expected)
         vlm_hits = _hits_for(c.question_id, vlm_by_q, vlm, vlm_expected)
-        verdict = judge(text, vlm_hits, filter_options, consensus_options)
+        verdict = judge(text, vlm_hits, filter_options, consensus_options, text_llms)
         items.append(
             Assessed(
                 c.question_id,

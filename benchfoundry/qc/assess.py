@@ -74,6 +74,7 @@ class Hits:
     failed: tuple[str, ...]  # "model: error" of each model whose call failed
     missing: tuple[str, ...] = ()  # members never asked this question
     circular_unknown_hits: int = 0  # right first, circular result unknown (not asked, or cut)
+    answered_by: tuple[str, ...] = ()  # the models that gave an answer
 
 
 def count_hits(results: dict[str, Outcome], models: Sequence[str]) -> Hits:
@@ -93,6 +94,7 @@ def count_hits(results: dict[str, Outcome], models: Sequence[str]) -> Hits:
         failed=failed,
         missing=tuple(m for m in models if m not in results),
         circular_unknown_hits=sum(1 for o in answered if o.circular is None and o.vanilla),
+        answered_by=tuple(o.model for o in answered),
     )
 
 
@@ -139,13 +141,25 @@ def _unassessed(verdict: Verdict, hits: Hits, code: str, what: str, step: str) -
         verdict.add(f"{code}_failed", reason, "unassessed")
 
 
-def judge_text(hits: Hits | None, options: FilterOptions, verdict: Verdict) -> None:
-    """Apply the chosen text-only rules (SEED-Bench, MMBench stage 1, MMStar)."""
+def judge_text(
+    hits: Hits | None, options: FilterOptions, verdict: Verdict, llms: Sequence[str] = ()
+) -> None:
+    """Apply the chosen text-only rules (SEED-Bench, MMBench stage 1, MMStar). `llms` are the
+    ensemble's language models: every rule asks what they know without the image, so when none
+    of them answered, the option-artefact baselines alone do not decide."""
     if hits is None:
         return
     n = hits.answered
     if hits.missing or n == 0:
         _unassessed(verdict, hits, "text", "text-only", "filter")
+        return
+    if llms and not set(llms) & set(hits.answered_by):
+        failed = [f for f in hits.failed if f.split(": ", 1)[0] in llms]
+        reason = (
+            f"no text-only LLM answered ({_failures(failed)}); the baselines "
+            f"{_names(hits.answered_by)} alone cannot apply the rules; rerun to retry"
+        )
+        verdict.add("text_llm_failed", reason, "unassessed")
         return
     if "seed" in options.rules and hits.vanilla == n:
         reason = (
@@ -196,8 +210,9 @@ def judge(
     vlm: Hits | None,
     filter_options: FilterOptions,
     consensus_options: ConsensusOptions,
+    text_llms: Sequence[str] = (),
 ) -> Verdict:
     verdict = Verdict(status="eligible")
-    judge_text(text, filter_options, verdict)
+    judge_text(text, filter_options, verdict, text_llms)
     judge_vlm(vlm, consensus_options, verdict)
     return verdict

@@ -43,9 +43,7 @@ def test_usage_is_written_to_the_run_and_summed_over_runs(tmp_path):
         "the second run and the repeat come from the cache"
     )
     # Tokens and cost are those of the one call made: a replay processes nothing.
-    assert priced["tokens_in"] == 3 and priced["cost"] == pytest.approx(
-        (3 * 1000 + 1 * 2000) / 1e6
-    )
+    assert priced["tokens_in"] == 3 and priced["cost"] == pytest.approx((3 * 1000 + 1 * 2000) / 1e6)
     assert usage["filter"]["blind/longest"]["calls"] == 2
     assert server.stats.requests == 1
     assert "| filter | priced | 2 | 1 |" in report

@@ -208,3 +208,20 @@ def test_consensus_without_visual_facts_leaves_candidates_unassessed_with_the_er
     scored = run.table(ScoredRecord).records()
     assert {r.decision for r in scored} == {"unassessed"}
     assert all("no visual facts for image" in r.reason and "extract" in r.reason for r in scored)
+
+
+def test_baselines_alone_do_not_decide_when_the_only_llm_failed(run, server):
+    """The one text-only LLM fails everywhere: the blind baseline answered, but the candidate is
+    unassessed and the reason names the failed model, never a drop by the baseline."""
+    url = server.base_url
+    models = {"text_only": [f"openai/broken@{url}"], "vlm": [f"openai/seer@{url}"]}
+    options = FilterOptions(blind=["blind/longest"], chance=[], rules=["seed", "mmstar"])
+    gateway = gateway_for_run(run.root, stage="filter", catalogue={})
+    filter_all(run, gateway, options, models)
+    consensus_all(run, gateway, ConsensusOptions(), models)
+    select_all(run, options, ConsensusOptions(), SelectOptions(target=10), models)
+    scored = {r.question_id: r for r in run.table(ScoredRecord).records()}
+    assert {r.decision for r in scored.values()} == {"unassessed"}
+    reason = scored["q0"].reason
+    assert "no text-only LLM answered" in reason and "broken" in reason and "400" in reason
+    assert "blind/longest" in reason and "seed:" not in reason
