@@ -175,6 +175,7 @@ class GenerateOptions(SpecModel):
         return self
 
 
+DEFAULT_TAXONOMY = "seed_bench"
 DEFAULT_TEXT_ONLY = ("smollm2",)
 DEFAULT_VLM = ("facts-smollm2",)
 
@@ -252,7 +253,9 @@ class SelectOptions(SpecModel):
     """Stage 3: a target per dimension, hardest first, answer letters balanced, a cap per image."""
 
     target: int = Field(default=250, ge=1, description="questions per dimension (MMStar: 250)")
-    targets: dict[str, int] = Field(default_factory=dict, description="per-dimension overrides")
+    targets: dict[str, Annotated[int, Field(ge=1)]] = Field(
+        default_factory=dict, description="per-dimension overrides (each at least 1)"
+    )
     dimensions: list[str] | None = Field(
         default=None, description="core dimensions to fill (default: every one with candidates)"
     )
@@ -281,6 +284,10 @@ class StageOptions(SpecModel):
     select: SelectOptions = Field(default_factory=SelectOptions)
 
 
+# Who plays which part in a build: generate asks `generator` (and `generator_reasoning` for the
+# reasoning dimensions), filter `text_only`, consensus `vlm`, and `judge` reads answers the
+# heuristic choice extractor cannot.
+MODEL_ROLES = ("generator", "generator_reasoning", "text_only", "vlm", "judge")
 AVAILABLE_STAGES = ("ingest", "extract", "generate", "filter", "consensus", "select")
 QC_STEPS = ("filter", "consensus", "select")
 
@@ -307,10 +314,22 @@ class BuildSpec(SpecModel):
     @field_validator("models")
     @classmethod
     def _models_masked(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
-        """Models by their masked names: credentials in an endpoint URL are kept for the wire
-        only, never in the manifest, flow parameters or tables."""
+        """Roles from the closed set, each with at least one model, by their masked names:
+        credentials in an endpoint URL are kept for the wire only, never in the manifest, flow
+        parameters or tables."""
         from benchfoundry.gateway.models import protect_models
 
+        unknown = [role for role in value if role not in MODEL_ROLES]
+        if unknown:
+            raise ValueError(
+                f"unknown model role(s) {unknown}; the roles are {', '.join(MODEL_ROLES)}"
+            )
+        empty = [role for role, names in value.items() if not names]
+        if empty:
+            raise ValueError(
+                f"role(s) {empty} list no model; name at least one, or leave the role out to "
+                "use its default"
+            )
         return protect_models(value)
 
     @field_validator("stages")
@@ -381,7 +400,34 @@ def load_spec(path: str | Path) -> BuildSpec:
         raise SpecError(f"build spec {path} is invalid: {problems}") from None
     spec = spec.resolved(path.parent.resolve())
     check_models(spec, path)
+    check_dimensions(spec, path)
     return spec
+
+
+def check_dimensions(spec: BuildSpec, path: Path) -> None:
+    """Every dimension the options name must be a dimension of the spec's taxonomy."""
+    from benchfoundry.taxonomy import TaxonomyError, load_taxonomy
+
+    try:
+        taxonomy = load_taxonomy(spec.taxonomy or DEFAULT_TAXONOMY)
+    except TaxonomyError as exc:
+        raise SpecError(f"build spec {path}: taxonomy: {exc}") from None
+    known = {d.id for d in taxonomy.leaves()}
+    options = spec.options
+    named = {
+        "options.select.targets": list(options.select.targets),
+        "options.select.dimensions": list(options.select.dimensions or []),
+        "options.ingest.dimension_map": list(options.ingest.dimension_map.values()),
+        "options.generate.llm_dimensions": list(options.generate.llm_dimensions or []),
+    }
+    for key, dimensions in named.items():
+        unknown = [d for d in dimensions if d not in known]
+        if unknown:
+            raise SpecError(
+                f"build spec {path}: {key}: {', '.join(map(repr, unknown))} "
+                f"{'is not a dimension' if len(unknown) == 1 else 'are not dimensions'} of "
+                f"taxonomy '{taxonomy.name}' (its dimensions: {', '.join(sorted(known))})"
+            )
 
 
 def check_models(spec: BuildSpec, path: Path) -> None:

@@ -13,7 +13,7 @@ from benchfoundry.gateway import Gateway
 from benchfoundry.gateway.models import protect_models
 from benchfoundry.records import CandidateRecord, ImageRecord, QuarantineRecord, VisualFactsRecord
 from benchfoundry.report import GenerateSummary
-from benchfoundry.spec import GenerateOptions
+from benchfoundry.spec import DEFAULT_TAXONOMY, GenerateOptions
 from benchfoundry.storage import RunFolder
 from benchfoundry.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
 from tasks.generate_drafts import (
@@ -92,7 +92,7 @@ def generate_all(
     gateway: Gateway | None = None,
 ) -> GenerateSummary:
     """The whole stage without Prefect."""
-    taxonomy = load_taxonomy(taxonomy_name or "seed_bench")
+    taxonomy = load_taxonomy(taxonomy_name or DEFAULT_TAXONOMY)
     facts = facts_by_image(run)
     drafts: list[Draft] = []
     rejections: list[Rejection] = []

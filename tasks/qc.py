@@ -37,7 +37,7 @@ class QCConfigError(ValueError):
 def text_members(options: FilterOptions, models: dict[str, list[str]]) -> list[tuple[str, str]]:
     """(model, role) of the text-only step: configured LLMs, artefact baselines, chance baselines.
     Models are named by their masked form: no credential reaches a table or a report."""
-    models = protect_models(models)
+    models = protect_models(_no_empty_roles(models))
     members: list[tuple[str, str]] = []
     for role, names in (
         ("text_only", models.get("text_only") or list(DEFAULT_TEXT_ONLY)),
@@ -48,8 +48,18 @@ def text_members(options: FilterOptions, models: dict[str, list[str]]) -> list[t
     return members
 
 
+def _no_empty_roles(models: dict[str, list[str]]) -> dict[str, list[str]]:
+    empty = [role for role, names in models.items() if not names]
+    if empty:
+        raise QCConfigError(
+            f"model role(s) {empty} list no model; name at least one, or leave the role out "
+            "to use its default"
+        )
+    return models
+
+
 def vlm_members(models: dict[str, list[str]]) -> list[tuple[str, str]]:
-    names = protect_models(models).get("vlm") or list(DEFAULT_VLM)
+    names = protect_models(_no_empty_roles(models)).get("vlm") or list(DEFAULT_VLM)
     return [(m, "vlm") for m in dict.fromkeys(names)]
 
 

@@ -73,3 +73,48 @@ def test_models_in_a_spec_must_resolve(tmp_path):
     bad = _spec(tmp_path, "name: x\nsources: [{kind: packaged}]\nmodels: {vlm: [gpt5]}\n")
     with pytest.raises(SpecError, match="models: model spec 'gpt5' is not PROVIDER/MODEL"):
         load_spec(bad)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            "options: {select: {targets: {instances_counting: -5}}}",
+            r"targets\.instances_counting: .*greater than or equal to 1",
+        ),
+        ("options: {select: {targets: {instances_counting: 0}}}", r"targets\.instances_counting"),
+        (
+            "options: {select: {targets: {no_such_dim: 5}}}",
+            r"options\.select\.targets: 'no_such_dim' is not a dimension of taxonomy 'seed_bench'",
+        ),
+        ("options: {select: {dimensions: [nope]}}", r"options\.select\.dimensions: 'nope'"),
+        (
+            "options: {ingest: {dimension_map: {counting: countin}}}",
+            r"options\.ingest\.dimension_map: 'countin' is not a dimension",
+        ),
+        (
+            "options: {generate: {llm_dimensions: [x, y]}}",
+            r"llm_dimensions: 'x', 'y' are not dimensions",
+        ),
+        ("models: {text_only: []}", r"role\(s\) \['text_only'\] list no model"),
+        (
+            "models: {text-only: [smollm2]}",
+            r"unknown model role\(s\) \['text-only'\]; the roles are generator, generator_reasoning, text_only, vlm, judge",
+        ),
+    ],
+)
+def test_bad_targets_dimensions_and_roles_are_one_line_errors(tmp_path, options, message):
+    path = _spec(tmp_path, f"name: x\nsources: [{{kind: folder, path: a}}]\n{options}\n")
+    with pytest.raises(SpecError, match=message) as raised:
+        load_spec(path)
+    assert "\n" not in str(raised.value)
+
+
+def test_dimensions_are_checked_against_the_specs_own_taxonomy(tmp_path):
+    ok = "taxonomy: mmbench\noptions: {select: {targets: {ocr: 3}}}"
+    path = _spec(tmp_path, f"name: x\nsources: [{{kind: folder, path: a}}]\n{ok}\n")
+    assert load_spec(path).options.select.targets == {"ocr": 3}
+    seed = "options: {select: {targets: {ocr: 3}}}"
+    path = _spec(tmp_path, f"name: x\nsources: [{{kind: folder, path: a}}]\n{seed}\n")
+    with pytest.raises(SpecError, match="'ocr' is not a dimension of taxonomy 'seed_bench'"):
+        load_spec(path)
