@@ -163,19 +163,50 @@ def serve_test(
     max_rps: Annotated[
         float | None, typer.Option(help="Answer 429 above this many requests per second.")
     ] = None,
+    faults: Annotated[
+        str | None,
+        typer.Option(
+            help="Faults at random, KIND:RATE,... with KIND one of 429, 400, 500, 503, 5xx, "
+            "timeout (or slow), drop, malformed, empty; e.g. 429:0.1,5xx:0.05,timeout:0.02."
+        ),
+    ] = None,
+    fault_delay: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a timeout fault waits before answering (a model times out when its "
+            "timeout_s is shorter)."
+        ),
+    ] = 5.0,
+    seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
 ) -> None:
-    """Run the local OpenAI-compatible test server (scripted answers) until interrupted."""
+    """Run the local OpenAI-compatible test server (scripted answers, injected faults) until
+    interrupted."""
 
     def action() -> None:
         import yaml
 
-        from benchfoundry.gateway.testserver import Script, TestServer
+        from benchfoundry.gateway.testserver import Script, TestServer, parse_fault_rates
 
+        try:
+            rates = parse_fault_rates(faults or "")
+        except ValueError as exc:
+            raise UserError(f"--faults: {exc}") from None
         raw = yaml.safe_load(script.read_text(encoding="utf-8")) if script else {}
         server = TestServer(
-            Script.from_dict(raw or {}), latency_s=latency, max_rps=max_rps, port=port
+            Script.from_dict(raw or {}),
+            latency_s=latency,
+            max_rps=max_rps,
+            port=port,
+            fault_rates=rates,
+            fault_delay=fault_delay,
+            seed=seed,
         ).start()
-        print(f"OpenAI-compatible test server at {server.base_url} (Ctrl-C to stop)", flush=True)
+        injected = ", ".join(f"{k} {v:.0%}" for k, v in rates.items()) or "none"
+        print(
+            f"OpenAI-compatible test server at {server.base_url} (faults: {injected}; "
+            "Ctrl-C to stop)",
+            flush=True,
+        )
         try:
             while True:
                 time.sleep(3600)

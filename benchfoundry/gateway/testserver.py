@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import re
 import socket
 import threading
@@ -22,6 +23,31 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 FAULTS = ("400", "429", "500", "503", "slow", "drop", "malformed", "empty")
+# Names a user may give with a rate (`serve-test --faults 429:0.1,5xx:0.05`): `5xx` is 500 or
+# 503 at random, `timeout` an answer slower than the client waits.
+FAULT_ALIASES = {"5xx": ("500", "503"), "timeout": ("slow",)}
+
+
+def parse_fault_rates(text: str) -> dict[str, float]:
+    """`KIND:RATE,...` as {kind: share of requests}; kinds are FAULTS or FAULT_ALIASES."""
+    rates: dict[str, float] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        kind, sep, rate_text = item.partition(":")
+        known = (*FAULTS, *FAULT_ALIASES)
+        if not sep or kind not in known:
+            raise ValueError(f"fault '{item}' is not KIND:RATE with KIND one of {', '.join(known)}")
+        try:
+            rate = float(rate_text)
+        except ValueError:
+            raise ValueError(f"fault '{item}': the rate must be a number in [0, 1]") from None
+        if not 0 <= rate <= 1:
+            raise ValueError(f"fault '{item}': the rate must be a number in [0, 1]")
+        rates[kind] = rates.get(kind, 0.0) + rate
+    if sum(rates.values()) > 1:
+        raise ValueError(f"fault rates add up to {sum(rates.values()):g}, more than 1")
+    return rates
 
 
 @dataclass(frozen=True)
@@ -142,8 +168,16 @@ class TestServer:
         max_rps: float | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        fault_rates: dict[str, float] | None = None,
+        fault_delay: float = 5.0,
+        seed: int = 0,
     ) -> None:
+        """`fault_rates` (kind -> share, see `parse_fault_rates`) injects faults at random, drawn
+        from `seed`, besides those queued with `inject`."""
         self.script = script or Script()
+        self.fault_rates = dict(fault_rates or {})
+        self.fault_delay = fault_delay
+        self._random = random.Random(seed)
         self.latency_s = latency_s
         self.max_rps = max_rps
         self.stats = Stats()
@@ -178,6 +212,13 @@ class TestServer:
                 if fault.model is None or fault.model == model:
                     self._faults.remove(fault)
                     return fault
+            draw = self._random.random()
+            for kind, rate in self.fault_rates.items():
+                if draw < rate:
+                    kinds = FAULT_ALIASES.get(kind, (kind,))
+                    chosen = kinds[self._random.randrange(len(kinds))]
+                    return Fault(chosen, delay=self.fault_delay)
+                draw -= rate
         return None
 
     def _over_rate(self) -> float | None:

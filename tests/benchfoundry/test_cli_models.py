@@ -89,6 +89,67 @@ def test_serve_test_runs_a_server_users_can_call(tmp_path):
     assert process.returncode == 0
 
 
+def test_serve_test_injects_faults_at_the_rates_asked(tmp_path):
+    """A user dry-runs against failures: 429s, 5xx, timeouts, drops, malformed JSON and empty
+    choices come at random at the rates given, and a gateway with retries still gets answers."""
+    import openai
+
+    from benchfoundry.gateway import Gateway
+    from benchfoundry.gateway.models import ModelSpec
+
+    faults = "429:0.15,5xx:0.15,timeout:0.05,drop:0.05,malformed:0.05,empty:0.05"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchfoundry", "serve-test", "--port", "0", "--faults", faults]
+        + ["--fault-delay", "1.5", "--seed", "3"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        assert "faults: 429 15%, 5xx 15%" in line
+        base_url = line.split(" at ")[1].split()[0]
+        client = OpenAI(base_url=base_url, api_key="unused", max_retries=0, timeout=1.0)
+        seen: dict[str, int] = {}
+        for _ in range(120):
+            try:
+                client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": "hi"}]
+                ).choices[0].message.content.strip()
+                kind = "ok"
+            except openai.RateLimitError:
+                kind = "429"
+            except openai.InternalServerError:
+                kind = "5xx"
+            except openai.APITimeoutError:
+                kind = "timeout"
+            except openai.APIConnectionError:
+                kind = "drop"
+            except (openai.APIResponseValidationError, ValueError):
+                kind = "malformed"
+            except (AttributeError, IndexError, TypeError):
+                kind = "empty"
+            seen[kind] = seen.get(kind, 0) + 1
+        assert set(seen) == {"ok", "429", "5xx", "timeout", "drop", "malformed", "empty"}, seen
+        assert 30 <= seen["ok"] <= 90 and seen["429"] + seen["5xx"] >= 15, seen
+        spec = ModelSpec(
+            name="flaky", provider="openai", model="m", base_url=base_url, timeout_s=1.0
+        )
+        gateway = Gateway(sleep=lambda s: None)
+        answers = [gateway.generate(spec, f"question {k}").text for k in range(10)]
+        assert answers == ["A"] * 10
+        assert sum(gateway.ledger.totals().errors.values()) > 0
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+
+
+def test_serve_test_refuses_unknown_faults():
+    result = CliRunner().invoke(app, ["serve-test", "--faults", "429:0.1,teapot:0.2"])
+    assert result.exit_code == 1 and "teapot:0.2" in result.output
+    result = CliRunner().invoke(app, ["serve-test", "--faults", "429:0.8,500:0.5"])
+    assert result.exit_code == 1 and "more than 1" in result.output
+
+
 def test_cache_export_and_import_commands(tmp_path):
     from benchfoundry.gateway import Gateway, ResponseCache
     from benchfoundry.gateway.setup import cache_path
