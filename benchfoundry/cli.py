@@ -65,10 +65,17 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     )
 
 
-def _run(verbose: bool, action: Callable[[], Any]) -> Any:
-    """Set up the offline Prefect environment, run `action`, turn known failures into one line."""
+def _run(verbose: bool, action: Callable[[], Any], flows: bool = False) -> Any:
+    """Set up the offline Prefect environment, run `action`, turn known failures into one line.
+    With `flows`, Prefect's embedded server is started for the action and recorded, so that a
+    run killed with SIGKILL leaves no server behind for long (see `prefect_server`)."""
     env.configure(console_level="INFO" if verbose else "CRITICAL")
     try:
+        if flows:
+            from benchfoundry.prefect_server import embedded_server
+
+            with embedded_server():
+                return action()
         return action()
     except typer.Exit:
         raise
@@ -141,7 +148,7 @@ def build(
             summary = build_flow(str(spec), str(out.resolve()) if out else None, chosen)
         _emit(as_json, summary.model_dump(mode="json"), build_text(summary))
 
-    _run(verbose, action)
+    _run(verbose, action, flows=True)
 
 
 @app.command()
@@ -175,7 +182,7 @@ def ingest(
             ingest_markdown(summary) + f"\nOutputs: {out.resolve()}",
         )
 
-    _run(verbose, action)
+    _run(verbose, action, flows=True)
 
 
 @app.command()
@@ -204,7 +211,7 @@ def extract(
             extract_markdown(summary) + f"\nOutputs: {out.resolve()}",
         )
 
-    _run(verbose, action)
+    _run(verbose, action, flows=True)
 
 
 @app.command()
@@ -241,7 +248,7 @@ def generate(
             generate_markdown(summary) + f"\nOutputs: {out.resolve()}",
         )
 
-    _run(verbose, action)
+    _run(verbose, action, flows=True)
 
 
 @app.command()

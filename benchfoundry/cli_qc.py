@@ -70,4 +70,4 @@ def qc(
         text = "\n".join(["Quality control finished.", *lines, f"\nReport: {summary.report}"])
         _emit(as_json, summary.model_dump(mode="json"), text)
 
-    _run(verbose, action)
+    _run(verbose, action, flows=True)

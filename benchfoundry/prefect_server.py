@@ -1,0 +1,101 @@
+"""Prefect's embedded server, started by the CLI so that a killed run's server does not outlive it.
+
+With no API URL configured, Prefect starts a temporary server (a uvicorn subprocess) on first use
+and stops it when the process exits normally; a SIGKILL skips that and leaves the server
+listening. So the commands that run flows start that same server themselves, record its pid
+beside their own in `PREFECT_HOME/benchfoundry-servers/`, and every later start first stops each
+recorded server whose owner is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+
+log = logging.getLogger(__name__)
+RECORDS = "benchfoundry-servers"
+
+
+def _process(pid: int, started: float) -> psutil.Process | None:
+    """The live process with this pid and start time (a reused pid is another process)."""
+    try:
+        process = psutil.Process(pid)
+        if abs(process.create_time() - started) > 1.0 or process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return process
+    except psutil.Error:
+        return None
+
+
+def reap_orphans(home: Path) -> list[int]:
+    """Stop every recorded server whose owning command is no longer running; return their pids."""
+    stopped = []
+    for record in sorted((home / RECORDS).glob("*.json")):
+        try:
+            data = json.loads(record.read_text(encoding="utf-8"))
+            owner = _process(data["owner_pid"], data["owner_started"])
+            server = _process(data["server_pid"], data["server_started"])
+        except (OSError, ValueError, KeyError, TypeError):
+            record.unlink(missing_ok=True)
+            continue
+        if owner is not None:
+            continue  # another command is using it
+        if server is not None:
+            log.info("stopping Prefect server %s left by a killed run", data["server_pid"])
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except psutil.TimeoutExpired:
+                server.kill()
+            stopped.append(data["server_pid"])
+        record.unlink(missing_ok=True)
+    return stopped
+
+
+def _api_configured() -> bool:
+    from prefect.settings import PREFECT_API_URL
+
+    return bool(PREFECT_API_URL.value())
+
+
+@contextlib.contextmanager
+def embedded_server() -> Iterator[str | None]:
+    """Start Prefect's temporary server for this command (unless an API URL is configured, as
+    with a real server or the test harness) and record it; yield its API URL."""
+    if _api_configured():
+        yield None
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
+    reap_orphans(home)
+    server = SubprocessASGIServer()  # the instance Prefect's client uses when no URL is set
+    server.start()
+    assert server.server_process is not None
+    me = psutil.Process()
+    child = psutil.Process(server.server_process.pid)
+    record = home / RECORDS / f"{me.pid}.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(
+        json.dumps(
+            {
+                "owner_pid": me.pid,
+                "owner_started": me.create_time(),
+                "server_pid": child.pid,
+                "server_started": child.create_time(),
+                "api_url": server.api_url,
+            }
+        ),
+        encoding="utf-8",
+    )
+    try:
+        yield server.api_url
+    finally:
+        server.stop()
+        record.unlink(missing_ok=True)
