@@ -76,3 +76,33 @@ def store_raw_image() -> Callable[..., str]:
         return record.image_id
 
     return store
+
+
+@pytest.fixture
+def candidate_record() -> Callable[..., object]:
+    """A `CandidateRecord` for tests: a generic four-option question, any field overridden."""
+    from benchfoundry.records import CandidateRecord
+
+    def make(question_id: str, image_id: str, **fields: object) -> CandidateRecord:
+        values: dict[str, object] = {
+            "question_id": question_id,
+            "image_id": image_id,
+            "dimension": "d",
+            "question": f"Question {question_id}?",
+            "hint": None,
+            "options": [f"{question_id}-{j}" for j in range(4)],
+            "answer": "A",
+            "category": None,
+            "l2_category": None,
+            "split": None,
+            "generator": "test",
+            "prompt_id": None,
+            "prompt_hash": None,
+            "evidence": [],
+            "source": "test",
+            "meta": "{}",
+            "raw_output": None,
+        }
+        return CandidateRecord(**{**values, **fields})
+
+    return make

@@ -18,26 +18,14 @@ ANSWERS = "ABCDABCD"
 QUESTIONS = {f"Question number {k}?": k for k in range(8)}
 
 
-def _candidate(k: int, image_id: str) -> CandidateRecord:
-    options = [f"option {k}-{j}" for j in range(4)]
-    return CandidateRecord(
-        question_id=f"q{k}",
-        image_id=image_id,
+def _candidate(make, k: int, image_id: str) -> CandidateRecord:
+    return make(
+        f"q{k}",
+        image_id,
         dimension="dim_even" if k % 2 == 0 else "dim_odd",
         question=f"Question number {k}?",
-        hint=None,
-        options=options,
+        options=[f"option {k}-{j}" for j in range(4)],
         answer=ANSWERS[k],
-        category=None,
-        l2_category=None,
-        split=None,
-        generator="test",
-        prompt_id=None,
-        prompt_hash=None,
-        evidence=[],
-        source="test",
-        meta="{}",
-        raw_output=None,
     )
 
 
@@ -77,10 +65,12 @@ def server():
 
 
 @pytest.fixture
-def run(tmp_path, image_bytes, store_raw_image):
+def run(tmp_path, image_bytes, store_raw_image, candidate_record):
     folder = RunFolder(tmp_path / "run")
     images = [store_raw_image(folder, image_bytes(seed=s)) for s in range(4)]
-    folder.table(CandidateRecord).append([_candidate(k, images[k % 4]) for k in range(8)])
+    folder.table(CandidateRecord).append(
+        [_candidate(candidate_record, k, images[k % 4]) for k in range(8)]
+    )
     return folder
 
 

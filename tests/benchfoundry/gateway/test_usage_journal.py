@@ -35,33 +35,6 @@ gateway.ledger.write(root)
 """
 
 
-def _candidates(run: RunFolder, image: str) -> None:
-    run.table(CandidateRecord).append(
-        [
-            CandidateRecord(
-                question_id=f"q{k}",
-                image_id=image,
-                dimension="d",
-                question=f"Question {k}?",
-                hint=None,
-                options=[f"o{k}-{j}" for j in range(4)],
-                answer="ABCD"[k % 4],
-                category=None,
-                l2_category=None,
-                split=None,
-                generator="test",
-                prompt_id=None,
-                prompt_hash=None,
-                evidence=[],
-                source="test",
-                meta="{}",
-                raw_output=None,
-            )
-            for k in range(20)
-        ]
-    )
-
-
 def _child(root: Path, url: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen([sys.executable, "-c", CHILD, str(root), url], cwd=REPO, env=env)
@@ -78,11 +51,14 @@ def _made(root: Path) -> tuple[int, int, int, float]:
 
 
 def test_a_killed_steps_usage_is_kept_and_a_resume_adds_up_to_an_uninterrupted_run(
-    tmp_path, image_bytes, store_raw_image
+    tmp_path, image_bytes, store_raw_image, candidate_record
 ):
     runs = {name: RunFolder(tmp_path / name) for name in ("whole", "killed")}
     for run in runs.values():
-        _candidates(run, store_raw_image(run, image_bytes()))
+        image = store_raw_image(run, image_bytes())
+        run.table(CandidateRecord).append(
+            [candidate_record(f"q{k}", image, answer="ABCD"[k % 4]) for k in range(20)]
+        )
     seen = {"n": 0}
     victim: dict[str, subprocess.Popen] = {}
     lock = threading.Lock()
