@@ -3,6 +3,7 @@ the local OpenAI-compatible test server."""
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -202,6 +203,10 @@ def serve_test(
             seed=seed,
         ).start()
         injected = ", ".join(f"{k} {v:.0%}" for k, v in rates.items()) or "none"
+        # Ctrl-C or a plain `kill` stops it, even when started in the background (where a
+        # shell may have set SIGINT to be ignored).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         print(
             f"OpenAI-compatible test server at {server.base_url} (faults: {injected}; "
             "Ctrl-C to stop)",

@@ -9,6 +9,7 @@ recorded server whose owner is gone.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import logging
@@ -67,7 +68,8 @@ def _api_configured() -> bool:
 @contextlib.contextmanager
 def embedded_server() -> Iterator[str | None]:
     """Start Prefect's temporary server for this command (unless an API URL is configured, as
-    with a real server or the test harness) and record it; yield its API URL."""
+    with a real server or the test harness) and record it; yield its API URL. The server stops
+    when the process exits, as Prefect's own would."""
     if _api_configured():
         yield None
         return
@@ -75,12 +77,16 @@ def embedded_server() -> Iterator[str | None]:
 
     home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect")
     reap_orphans(home)
+    me = psutil.Process()
+    record = home / RECORDS / f"{me.pid}.json"
+    # Prefect stops its server at exit, after its log and event workers have drained (they would
+    # hang retrying a server stopped earlier). Exit handlers run last-registered first, so the
+    # record, registered before the server starts, is removed once the server is gone.
+    atexit.register(record.unlink, missing_ok=True)
     server = SubprocessASGIServer()  # the instance Prefect's client uses when no URL is set
     server.start()
     assert server.server_process is not None
-    me = psutil.Process()
     child = psutil.Process(server.server_process.pid)
-    record = home / RECORDS / f"{me.pid}.json"
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(
         json.dumps(
@@ -94,8 +100,4 @@ def embedded_server() -> Iterator[str | None]:
         ),
         encoding="utf-8",
     )
-    try:
-        yield server.api_url
-    finally:
-        server.stop()
-        record.unlink(missing_ok=True)
+    yield server.api_url

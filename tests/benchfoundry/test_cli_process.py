@@ -88,7 +88,18 @@ def test_endpoint_credentials_reach_no_file_log_or_output(tmp_path, image_bytes,
         built = _cli(prefect_home, "build", str(spec), "--json", "--verbose")
         assert built.returncode == 0, built.stderr[-3000:]
         again = _cli(
-            prefect_home, "qc", "--out", str(run), "--text-only", f"openai/m@{url}", "--json", "-v"
+            prefect_home,
+            "qc",
+            "--out",
+            str(run),
+            "--spec",
+            str(spec),
+            "--steps",
+            "filter,select",
+            "--text-only",
+            f"openai/m@{url}",
+            "--json",
+            "-v",
         )
         assert again.returncode == 0, again.stderr[-3000:]
         listed = _cli(prefect_home, "models", "--check", f"openai/m@{url}")
