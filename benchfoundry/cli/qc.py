@@ -6,7 +6,17 @@ from typing import Annotated
 
 import typer
 
-from benchfoundry.cli import JsonOpt, OutOpt, SpecOpt, UserError, VerboseOpt, _emit, _run, app
+from benchfoundry.cli.common import (
+    JsonOpt,
+    OutOpt,
+    SpecOpt,
+    UserError,
+    VerboseOpt,
+    app,
+    emit,
+    progress_bars,
+    run,
+)
 
 
 @app.command()
@@ -57,17 +67,18 @@ def qc(
         select = options.select
         if target is not None:
             select = select.model_copy(update={"target": target, "targets": {}})
-        summary = qc_flow(
-            str(out.resolve()),
-            [s for s in QC_STEPS if s in chosen],
-            options.filter,
-            options.consensus,
-            select,
-            models,
-            str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None,
-        )
+        with progress_bars(not as_json):
+            summary = qc_flow(
+                str(out.resolve()),
+                [s for s in QC_STEPS if s in chosen],
+                options.filter,
+                options.consensus,
+                select,
+                models,
+                str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None,
+            )
         lines = qc_text(summary.filter, summary.consensus, summary.select)
         text = "\n".join(["Quality control finished.", *lines, f"\nReport: {summary.report}"])
-        _emit(as_json, summary.model_dump(mode="json"), text)
+        emit(as_json, summary.model_dump(mode="json"), text)
 
-    _run(verbose, action, flows=True)
+    run(verbose, action, flows=True)

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from benchfoundry.cli import JsonOpt, OutOpt, UserError, _emit, _run, app
+from benchfoundry.cli.common import JsonOpt, OutOpt, UserError, app, emit, run
 
 cache_app = typer.Typer(no_args_is_help=True, help="Export or import a run's model response cache.")
 app.add_typer(cache_app, name="cache")
@@ -110,11 +110,11 @@ def models(
                     )
                 )
             lines.append(line)
-        _emit(as_json, {"models": rows}, "\n".join(lines) or "no models configured")
+        emit(as_json, {"models": rows}, "\n".join(lines) or "no models configured")
         if check and not all(r["check"]["ok"] for r in rows):
             raise typer.Exit(1)
 
-    _run(False, action)
+    run(False, action)
 
 
 @cache_app.command("export")
@@ -130,9 +130,9 @@ def cache_export(
         if not cache_path(out).exists():
             raise UserError(f"run {out} has no response cache yet")
         n = ResponseCache(cache_path(out)).export_to(file)
-        _emit(False, {}, f"exported {n} responses to {file}")
+        emit(False, {}, f"exported {n} responses to {file}")
 
-    _run(False, action)
+    run(False, action)
 
 
 @cache_app.command("import")
@@ -148,9 +148,9 @@ def cache_import(
         if not file.exists():
             raise UserError(f"cache file {file} does not exist")
         n = ResponseCache(cache_path(out)).merge_from(file)
-        _emit(False, {}, f"imported {n} new responses into {cache_path(out)}")
+        emit(False, {}, f"imported {n} new responses into {cache_path(out)}")
 
-    _run(False, action)
+    run(False, action)
 
 
 @app.command("serve-test")
@@ -180,8 +180,7 @@ def serve_test(
     ] = 5.0,
     seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
 ) -> None:
-    """Run the local OpenAI-compatible test server (scripted answers, injected faults) until
-    interrupted."""
+    """Run the local OpenAI-compatible test server (scripted answers, injected faults)."""
 
     def action() -> None:
         import yaml
@@ -218,65 +217,4 @@ def serve_test(
         except KeyboardInterrupt:
             server.stop()
 
-    _run(False, action)
-
-
-@app.command()
-def score(
-    predictions: Annotated[
-        Path, typer.Argument(help="A VLMEvalKit prediction file (.xlsx, .tsv, .csv, .parquet).")
-    ],
-    judge: Annotated[
-        str | None,
-        typer.Option("--judge", help="Model that reads the undecided answers (else they are Z)."),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="Write one row per input row (.parquet, .tsv or .csv)."),
-    ] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Rescore a prediction file: extract choices, report vanilla and circular accuracy."""
-
-    def action() -> None:
-        from benchfoundry.answering.predictions import (
-            read_predictions,
-            score_predictions,
-            write_rows,
-        )
-        from benchfoundry.gateway import Gateway
-        from benchfoundry.gateway.setup import default_catalogue
-
-        gateway = Gateway(default_catalogue()) if judge else None
-        rows, scores = score_predictions(read_predictions(predictions), gateway, judge)
-        if out:
-            write_rows(rows, out)
-        lines = [
-            f"{row.index}\t{row.extracted}\t{row.extracted_by}\t{'hit' if row.hit else 'miss'}"
-            for row in rows
-        ]
-        circular = (
-            "n/a" if scores.circular_accuracy is None else f"{100 * scores.circular_accuracy:.2f}%"
-        )
-        lines += [
-            "",
-            f"{scores.questions} questions ({scores.rows} rows): vanilla {100 * scores.vanilla_accuracy:.2f}%, circular {circular}",
-            "extracted by: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(scores.extracted_by.items())),
-        ]
-        for category, values in scores.by_category.items():
-            lines.append(
-                f"  {category}: "
-                + ", ".join(
-                    f"{k} {v:.3f}" if k != "questions" else f"{int(v)} questions"
-                    for k, v in values.items()
-                )
-            )
-        payload = {
-            "scores": scores.model_dump(),
-            "rows": [r.model_dump() for r in rows],
-            "out": str(out) if out else None,
-        }
-        _emit(as_json, payload, "\n".join(lines))
-
-    _run(False, action)
+    run(False, action)

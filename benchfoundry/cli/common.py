@@ -1,0 +1,134 @@
+"""What every command shares: the Typer app, the common options, running an action with clean
+one-line failures, progress on stderr, and printing the summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from benchfoundry import env, progress
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Build, curate and evaluate multiple-choice vision-language benchmarks.",
+)
+err = Console(stderr=True)
+
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")
+]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's own log lines.")]
+OutOpt = Annotated[
+    Path, typer.Option("--out", "-o", help="The run folder to read from and write to.")
+]
+SpecOpt = Annotated[
+    Path | None, typer.Option("--spec", help="A build spec (YAML) for stage options.")
+]
+
+
+class UserError(Exception):
+    """A failure whose message is the whole story (bad input, a missing column...)."""
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from benchfoundry.answering.predictions import PredictionFileError
+    from benchfoundry.gateway.errors import ModelConfigError
+    from benchfoundry.packaged import PackageMissingError
+    from benchfoundry.spec import SpecError
+    from benchfoundry.storage import SchemaMismatchError
+    from benchfoundry.taxonomy import TaxonomyError
+    from extractors.base import ExtractorUnavailable
+    from tasks.ingest_items import SourceFormatError
+    from tasks.qc import QCConfigError
+
+    return (
+        UserError,
+        SpecError,
+        SourceFormatError,
+        SchemaMismatchError,
+        PackageMissingError,
+        FileNotFoundError,
+        PredictionFileError,
+        ModelConfigError,
+        ExtractorUnavailable,
+        TaxonomyError,
+        QCConfigError,
+    )
+
+
+def run(verbose: bool, action: Callable[[], Any], flows: bool = False) -> Any:
+    """Set up the offline Prefect environment, run `action`, turn known failures into one line.
+    With `flows`, Prefect's embedded server is started for the action and recorded, so that a
+    run killed with SIGKILL leaves no server behind for long (see `prefect_server`)."""
+    env.configure(console_level="INFO" if verbose else "CRITICAL")
+    try:
+        if flows:
+            from benchfoundry.prefect_server import embedded_server
+
+            with embedded_server():
+                return action()
+        return action()
+    except typer.Exit:
+        raise
+    except _user_errors() as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        raise typer.Exit(1) from None
+    except Exception as exc:  # the one place that turns an unexpected failure into an exit code
+        sys.stderr.write(f"error: {type(exc).__name__}: {exc}\n")
+        if verbose:
+            raise
+        raise typer.Exit(1) from None
+
+
+@contextmanager
+def progress_bars(enabled: bool) -> Iterator[None]:
+    """Progress on stderr: bars on a terminal; where stderr is not one (a log file, CI), a plain
+    line per step every few seconds (`BENCHFOUNDRY_PROGRESS_SECONDS`, default 5), even with
+    `--json` (whose output is stdout)."""
+    if not err.is_terminal:
+
+        def write(line: str) -> None:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+        interval = float(os.environ.get("BENCHFOUNDRY_PROGRESS_SECONDS", "5"))
+        with progress.listening(progress.LineProgress(write, interval)):
+            yield
+        return
+    if not enabled:
+        yield
+        return
+    bars = Progress(
+        TextColumn("{task.description:<16}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+    ids: dict[str, Any] = {}
+
+    def listener(step: str, advance: int, total: int | None) -> None:
+        if step not in ids:
+            ids[step] = bars.add_task(step, total=total)
+        bars.update(ids[step], advance=advance, total=total if total is not None else None)
+
+    with bars, progress.listening(listener):
+        yield
+
+
+def emit(as_json: bool, payload: dict[str, Any], text: str) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
+    else:
+        sys.stdout.write(text + "\n")

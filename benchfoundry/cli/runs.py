@@ -1,0 +1,69 @@
+"""Commands about run folders and inputs: what a run holds, and synthetic scenes to try it on."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from benchfoundry.cli.common import (
+    JsonOpt,
+    OutOpt,
+    UserError,
+    app,
+    emit,
+    run,
+)
+
+
+@app.command()
+def status(out: OutOpt, as_json: JsonOpt = False) -> None:
+    """Rows per table and quarantine counts by stage and reason of a run folder."""
+
+    def action() -> None:
+        from benchfoundry.report import run_state
+        from benchfoundry.storage import RunFolder
+
+        run = RunFolder(out)
+        if not run.root.is_dir():
+            raise UserError(f"run folder {out} does not exist")
+        state = run_state(run, n_examples=0)
+        lines = [f"Run folder {run.root}"]
+        lines += [f"  {t:<14} {n:>6} rows" for t, n in state.table_rows.items()]
+        for stage, reasons in state.quarantine_by_stage_reason.items():
+            lines += [f"  quarantine {stage}: {r} {n}" for r, n in reasons.items()]
+        if state.decisions:
+            lines.append(
+                "  decisions: " + ", ".join(f"{d} {n}" for d, n in state.decisions.items())
+            )
+        payload = {"run": str(run.root), **state.model_dump(exclude={"examples"})}
+        emit(as_json, payload, "\n".join(lines))
+
+    run(False, action)
+
+
+@app.command()
+def synth(
+    out: OutOpt,
+    objects: Annotated[int, typer.Option(help="Number of object scenes.")] = 24,
+    text: Annotated[int, typer.Option(help="Number of text scenes.")] = 12,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    faulty: Annotated[
+        bool, typer.Option(help="Also write deliberately broken inputs under OUT/faulty.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Render synthetic scenes with known ground truth, and reference questions as a TSV."""
+
+    def action() -> None:
+        from benchfoundry.faulty import write_faulty_images, write_faulty_tsv
+        from benchfoundry.synthetic import write_corpus
+
+        counts: dict[str, Any] = write_corpus(out, objects, text, seed)
+        if faulty:
+            counts["faulty_images"] = write_faulty_images(out / "faulty" / "images")
+            counts["faulty_rows"] = write_faulty_tsv(out / "faulty" / "questions.tsv")
+        text_out = f"Wrote {counts['scenes']} scenes and {counts['questions']} reference questions to {out}"
+        emit(as_json, {"out": str(out), **counts}, text_out)
+
+    run(False, action)
