@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, Generic, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchfoundry.faults import crash_point
 from benchfoundry.ids import content_hash
 from benchfoundry.records import RECORDS_BY_TABLE, Record, arrow_schema
 
@@ -63,6 +64,7 @@ def _atomic_target(path: Path) -> Iterator[BinaryIO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        crash_point("storage.before_rename")
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from benchfoundry.clock import SYSTEM, Clock
 from benchfoundry.gateway import providers
 from benchfoundry.gateway.cache import ResponseCache, cache_key
 from benchfoundry.gateway.context import GatewayContext
@@ -50,14 +51,14 @@ class Gateway:
         context: GatewayContext | None = None,
         ledger: UsageLedger | None = None,
         stage: str = "",
-        sleep: Any = time.sleep,
+        clock: Clock = SYSTEM,
     ) -> None:
         self.catalogue = dict(catalogue or {})
         self.cache = cache
         self.context = context or GatewayContext()
         self.ledger = ledger or UsageLedger()
         self.stage = stage
-        self._sleep = sleep
+        self.clock = clock  # pacing, Retry-After pauses and backoff wait on it
         self._providers: dict[str, providers.Provider] = {}
         self._limiters: dict[str, ModelLimiter] = {}
         self._lock = threading.Lock()
@@ -78,7 +79,9 @@ class Gateway:
         with self._lock:
             if identity not in self._providers:
                 self._providers[identity] = providers.create(spec, self.context)
-                self._limiters[identity] = ModelLimiter(spec.concurrency, spec.rpm, spec.tpm)
+                self._limiters[identity] = ModelLimiter(
+                    spec.concurrency, spec.rpm, spec.tpm, self.clock
+                )
             return self._providers[identity]
 
     def limiter(self, model: str | ModelSpec) -> ModelLimiter:
@@ -206,7 +209,7 @@ class Gateway:
                     attempt + 1,
                     delay,
                 )
-                self._sleep(delay)
+                self.clock.sleep(delay)
                 continue
             return result, attempt + 1, time.monotonic() - started, errors
         raise AssertionError("unreachable: the loop returns or raises")

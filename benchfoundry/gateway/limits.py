@@ -5,26 +5,28 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from benchfoundry.clock import SYSTEM, Clock
 
 
 class TokenBucket:
     """`rate` units per second, bursts up to `capacity`."""
 
-    def __init__(self, rate: float, capacity: float) -> None:
+    def __init__(self, rate: float, capacity: float, clock: Clock = SYSTEM) -> None:
         self.rate = rate
         self.capacity = capacity
         self.level = capacity
-        self.stamp = time.monotonic()
+        self.clock = clock
+        self.stamp = clock.now()
         self.lock = threading.Lock()
 
     def take(self, amount: float) -> float:
         """Reserve `amount` in full (the level may go below zero: later callers then wait for
         it to refill); return how long this caller must wait before using it."""
         with self.lock:
-            now = time.monotonic()
+            now = self.clock.now()
             self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
             self.stamp = now
             self.level -= amount
@@ -34,11 +36,14 @@ class TokenBucket:
 class ModelLimiter:
     """Everything that paces the calls to one model."""
 
-    def __init__(self, concurrency: int, rpm: float | None, tpm: float | None) -> None:
+    def __init__(
+        self, concurrency: int, rpm: float | None, tpm: float | None, clock: Clock = SYSTEM
+    ) -> None:
+        self.clock = clock
         self.slots = threading.BoundedSemaphore(concurrency)
-        self.requests = TokenBucket(rpm / 60.0, 1.0) if rpm else None
+        self.requests = TokenBucket(rpm / 60.0, 1.0, clock) if rpm else None
         # Tokens: refill per second, burst up to one minute's worth.
-        self.tokens = TokenBucket(tpm / 60.0, tpm) if tpm else None
+        self.tokens = TokenBucket(tpm / 60.0, tpm, clock) if tpm else None
         self._paused_until = 0.0
         self._lock = threading.Lock()
         self.in_flight = 0
@@ -47,11 +52,11 @@ class ModelLimiter:
     def pause(self, seconds: float) -> None:
         """Hold every call to this model for `seconds` (a server's Retry-After, already capped)."""
         with self._lock:
-            self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+            self._paused_until = max(self._paused_until, self.clock.now() + seconds)
 
     def _wait_pause(self) -> None:
-        while (delay := self._paused_until - time.monotonic()) > 0:
-            time.sleep(delay)
+        while (delay := self._paused_until - self.clock.now()) > 0:
+            self.clock.sleep(delay)
 
     @contextmanager
     def slot(self, estimated_tokens: int) -> Iterator[None]:
@@ -59,7 +64,7 @@ class ModelLimiter:
             self._wait_pause()
             for bucket, amount in ((self.requests, 1.0), (self.tokens, float(estimated_tokens))):
                 if bucket is not None and (delay := bucket.take(amount)) > 0:
-                    time.sleep(delay)
+                    self.clock.sleep(delay)
             self._wait_pause()
             with self._lock:
                 self.in_flight += 1

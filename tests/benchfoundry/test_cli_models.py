@@ -94,6 +94,7 @@ def test_serve_test_injects_faults_at_the_rates_asked(tmp_path):
     choices come at random at the rates given, and a gateway with retries still gets answers."""
     import openai
 
+    from benchfoundry.clock import ManualClock
     from benchfoundry.gateway import Gateway
     from benchfoundry.gateway.models import ModelSpec
 
@@ -134,7 +135,7 @@ def test_serve_test_injects_faults_at_the_rates_asked(tmp_path):
         spec = ModelSpec(
             name="flaky", provider="openai", model="m", base_url=base_url, timeout_s=1.0
         )
-        gateway = Gateway(sleep=lambda s: None)
+        gateway = Gateway(clock=ManualClock())  # backoff waits cost no real time
         answers = [gateway.generate(spec, f"question {k}").text for k in range(10)]
         assert answers == ["A"] * 10
         assert sum(gateway.ledger.totals().errors.values()) > 0

@@ -3,12 +3,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from benchfoundry.faults import ENV
 from benchfoundry.records import QuarantineRecord, ScoredRecord
 from benchfoundry.storage import RunFolder, SchemaMismatchError
 
@@ -83,42 +83,25 @@ def test_reading_a_part_with_a_wrong_schema_names_the_column(tmp_path):
 
 
 def test_killed_writer_leaves_no_partial_part(tmp_path):
-    """SIGKILL a process in the middle of a large append: no part file appears, and the next
-    append and read work as if the killed write never started."""
+    """SIGKILL a process at the crash point between writing a part in full under its temporary
+    name and renaming it: no part appears, and the next append and read work as if the killed
+    write never started."""
     script = textwrap.dedent(f"""
-        import os, sys
         from benchfoundry.records import QuarantineRecord
         from benchfoundry.storage import RunFolder
-        blob = os.urandom(1 << 20).hex()
-        rows = [QuarantineRecord(source=f"s{{i}}", stage="ingest", reason="r", detail=blob, source_kind="k")
-                for i in range(int(sys.argv[1]))]
-        print("ready", flush=True)
+        rows = [QuarantineRecord(source=f"s{{i}}", stage="ingest", reason="r", detail="d" * 1000,
+                                 source_kind="k") for i in range(200)]
         RunFolder({str(tmp_path)!r}).table(QuarantineRecord).append(rows)
-        print("done", flush=True)
+        print("not killed", flush=True)
     """)
     table = RunFolder(tmp_path).table(QuarantineRecord)
-    killed_mid_write = False
-    for rows in (300, 600, 1200):
-        child = subprocess.Popen(
-            [sys.executable, "-c", script, str(rows)], stdout=subprocess.PIPE, text=True
-        )
-        assert child.stdout.readline().strip() == "ready"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and child.poll() is None:
-            if table.path.is_dir() and any(
-                p.name.startswith(".tmp-") for p in table.path.iterdir()
-            ):
-                os.kill(child.pid, signal.SIGKILL)
-                killed_mid_write = True
-                break
-            time.sleep(0.001)
-        child.wait()
-        if killed_mid_write:
-            break
-        for part in table.parts():  # the write finished before we caught it: start again, larger
-            part.unlink()
-    assert killed_mid_write, "could not catch the writer mid-write"
-    assert child.returncode == -signal.SIGKILL
+    env = {**os.environ, ENV: "storage.before_rename"}
+    child = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert child.returncode == -signal.SIGKILL and "not killed" not in child.stdout
+    left = [p for p in table.path.iterdir() if p.name.startswith(".tmp-")]
+    assert len(left) == 1 and pq.read_metadata(left[0]).num_rows == 200, "written, not renamed"
     assert table.parts() == []
     assert table.read().num_rows == 0
     assert table.append([_q("after")]).added == 1

@@ -3,11 +3,11 @@
 import io
 import json
 import threading
-import time
 
 import pytest
 from PIL import Image
 
+from benchfoundry.clock import ManualClock
 from benchfoundry.gateway import (
     Gateway,
     GenerateParams,
@@ -16,6 +16,7 @@ from benchfoundry.gateway import (
     Request,
     ResponseCache,
 )
+from benchfoundry.gateway.limits import ModelLimiter
 from benchfoundry.gateway.testserver import Rule, Script, TestServer
 from benchfoundry.gateway.usage import UsageLedger
 
@@ -99,14 +100,15 @@ def test_structured_output_is_requested_with_the_schema(server, secret):
 
 @pytest.mark.parametrize("fault", ["429", "500", "503", "drop", "malformed", "empty"])
 def test_each_transient_fault_is_retried(server, secret, fault):
-    gateway = Gateway()
+    clock = ManualClock()
+    gateway = Gateway(clock=clock)
     server.inject(fault, retry_after=0.3)
-    started = time.monotonic()
     reply = gateway.generate(_spec(server), f"survive {fault}")
     assert (reply.text, reply.attempts) == ("A", 2)
     assert server.stats.requests == 2
+    assert len(clock.slept) >= 1, "a backoff before the second attempt"
     if fault == "429":
-        assert time.monotonic() - started >= 0.3, "Retry-After was honoured"
+        assert sum(clock.slept) >= 0.3, "Retry-After was honoured"
     usage = gateway.ledger.entries[("", "test-model")]
     assert sum(usage.errors.values()) == 1
 
@@ -158,14 +160,35 @@ def test_concurrency_limit_holds(secret):
 def test_request_rate_limit_holds(secret):
     with TestServer(max_rps=10) as running:
         spec = _spec(running, rpm=600, concurrency=8)
-        started = time.monotonic()
         results = Gateway().generate_many([Request(spec, f"q{i}") for i in range(20)], workers=8)
-        elapsed = time.monotonic() - started
         assert all(not isinstance(r, ModelCallError) for r in results)
-        assert elapsed >= 1.8, "20 requests at 10 per second take about two seconds"
         assert running.stats.by_status.get("429", 0) <= 4, (
             "pacing keeps the server from refusing much"
         )
+
+
+def test_the_limiter_paces_requests_and_tokens_on_its_clock():
+    """20 requests at 600 per minute: the first goes at once, each later one 0.1 s after the
+    last; a budget of 600 tokens per minute lets 100-token calls burst to 600, then one every
+    10 s; a pause holds the next call for its length."""
+    clock = ManualClock()
+    limiter = ModelLimiter(concurrency=4, rpm=600, tpm=None, clock=clock)
+    start = clock.now()
+    for _ in range(20):
+        with limiter.slot(estimated_tokens=10):
+            pass
+    assert clock.now() - start == pytest.approx(1.9)
+    tokens = ModelLimiter(concurrency=1, rpm=None, tpm=600, clock=clock)
+    start = clock.now()
+    for _ in range(8):
+        with tokens.slot(estimated_tokens=100):
+            pass
+    assert clock.now() - start == pytest.approx(20.0)
+    limiter.pause(5.0)
+    start = clock.now()
+    with limiter.slot(estimated_tokens=1):
+        pass
+    assert clock.now() - start == pytest.approx(5.0)
 
 
 def test_failures_in_a_batch_are_values(server, secret):
