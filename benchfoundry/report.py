@@ -6,6 +6,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
+from benchfoundry.letters import LETTERS
 from benchfoundry.qc.report import qc_text
 from benchfoundry.qc.summary import QCSummary
 from benchfoundry.records import CandidateRecord, QuarantineRecord, ScoredRecord
@@ -174,7 +175,7 @@ def run_state(run: RunFolder, n_examples: int = 3) -> RunState:
 
 
 def _letters(options: list[str]) -> list[str]:
-    return [f"{'ABCDEFGHIJ'[i]}. {text}" for i, text in enumerate(options)]
+    return [f"{LETTERS[i]}. {text}" for i, text in enumerate(options)]
 
 
 def ingest_markdown(summary: IngestSummary) -> str:

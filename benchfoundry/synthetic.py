@@ -18,6 +18,8 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
+from benchfoundry.letters import letter
+
 PALETTE: dict[str, tuple[int, int, int]] = {
     "red": (215, 38, 38),
     "green": (34, 150, 60),
@@ -190,7 +192,7 @@ def _mcq(rng: random.Random, correct: str, pool: list[str]) -> tuple[list[str], 
     distractors = rng.sample([p for p in pool if p != correct], k=3)
     options = [correct, *distractors]
     rng.shuffle(options)
-    return options, "ABCD"[options.index(correct)]
+    return options, letter(options.index(correct))
 
 
 def reference_questions(scene: Scene, rng: random.Random) -> list[ReferenceQuestion]:

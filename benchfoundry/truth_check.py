@@ -7,8 +7,9 @@ import math
 import re
 from dataclasses import dataclass
 
+from benchfoundry.letters import LETTERS
+
 SHAPE_OF_HINT = {"round": "circle", "rectangular": "square", "triangular": "triangle"}
-LETTERS = "ABCDEFGHIJ"
 
 
 def _position(box: list[float], width: int, height: int) -> str:

@@ -11,6 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from benchfoundry.gateway import Gateway
 from benchfoundry.gateway.models import protect_models
+from benchfoundry.letters import index_of
 from benchfoundry.records import CandidateRecord, ImageRecord, QuarantineRecord, VisualFactsRecord
 from benchfoundry.report import GenerateSummary
 from benchfoundry.spec import DEFAULT_TAXONOMY, GenerateOptions
@@ -132,7 +133,7 @@ def check_seeds(run: RunFolder, taxonomy: Taxonomy, options: GenerateOptions) ->
     for seed in run.table(CandidateRecord).records():
         if not seed.generator.startswith("seed:"):
             continue
-        index = ord(seed.answer) - 65
+        index = index_of(seed.answer)
         draft = Draft(
             image_id=seed.image_id,
             dimension=seed.dimension,

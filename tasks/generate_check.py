@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchfoundry.letters import index_of
 from benchfoundry.records import CandidateRecord, ImageSourceRecord
 from benchfoundry.spec import ExtractOptions, FolderSource, GenerateOptions, IngestOptions
 from benchfoundry.storage import RunFolder
@@ -56,6 +57,6 @@ def template_key_accuracy(work: Path, scenes: int, seed: int = 7) -> Accuracy:
             result.right += 1
         else:
             result.wrong.append(
-                f"{candidate.question} keyed {candidate.options['ABCD'.index(candidate.answer)]!r}, truth {verdict.expected!r} ({verdict.why})"
+                f"{candidate.question} keyed {candidate.options[index_of(candidate.answer)]!r}, truth {verdict.expected!r} ({verdict.why})"
             )
     return result

@@ -15,10 +15,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from benchfoundry.ids import content_hash, question_id
+from benchfoundry.letters import LETTERS
 from benchfoundry.records import CandidateRecord
 from tasks.ingest_items import Rejection
 
-LETTERS = "ABCDEFGHIJ"
 REASONS = {
     "malformed_output": "the model's output is not the asked JSON, even after one repair attempt",
     "too_few_options": "fewer options than the minimum",

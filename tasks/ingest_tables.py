@@ -21,10 +21,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchfoundry.letters import LETTERS
 from benchfoundry.spec import ParquetSource, TsvSource
 from tasks.ingest_items import RawImage, Rejection, SeedQuestion, SourceFormatError, SourceItems
 
-LETTERS = "ABCDEFGHIJ"
 MORE_LETTERS = "KLMNOPQRSTUVWXYZ"  # option columns a source may have beyond what a question keeps
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]|\r(?!\n)")
 # VLMEvalKit: an `image` value this short is the index of the row whose image to use.

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from benchfoundry import progress
 from benchfoundry.answering.engine import AnsweringEngine, MCQItem
 from benchfoundry.gateway import Gateway, GenerateParams
 from benchfoundry.gateway.models import ModelSpec, protect, protect_models
@@ -119,11 +120,17 @@ def ask(
             f"model(s) {', '.join(blind)} see no image: the consensus step needs vision-language "
             "models (or facts/MODEL, which reads the extracted visual facts)"
         )
+    step = "filter" if mode == TEXT_MODE else "consensus"
     for model, role in members:
         if not items:
             continue
         gateway.prepare(model, answers)
-        results, report = engine.run(items, model, circular=circular)
+        results, report = engine.run(
+            items,
+            model,
+            circular=circular,
+            on_done=lambda n, m=model: progress.report(f"{step} {m}", n, len(items)),
+        )
         records += [p.to_record(mode, with_image) for r in results for p in r.passes]
         hits.append(ModelHits(**report.model_dump(), role=role, counted=role != "chance"))
     asked = {c.question_id for c in candidates}
@@ -135,7 +142,7 @@ def ask(
         ),
     )
     return AskSummary(
-        step="filter" if mode == TEXT_MODE else "consensus",
+        step=step,
         run=str(run.root),
         candidates=len(items),
         skipped_refused=len(refused),

@@ -9,13 +9,12 @@ so that early stopping does not cost parallelism.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
-from benchfoundry.answering.extract import LETTERS
 from benchfoundry.answering.judge import ToExtract, extract_all
 from benchfoundry.gateway import (
     MCQ,
@@ -26,6 +25,7 @@ from benchfoundry.gateway import (
     NotSupportedError,
     Request,
 )
+from benchfoundry.letters import LETTERS
 from benchfoundry.prompts import load
 from benchfoundry.records import JudgementRecord
 
@@ -155,11 +155,17 @@ class AnsweringEngine:
         return self.gateway.spec(model).options.get("mcq") == "likelihood"
 
     def run(
-        self, items: Sequence[MCQItem], model: str, circular: bool = True
+        self,
+        items: Sequence[MCQItem],
+        model: str,
+        circular: bool = True,
+        on_done: Callable[[int], None] | None = None,
     ) -> tuple[list[QuestionResult], EngineReport]:
-        """Ask every question (every pass, under CircularEval, until the first wrong one)."""
+        """Ask every question (every pass, under CircularEval, until the first wrong one).
+        `on_done(n)` is told each time n more questions are finished."""
+        done = on_done or (lambda n: None)
         if self.answers_by_likelihood(model):
-            results = self._run_likelihood(items, model, circular)
+            results = self._run_likelihood(items, model, circular, done)
             return results, self.report(results, model, circular)
         results = [QuestionResult(item) for item in items]
         alive = list(range(len(results)))
@@ -203,19 +209,24 @@ class AnsweringEngine:
                 )
                 if circular and correct and wave + 1 < len(item.options):
                     survivors.append(i)
+            done(len(alive) - len(survivors))
             alive = survivors
             wave += 1
         return results, self.report(results, model, circular)
 
     def _run_likelihood(
-        self, items: Sequence[MCQItem], model: str, circular: bool
+        self, items: Sequence[MCQItem], model: str, circular: bool, done: Callable[[int], None]
     ) -> list[QuestionResult]:
         """One likelihood ranking per question. The ranking does not depend on the order the
         options are shown in, so every CircularEval pass makes the same choice: the passes are
         recorded (until the first wrong one) from that one call."""
         template = load("likelihood")
-        results = []
-        for item in items:
+        results: dict[int, QuestionResult] = {}
+        # Questions about one image one after another: a local model continues each from the
+        # image's part of the prompt, which it has just run. Results keep the given order.
+        order = sorted(range(len(items)), key=lambda i: (str(items[i].image), i))
+        for index in order:
+            item = items[index]
             prompt = template.render(hint=item.hint, question=item.question)
             messages = item_messages(item, prompt, self.with_image)
             result = QuestionResult(item)
@@ -250,8 +261,9 @@ class AnsweringEngine:
                 )
                 if not correct:
                     break
-            results.append(result)
-        return results
+            results[index] = result
+            done(1)
+        return [results[i] for i in range(len(items))]
 
     def report(self, results: Sequence[QuestionResult], model: str, circular: bool) -> EngineReport:
         n = max(1, len(results))

@@ -11,7 +11,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-LETTERS = "ABCDEFGHIJ"
+from benchfoundry.letters import LETTERS
+
 Z = "Z"
 
 

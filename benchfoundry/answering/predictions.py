@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 from pydantic import BaseModel
 
-from benchfoundry.answering.extract import LETTERS
 from benchfoundry.answering.judge import ToExtract, extract_all
 from benchfoundry.gateway import Gateway
+from benchfoundry.letters import LETTERS
 
 CIRCULAR_OFFSET = 1_000_000
 REQUIRED = ("index", "question", "answer", "prediction", "A", "B")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchfoundry.letters import LETTERS
 from benchfoundry.qc.summary import AskSummary, ModelHits, SelectSummary
 
 
@@ -102,7 +103,7 @@ def select_markdown(summary: SelectSummary) -> list[str]:
         "",
     ]
     for ex in summary.examples:
-        options = "; ".join(f"{'ABCDEFGHIJ'[i]}. {o}" for i, o in enumerate(ex.options))
+        options = "; ".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(ex.options))
         lines.append(
             f"- **{ex.decision}** [{ex.dimension}] {ex.question} ({options}; answer {ex.answer}) "
             f"— {ex.reason}"

@@ -152,3 +152,32 @@ def test_a_killed_runs_prefect_server_is_stopped_by_the_next_command(
         pass
     assert not server.is_running() or server.status() == psutil.STATUS_ZOMBIE
     assert list(records.glob("*.json")) == []  # the second command cleaned up after itself
+
+
+def test_progress_goes_to_a_log_file_as_plain_lines(tmp_path, image_bytes, prefect_home):
+    corpus = _corpus(tmp_path / "corpus", image_bytes)
+    log = tmp_path / "ingest.log"
+    with open(log, "w") as handle:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "benchfoundry",
+                "ingest",
+                str(corpus),
+                "--out",
+                str(tmp_path / "r"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=handle,
+            env={**_env(prefect_home), "BENCHFOUNDRY_PROGRESS_SECONDS": "0"},
+            cwd=REPO,
+            timeout=300,
+        )
+    assert done.returncode == 0
+    lines = log.read_text().splitlines()
+    assert "read sources: 1" in lines
+    assert any(
+        line.startswith("decode images: 2 of 2 (100%)") and "done in" in line for line in lines
+    )
+    assert not any("\x1b[" in line for line in lines)  # no terminal control codes
