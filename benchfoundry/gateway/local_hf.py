@@ -8,13 +8,16 @@ kept as safetensors in the model cache folder so later loads are fast.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import inspect
 import os
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from benchfoundry.gateway.batching import MicroBatcher
@@ -40,7 +43,18 @@ def model_cache_dir() -> Path:
 def device() -> str:
     import torch
 
+    use_available_cores()
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def use_available_cores() -> None:
+    """Give torch as many threads as this process may run on (its CPU affinity, which a
+    container or `taskset` narrows), not the machine's count, which would oversubscribe."""
+    import torch
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if cores and torch.get_num_threads() != cores:
+        torch.set_num_threads(cores)
 
 
 def _is_vision_config(config: Any) -> bool:
@@ -62,6 +76,8 @@ class TransformersModel(Provider):
         self._loaded: tuple[Any, Any, bool] | None = None
         self._is_vlm: bool | None = None
         self.device = device()
+        # Option scoring continues each prompt from the prefix it shares with a recent one.
+        self._prefixes = PrefixCache(size=int(spec.options.get("prefix_cache", 4)))
 
     @property  # type: ignore[override]
     def sees(self) -> str:
@@ -295,7 +311,7 @@ class TransformersModel(Provider):
                 raise permanent("bad_input", f"option(s) {empty} have no tokens to score")
             extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
             with torch.no_grad():
-                first = model(input_ids=prompt_ids, use_cache=True, **extra)
+                first = self._run_prompt(model, prompt_ids, extra)
                 first_logprobs = torch.log_softmax(first.logits[0, -1].float(), dim=-1)
                 n, width = len(encoded), max(len(ids) for ids in encoded)
                 pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
@@ -327,6 +343,77 @@ class TransformersModel(Provider):
         return OptionScores(
             options=list(options), summed=summed, normalised=normalised, n_tokens=counts
         )
+
+    def _run_prompt(self, model: Any, prompt_ids: Any, extra: dict[str, Any]) -> Any:
+        """The prompt's forward pass, continued from the keys and values of the longest prefix
+        it shares with a recent prompt (questions about one image share its facts), then kept
+        for the next. Text prompts only: image inputs run whole."""
+        if extra or self._prefixes.size == 0:
+            return model(input_ids=prompt_ids, use_cache=True, **extra)
+        ids = tuple(prompt_ids[0].tolist())
+        if (same := self._prefixes.exact(ids)) is not None:
+            return same  # the very same prompt: the very same numbers
+        shared, cache = self._prefixes.longest(ids)
+        if cache is None:
+            output = model(input_ids=prompt_ids, use_cache=True)
+        else:
+            output = model(input_ids=prompt_ids[:, shared:], past_key_values=cache, use_cache=True)
+        self._prefixes.keep(ids, output)
+        return output
+
+
+class PrefixCache:
+    """Keys and values of the last few prompts a model ran, to continue a new prompt from the
+    longest token prefix it shares with one of them. A hit hands out a cropped copy, so the
+    stored entry stays whole."""
+
+    def __init__(self, size: int = 4, min_shared: int = 32) -> None:
+        self.size = size
+        self.min_shared = min_shared
+        # prompt tokens -> (keys and values, logits of the last prompt token)
+        self._entries: OrderedDict[tuple[int, ...], tuple[Any, Any]] = OrderedDict()
+        self.hits = 0
+        self.tokens_saved = 0
+
+    def longest(self, ids: tuple[int, ...]) -> tuple[int, Any]:
+        """(tokens shared, a cache of them to continue from) or (0, None). At least the last
+        token is always left to run, for its logits."""
+        best, best_key = 0, None
+        for key in self._entries:
+            n = 0
+            for a, b in zip(key, ids, strict=False):
+                if a != b:
+                    break
+                n += 1
+            if n > best:
+                best, best_key = n, key
+        best = min(best, len(ids) - 1)
+        if best_key is None or best < self.min_shared:
+            return 0, None
+        self._entries.move_to_end(best_key)
+        cache = copy.deepcopy(self._entries[best_key][0])
+        if (extra := cache.get_seq_length() - best) > 0:
+            cache.crop(-extra)  # transformers crops by a count of tokens to drop
+        self.hits += 1
+        self.tokens_saved += best
+        return best, cache
+
+    def exact(self, ids: tuple[int, ...]) -> Any | None:
+        """The stored output of this very prompt (its logits and a copy of its cache), if any."""
+        if ids not in self._entries:
+            return None
+        self._entries.move_to_end(ids)
+        cache, logits = self._entries[ids]
+        self.hits += 1
+        self.tokens_saved += len(ids)
+        return SimpleNamespace(logits=logits, past_key_values=copy.deepcopy(cache))
+
+    def keep(self, ids: tuple[int, ...], output: Any) -> None:
+        """Keep a prompt's keys and values and the logits of its last token."""
+        self._entries[ids] = (copy.deepcopy(output.past_key_values), output.logits[:, -1:].clone())
+        self._entries.move_to_end(ids)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
 
 
 def _end_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -166,3 +166,31 @@ def test_smollm2_answers_the_same_alone_and_in_a_batch():
     assert [r.text for r in together] == [c.text for c in alone]
     assert [r.tokens_in for r in together] == [c.tokens_in for c in alone]
     assert [r.tokens_out for r in together] == [c.tokens_out for c in alone]
+
+
+def test_option_scores_are_the_same_when_a_prompt_continues_from_a_shared_prefix():
+    """Questions about one image share the long facts part of their prompt: the second is
+    continued from the first's keys and values, and scores as a fresh run does."""
+    from benchfoundry.gateway.models import ModelSpec
+
+    facts = (
+        "[Image described by extracted visual facts]\n"
+        + "A red circle at the top left, a blue square in the middle, a green triangle at the "
+        "bottom right, and the words OPEN DAILY written in black along the lower edge. " * 3
+    )
+    questions = [
+        ("What colour is the circle?", ["red", "blue", "green", "black"]),
+        ("Which shape is in the middle?", ["a circle", "a square", "a triangle", "a star"]),
+        ("What do the words say?", ["OPEN DAILY", "CLOSED", "SALE", "EXIT"]),
+    ]
+    shared = Gateway({"m": ModelSpec(name="m", provider="smollm2")})
+    fresh = Gateway({"m": ModelSpec(name="m", provider="smollm2", options={"prefix_cache": 0})})
+    for question, options in questions:
+        messages = [{"type": "text", "value": f"{facts}\nQuestion: {question}\nAnswer:"}]
+        a = shared.score_options("m", messages, options)
+        b = fresh.score_options("m", messages, options)
+        assert a.summed == pytest.approx(b.summed, abs=1e-3)
+        assert a.best(normalised=True) == b.best(normalised=True)
+    prefixes = shared.provider("m")._prefixes
+    assert prefixes.hits == 2 and prefixes.tokens_saved > 2 * 100
+    assert fresh.provider("m")._prefixes.hits == 0
