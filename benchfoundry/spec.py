@@ -361,6 +361,12 @@ class BuildSpec(SpecModel):
         extract = self.options.extract
         if extract.ocr_model_dir is not None and not extract.ocr_model_dir.is_absolute():
             extract = extract.model_copy(update={"ocr_model_dir": fix(extract.ocr_model_dir)})
+        # A checkpoint or captioner model is a path or a hub id: a relative value that names
+        # something beside the spec is that path; anything else is kept as an id.
+        for name in ("segmenter_checkpoint", "captioner_model"):
+            value = getattr(extract, name)
+            if value and not Path(value).is_absolute() and (base / value).exists():
+                extract = extract.model_copy(update={name: str((base / value).resolve())})
         options = self.options.model_copy(update={"extract": extract})
         taxonomy = self.taxonomy
         if taxonomy and taxonomy.endswith((".yaml", ".yml")) and not Path(taxonomy).is_absolute():

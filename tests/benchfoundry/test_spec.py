@@ -118,3 +118,25 @@ def test_dimensions_are_checked_against_the_specs_own_taxonomy(tmp_path):
     path = _spec(tmp_path, f"name: x\nsources: [{{kind: folder, path: a}}]\n{seed}\n")
     with pytest.raises(SpecError, match="'ocr' is not a dimension of taxonomy 'seed_bench'"):
         load_spec(path)
+
+
+def test_checkpoint_and_captioner_paths_resolve_against_the_spec(tmp_path, monkeypatch):
+    (tmp_path / "weights" / "sam").mkdir(parents=True)
+    (tmp_path / "weights" / "blip").mkdir()
+    path = _spec(
+        tmp_path,
+        "name: x\nsources: [{kind: folder, path: a}]\n"
+        "options: {extract: {segmenter: hf-sam, segmenter_checkpoint: weights/sam, "
+        "captioner: hf, captioner_model: weights/blip, ocr: paddleocr, ocr_model_dir: ocr}}\n",
+    )
+    monkeypatch.chdir("/")
+    extract = load_spec(path).options.extract
+    assert extract.segmenter_checkpoint == str(tmp_path / "weights" / "sam")
+    assert extract.captioner_model == str(tmp_path / "weights" / "blip")
+    assert extract.ocr_model_dir == tmp_path / "ocr"
+    hub = _spec(
+        tmp_path,
+        "name: x\nsources: [{kind: folder, path: a}]\n"
+        "options: {extract: {segmenter: hf-sam, segmenter_checkpoint: facebook/sam-vit-base}}\n",
+    )
+    assert load_spec(hub).options.extract.segmenter_checkpoint == "facebook/sam-vit-base"
