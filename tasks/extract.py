@@ -20,6 +20,7 @@ from prefect.cache_policies import NO_CACHE
 
 from benchfoundry import progress
 from benchfoundry.ids import content_hash
+from benchfoundry.reasons import Rejection, register
 from benchfoundry.records import ExtractorInfo, ImageRecord, QuarantineRecord, VisualFactsRecord
 from benchfoundry.report import ExtractSummary
 from benchfoundry.spec import ExtractOptions
@@ -28,13 +29,15 @@ from extractors import registry
 from extractors.base import Captioner, ExtractorFailed, OcrBackend, Segmenter
 from extractors.caption_composed import compose_context
 from extractors.describe import describe
-from tasks.ingest_items import Rejection
 
-REASONS = {
-    "extractor_failed": "a backend failed on this image (its message says which and why)",
-    "out_of_memory": "the image was too large for a backend's memory",
-    "bad_pixels": "the stored image could not be decoded again",
-}
+REASONS = register(
+    "extract",
+    {
+        "extractor_failed": "a backend failed on this image (its message says which and why)",
+        "out_of_memory": "the image was too large for a backend's memory",
+        "bad_pixels": "the stored image could not be decoded again",
+    },
+)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from prefect.cache_policies import NO_CACHE
 from benchfoundry.gateway import Gateway
 from benchfoundry.gateway.models import protect_models
 from benchfoundry.letters import index_of
+from benchfoundry.reasons import Rejection
 from benchfoundry.records import CandidateRecord, ImageRecord, QuarantineRecord, VisualFactsRecord
 from benchfoundry.report import GenerateSummary
 from benchfoundry.spec import DEFAULT_TAXONOMY, GenerateOptions
@@ -27,7 +28,6 @@ from tasks.generate_drafts import (
 )
 from tasks.generate_llm import Job, llm_drafts
 from tasks.generate_templates import template_drafts
-from tasks.ingest_items import Rejection
 
 
 def facts_by_image(run: RunFolder) -> list[VisualFactsRecord]:

@@ -16,22 +16,25 @@ from dataclasses import dataclass, field
 
 from benchfoundry.ids import content_hash, question_id
 from benchfoundry.letters import LETTERS
+from benchfoundry.reasons import Rejection, register
 from benchfoundry.records import CandidateRecord
-from tasks.ingest_items import Rejection
 
-REASONS = {
-    "malformed_output": "the model's output is not the asked JSON, even after one repair attempt",
-    "too_few_options": "fewer options than the minimum",
-    "too_many_options": "more options than the maximum",
-    "empty_option": "an option is empty",
-    "duplicate_options": "two options say the same",
-    "catch_all_option": "an option is 'all/none of the above'",
-    "answer_in_question": "the correct option's text stands verbatim in the question",
-    "empty_question": "the question is empty",
-    "unknown_dimension": "the dimension is not one of the taxonomy's",
-    "near_duplicate": "a question on the same image that says nearly the same as one kept",
-    "model_failed": "the generator model failed (after its retries)",
-}
+REASONS = register(
+    "generate",
+    {
+        "malformed_output": "the model's output is not the asked JSON, even after one repair attempt",
+        "too_few_options": "fewer options than the minimum",
+        "too_many_options": "more options than the maximum",
+        "empty_option": "an option is empty",
+        "duplicate_options": "two options say the same",
+        "catch_all_option": "an option is 'all/none of the above'",
+        "answer_in_question": "the correct option's text stands verbatim in the question",
+        "empty_question": "the question is empty",
+        "unknown_dimension": "the dimension is not one of the taxonomy's",
+        "near_duplicate": "a question on the same image that says nearly the same as one kept",
+        "model_failed": "the generator model failed (after its retries)",
+    },
+)
 
 
 @dataclass

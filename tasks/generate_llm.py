@@ -15,11 +15,11 @@ from pydantic import BaseModel, ValidationError
 from benchfoundry.gateway import Gateway, GenerateParams, ModelCallError, Request
 from benchfoundry.letters import LETTERS
 from benchfoundry.prompts import load
+from benchfoundry.reasons import Rejection
 from benchfoundry.records import VisualFactsRecord
 from benchfoundry.taxonomy import Dimension
 from benchfoundry.visual_context import render
 from tasks.generate_drafts import Draft
-from tasks.ingest_items import Rejection
 
 SCHEMA = {
     "type": "object",

@@ -14,6 +14,7 @@ from prefect.cache_policies import NO_CACHE
 
 from benchfoundry import imaging, progress
 from benchfoundry.ids import image_id, question_id
+from benchfoundry.reasons import Rejection
 from benchfoundry.records import CandidateRecord, ImageRecord, ImageSourceRecord, QuarantineRecord
 from benchfoundry.report import IngestSummary
 from benchfoundry.spec import (
@@ -26,7 +27,7 @@ from benchfoundry.spec import (
 )
 from benchfoundry.storage import RunFolder
 from tasks.ingest_files import read_folder, read_packaged
-from tasks.ingest_items import RawImage, Rejection, SeedQuestion, SourceItems, meta_json
+from tasks.ingest_items import RawImage, SeedQuestion, SourceItems, meta_json
 from tasks.ingest_tables import read_parquet, read_tsv
 
 

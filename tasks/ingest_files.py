@@ -7,10 +7,10 @@ from pathlib import Path
 
 from benchfoundry import packaged
 from benchfoundry.imaging import IMAGE_SUFFIXES
+from benchfoundry.reasons import Rejection
 from benchfoundry.spec import FolderSource, PackagedSource
 from tasks.ingest_items import (
     RawImage,
-    Rejection,
     SourceFormatError,
     SourceItems,
     path_bytes,

@@ -11,38 +11,41 @@ from pathlib import Path
 
 from benchfoundry.imaging import REASONS as IMAGE_REASONS
 from benchfoundry.imaging import ImageRejected
-from benchfoundry.records import QuarantineRecord
+from benchfoundry.reasons import Rejection, register
 
 # Every reason ingestion can give for refusing something, with what it means.
-REASONS: dict[str, str] = {
-    **IMAGE_REASONS,
-    "unreadable_file": "the file cannot be read (permissions, broken link, I/O error)",
-    "unsupported_extension": "a file in an image folder whose extension is not an image format",
-    "unreadable_folder": "a folder that cannot be listed (permissions, I/O error)",
-    "hidden_skipped": "a hidden file or folder (name starting with a dot), not looked into",
-    "symlink_loop": "a linked folder that leads to a folder already walked (a loop, or a second link)",
-    "multiple_images": "a row with several images; a question here has one image",
-    "malformed_row": "a table row with more or fewer fields than the header",
-    "non_utf8": "a text field holds bytes that are not UTF-8",
-    "missing_index": "a row without a value in the index column",
-    "duplicate_index": "a row whose index an earlier row of the same source already used",
-    "missing_image": "a row with neither image data nor an image path",
-    "bad_base64": "a row's image field is not valid base64",
-    "bad_image_reference": "a row's image refers to an index that holds no image",
-    "empty_question": "a row whose question is empty",
-    "too_few_options": "a row with fewer than two options",
-    "too_many_options": "a row with more options than the ten letters A..J that a question may have",
-    "control_characters": "a question, hint or option holds control characters (NUL and other C0 characters but tab and newline)",
-    "no_rows": "a table source with a header and no rows: nothing in it to ingest",
-    "path_outside_root": "an image path that leads outside the source's folder (or the image_root the spec allows)",
-    "bad_image_value": "a row's image value is of a type that holds no image (a number, a boolean...)",
-    "option_gap": "a row whose options skip a letter (A and C filled, B empty)",
-    "duplicate_options": "a row with two options of the same text",
-    "missing_answer": "a row without an answer letter",
-    "answer_not_in_options": "a row whose answer letter is not one of its filled options",
-    "duplicate_question": "a row with the same image, question and options as an earlier row",
-    "image_rejected": "a question whose image was refused (see that image's own quarantine row)",
-}
+REASONS: dict[str, str] = register(
+    "ingest",
+    {
+        **IMAGE_REASONS,
+        "unreadable_file": "the file cannot be read (permissions, broken link, I/O error)",
+        "unsupported_extension": "a file in an image folder whose extension is not an image format",
+        "unreadable_folder": "a folder that cannot be listed (permissions, I/O error)",
+        "hidden_skipped": "a hidden file or folder (name starting with a dot), not looked into",
+        "symlink_loop": "a linked folder that leads to a folder already walked (a loop, or a second link)",
+        "multiple_images": "a row with several images; a question here has one image",
+        "malformed_row": "a table row with more or fewer fields than the header",
+        "non_utf8": "a text field holds bytes that are not UTF-8",
+        "missing_index": "a row without a value in the index column",
+        "duplicate_index": "a row whose index an earlier row of the same source already used",
+        "missing_image": "a row with neither image data nor an image path",
+        "bad_base64": "a row's image field is not valid base64",
+        "bad_image_reference": "a row's image refers to an index that holds no image",
+        "empty_question": "a row whose question is empty",
+        "too_few_options": "a row with fewer than two options",
+        "too_many_options": "a row with more options than the ten letters A..J that a question may have",
+        "control_characters": "a question, hint or option holds control characters (NUL and other C0 characters but tab and newline)",
+        "no_rows": "a table source with a header and no rows: nothing in it to ingest",
+        "path_outside_root": "an image path that leads outside the source's folder (or the image_root the spec allows)",
+        "bad_image_value": "a row's image value is of a type that holds no image (a number, a boolean...)",
+        "option_gap": "a row whose options skip a letter (A and C filled, B empty)",
+        "duplicate_options": "a row with two options of the same text",
+        "missing_answer": "a row without an answer letter",
+        "answer_not_in_options": "a row whose answer letter is not one of its filled options",
+        "duplicate_question": "a row with the same image, question and options as an earlier row",
+        "image_rejected": "a question whose image was refused (see that image's own quarantine row)",
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -87,26 +90,6 @@ class SeedQuestion:
     l2_category: str | None
     split: str | None
     meta: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """Something refused, with its reason code (a key of `REASONS`) and a readable detail."""
-
-    source: str
-    source_kind: str
-    reason: str
-    detail: str
-    stage: str = "ingest"
-
-    def to_record(self) -> QuarantineRecord:
-        return QuarantineRecord(
-            source=self.source,
-            stage=self.stage,
-            reason=self.reason,
-            detail=self.detail,
-            source_kind=self.source_kind,
-        )
 
 
 @dataclass

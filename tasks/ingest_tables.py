@@ -22,8 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchfoundry.letters import LETTERS
+from benchfoundry.reasons import Rejection
 from benchfoundry.spec import ParquetSource, TsvSource
-from tasks.ingest_items import RawImage, Rejection, SeedQuestion, SourceFormatError, SourceItems
+from tasks.ingest_items import RawImage, SeedQuestion, SourceFormatError, SourceItems
 
 MORE_LETTERS = "KLMNOPQRSTUVWXYZ"  # option columns a source may have beyond what a question keeps
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]|\r(?!\n)")

@@ -36,3 +36,26 @@ def test_the_readme_build_spec_validates(tmp_path):
     assert spec.stages == ["ingest", "extract", "generate", "filter", "consensus", "select"]
     assert spec.models["generator"] == ["gpt-4o-mini"]
     assert spec.options.select.target_for("text_understanding") == 100
+
+
+def test_the_reasons_page_is_rendered_from_the_registry():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "render_reasons", DOCS.parent / "scripts" / "render_reasons.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (DOCS / "reasons.md").read_text(encoding="utf-8") == module.render(), (
+        "run: python scripts/render_reasons.py"
+    )
+
+
+def test_a_rejection_needs_a_registered_reason():
+    import pytest
+
+    from benchfoundry.reasons import Rejection
+
+    assert Rejection("x", "tsv", "no_rows", "d").to_record().reason == "no_rows"
+    with pytest.raises(ValueError, match="not registered for stage ingest"):
+        Rejection("x", "tsv", "made_up_reason", "d")
