@@ -11,8 +11,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-# The stage modules that register reasons, in pipeline order.
-STAGE_MODULES = ("tasks.ingest_items", "tasks.extract", "tasks.generate_drafts")
+# The stage modules that register reasons, and their stages, in pipeline order.
+STAGE_MODULES = {
+    "ingest": "tasks.ingest_items",
+    "extract": "tasks.extract",
+    "generate": "tasks.generate_drafts",
+}
 
 
 def render() -> str:
@@ -20,9 +24,11 @@ def render() -> str:
 
     from benchfoundry.reasons import markdown, registered
 
-    for name in STAGE_MODULES:
+    for name in STAGE_MODULES.values():
         importlib.import_module(name)
-    return markdown(registered())
+    found = registered()
+    order = [*STAGE_MODULES, *sorted(set(found) - set(STAGE_MODULES))]
+    return markdown({stage: found[stage] for stage in order if stage in found})
 
 
 if __name__ == "__main__":
