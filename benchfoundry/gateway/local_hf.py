@@ -367,7 +367,7 @@ class PrefixCache:
     longest token prefix it shares with one of them. A hit hands out a cropped copy, so the
     stored entry stays whole."""
 
-    def __init__(self, size: int = 4, min_shared: int = 32) -> None:
+    def __init__(self, size: int = 4, min_shared: int = 8) -> None:
         self.size = size
         self.min_shared = min_shared
         # prompt tokens -> (keys and values, logits of the last prompt token)
