@@ -132,3 +132,18 @@ def emit(as_json: bool, payload: dict[str, Any], text: str) -> None:
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
     else:
         sys.stdout.write(text + "\n")
+
+
+def require_table(out: Path, table: str, before: str) -> None:
+    """Fail with what to run first when the run folder lacks a stage's input table."""
+    from benchfoundry.storage import RunFolder
+
+    if not RunFolder(out).table_named(table).exists():
+        raise UserError(
+            f"run folder {out} has no {table.replace('_', ' ')} yet: run 'benchfoundry {before}' first"
+        )
+
+
+def emit_summary(as_json: bool, summary: Any, text: str, out: Path) -> None:
+    """A stage's summary: JSON on stdout, or its text and where the outputs are."""
+    emit(as_json, summary.model_dump(mode="json"), f"{text}\nOutputs: {out.resolve()}")

@@ -15,6 +15,7 @@ from benchfoundry.cli.common import (
     app,
     emit,
     progress_bars,
+    require_table,
     run,
 )
 
@@ -46,7 +47,6 @@ def qc(
         from benchfoundry.gateway.models import protect
         from benchfoundry.qc.report import qc_text
         from benchfoundry.spec import QC_STEPS, StageOptions, load_spec
-        from benchfoundry.storage import RunFolder
         from flows.qc import qc as qc_flow
 
         chosen = [s.strip() for s in steps.split(",") if s.strip()]
@@ -54,10 +54,7 @@ def qc(
         if unknown or not chosen:
             raise UserError(f"--steps takes {', '.join(QC_STEPS)}; got {steps!r}")
         loaded = load_spec(spec) if spec else None
-        if not RunFolder(out).table_named("candidates").exists():
-            raise UserError(
-                f"run folder {out} has no candidates yet: run 'benchfoundry generate' first"
-            )
+        require_table(out, "candidates", "generate")
         options = loaded.options if loaded else StageOptions()
         models = dict(loaded.models) if loaded else {}
         if text_only:

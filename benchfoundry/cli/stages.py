@@ -17,7 +17,9 @@ from benchfoundry.cli.common import (
     VerboseOpt,
     app,
     emit,
+    emit_summary,
     progress_bars,
+    require_table,
     run,
 )
 
@@ -78,11 +80,7 @@ def ingest(
         options = loaded.options.ingest if loaded else IngestOptions()
         with progress_bars(not as_json):
             summary = ingest_flow(parsed, str(out.resolve()), options)
-        emit(
-            as_json,
-            summary.model_dump(mode="json"),
-            ingest_markdown(summary) + f"\nOutputs: {out.resolve()}",
-        )
+        emit_summary(as_json, summary, ingest_markdown(summary), out)
 
     run(verbose, action, flows=True)
 
@@ -99,19 +97,13 @@ def extract(
     def action() -> None:
         from benchfoundry.report import extract_markdown
         from benchfoundry.spec import ExtractOptions, load_spec
-        from benchfoundry.storage import RunFolder
         from flows.extract import extract as extract_flow
 
         options = load_spec(spec).options.extract if spec else ExtractOptions()
-        if not RunFolder(out).table_named("images").exists():
-            raise UserError(f"run folder {out} has no images yet: run 'benchfoundry ingest' first")
+        require_table(out, "images", "ingest")
         with progress_bars(not as_json):
             summary = extract_flow(str(out.resolve()), options)
-        emit(
-            as_json,
-            summary.model_dump(mode="json"),
-            extract_markdown(summary) + f"\nOutputs: {out.resolve()}",
-        )
+        emit_summary(as_json, summary, extract_markdown(summary), out)
 
     run(verbose, action, flows=True)
 
@@ -128,14 +120,10 @@ def generate(
     def action() -> None:
         from benchfoundry.report import generate_markdown
         from benchfoundry.spec import GenerateOptions, load_spec
-        from benchfoundry.storage import RunFolder
         from flows.generate import generate as generate_flow
 
         loaded = load_spec(spec) if spec else None
-        if not RunFolder(out).table_named("visual_facts").exists():
-            raise UserError(
-                f"run folder {out} has no visual facts yet: run 'benchfoundry extract' first"
-            )
+        require_table(out, "visual_facts", "extract")
         options = loaded.options.generate if loaded else GenerateOptions()
         with progress_bars(not as_json):
             summary = generate_flow(
@@ -145,10 +133,6 @@ def generate(
                 loaded.models if loaded else {},
                 str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None,
             )
-        emit(
-            as_json,
-            summary.model_dump(mode="json"),
-            generate_markdown(summary) + f"\nOutputs: {out.resolve()}",
-        )
+        emit_summary(as_json, summary, generate_markdown(summary), out)
 
     run(verbose, action, flows=True)
