@@ -38,9 +38,9 @@ def build(spec_path: str, out: str | None = None, stages: list[str] | None = Non
     ingest_summary = extract_summary = generate_summary = None
     if "ingest" in spec.stages:
         ingest_summary = ingest(spec.sources, str(run.root), spec.options.ingest)
-    if "extract" in spec.stages:
-        extract_summary = extract(str(run.root), spec.options.extract)
     catalogue = str(spec.model_catalogue) if spec.model_catalogue else None
+    if "extract" in spec.stages:
+        extract_summary = extract(str(run.root), spec.options.extract, catalogue)
     if "generate" in spec.stages:
         generate_summary = generate(
             str(run.root), spec.options.generate, spec.taxonomy, spec.models, catalogue

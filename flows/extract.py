@@ -20,18 +20,22 @@ from tasks.extract import (
     store_outcome_task,
     summarise,
 )
+from tasks.model_usage import record_usage_task
 
 # Batches being extracted at once, at most (the backends are shared across these threads).
 IN_FLIGHT = 2
 
 
 @flow(name="extract")
-def extract(out: str, options: ExtractOptions | None = None) -> ExtractSummary:
-    """Extract visual facts for every stored image that has none under this configuration."""
+def extract(
+    out: str, options: ExtractOptions | None = None, catalogue: str | None = None
+) -> ExtractSummary:
+    """Extract visual facts for every stored image that has none under this configuration.
+    `catalogue` is the spec's model catalogue, for a captioner that calls a model."""
     options = options or ExtractOptions()
     run = RunFolder(out)
     started = time.perf_counter()
-    extractors = run_extractors(run, options)
+    extractors = run_extractors(run, options, catalogue)
     done_before = len(done_images(run, extractors.config_hash))
     total = run.table(ImageRecord).count() - done_before
     batches = pending_batches(run, extractors.config_hash, options.batch_size)
@@ -47,6 +51,8 @@ def extract(out: str, options: ExtractOptions | None = None) -> ExtractSummary:
         outcome = in_flight.popleft().result()
         store_outcome_task(out, outcome)
         outcomes.append(outcome)
+    if extractors.gateway is not None:
+        record_usage_task(extractors.gateway, out)
     summary = summarise(
         run,
         extractors,

@@ -19,6 +19,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from benchfoundry import progress
+from benchfoundry.gateway import Gateway
 from benchfoundry.ids import content_hash
 from benchfoundry.reasons import Rejection, register
 from benchfoundry.records import ExtractorInfo, ImageRecord, QuarantineRecord, VisualFactsRecord
@@ -50,6 +51,7 @@ class Extractors:
     label_instances: bool
     config_hash: str
     infos: list[ExtractorInfo]
+    gateway: Gateway | None = None  # the run's, when a backend calls models through it
 
 
 def build_extractors(options: ExtractOptions, extra: dict[str, object] | None = None) -> Extractors:
@@ -256,26 +258,37 @@ def summarise(
     )
 
 
-def run_extractors(run: RunFolder, options: ExtractOptions) -> Extractors:
-    """The backends, with the run's gateway (cache, catalogue, usage) for model-backed ones."""
+def run_extractors(
+    run: RunFolder, options: ExtractOptions, catalogue: str | None = None
+) -> Extractors:
+    """The backends, with the run's gateway (its cache and usage, the spec's model catalogue
+    `catalogue`, else the default one) for model-backed ones."""
     extra: dict[str, object] = {}
+    gateway = None
     if options.captioner == "vlm":
         from benchfoundry.gateway.setup import gateway_for_run
 
-        extra["gateway"] = gateway_for_run(run.root, stage="extract")
-    return build_extractors(options, extra)
+        gateway = gateway_for_run(run.root, stage="extract", catalogue_path=catalogue)
+        extra["gateway"] = gateway
+    extractors = build_extractors(options, extra)
+    extractors.gateway = gateway
+    return extractors
 
 
-def extract_all(run: RunFolder, options: ExtractOptions) -> ExtractSummary:
+def extract_all(
+    run: RunFolder, options: ExtractOptions, catalogue: str | None = None
+) -> ExtractSummary:
     """The whole stage without Prefect."""
     started = time.perf_counter()
-    extractors = run_extractors(run, options)
+    extractors = run_extractors(run, options, catalogue)
     done_before = len(done_images(run, extractors.config_hash))
     outcomes = []
     for batch in pending_batches(run, extractors.config_hash, options.batch_size):
         outcome = extract_batch(batch, extractors)
         store_outcome(run, outcome)
         outcomes.append(outcome)
+    if extractors.gateway is not None:
+        extractors.gateway.ledger.write(run.root)  # the captioner's calls, in RUN/usage.json
     return summarise(
         run,
         extractors,

@@ -99,10 +99,12 @@ def extract(
         from benchfoundry.spec import ExtractOptions, load_spec
         from flows.extract import extract as extract_flow
 
-        options = load_spec(spec).options.extract if spec else ExtractOptions()
+        loaded = load_spec(spec) if spec else None
+        options = loaded.options.extract if loaded else ExtractOptions()
         require_table(out, "images", "ingest")
+        catalogue = str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None
         with progress_bars(not as_json):
-            summary = extract_flow(str(out.resolve()), options)
+            summary = extract_flow(str(out.resolve()), options, catalogue)
         emit_summary(as_json, summary, extract_markdown(summary), out)
 
     run(verbose, action, flows=True)

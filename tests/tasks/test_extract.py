@@ -2,6 +2,7 @@
 
 import pytest
 
+from benchfoundry.gateway.testserver import Script, TestServer
 from benchfoundry.records import QuarantineRecord, VisualFactsRecord
 from benchfoundry.spec import ExtractOptions, FolderSource, IngestOptions
 from benchfoundry.storage import RunFolder
@@ -139,3 +140,26 @@ def test_a_vlm_captioner_with_an_unknown_model_fails_before_any_image(run):
     with pytest.raises(ExtractorUnavailable, match="captioner 'vlm'"):
         extract_all(run, ExtractOptions(captioner="vlm", captioner_model="gpt5"))
     assert run.table(VisualFactsRecord).count() == 0
+
+
+def test_a_vlm_captioner_uses_the_specs_catalogue_and_its_usage_is_recorded(run, tmp_path):
+    """The captioner is named only in the spec's catalogue; its calls land in RUN/usage.json
+    under the extract stage, like every other stage's."""
+    import json
+
+    with TestServer(Script(default="A red square on grey.")) as server:
+        catalogue = tmp_path / "models.yaml"
+        catalogue.write_text(
+            "models:\n"
+            f"  - {{name: house-captioner, provider: openai, model: cap, base_url: '{server.base_url}',"
+            " price_in_per_mtok: 1000}\n",
+            encoding="utf-8",
+        )
+        options = ExtractOptions(
+            ocr="none", segmenter="none", captioner="vlm", captioner_model="house-captioner"
+        )
+        summary = extract_all(run, options, str(catalogue))
+        assert summary.images_extracted > 0
+        assert server.stats.by_model["cap"] == summary.images_extracted
+    usage = json.loads((run.root / "usage.json").read_text())["extract"]["house-captioner"]
+    assert usage["calls"] == summary.images_extracted and usage["cost"] > 0
