@@ -14,6 +14,8 @@ from benchfoundry.gateway.models import protect_models
 from benchfoundry.letters import index_of
 from benchfoundry.reasons import Rejection
 from benchfoundry.records import CandidateRecord, ImageRecord, QuarantineRecord, VisualFactsRecord
+from benchfoundry.refusals import candidate_ref
+from benchfoundry.refusals import refused_candidates as refused
 from benchfoundry.report import GenerateSummary
 from benchfoundry.spec import DEFAULT_TAXONOMY, GenerateOptions
 from benchfoundry.storage import RunFolder
@@ -152,7 +154,7 @@ def check_seeds(run: RunFolder, taxonomy: Taxonomy, options: GenerateOptions) ->
         )
         refusals.append(
             Rejection(
-                f"candidate:{seed.question_id}#{seed.dimension}",
+                candidate_ref(seed.question_id, seed.dimension),
                 seed.generator,
                 refusal.reason,
                 f"{refusal.detail} (seed from {seed.source}{hint})",
@@ -164,12 +166,7 @@ def check_seeds(run: RunFolder, taxonomy: Taxonomy, options: GenerateOptions) ->
 
 def refused_candidates(run: RunFolder) -> set[str]:
     """Question ids of stored candidates that the generate stage refused (seed questions)."""
-    rows = run.table(QuarantineRecord).read(columns=["stage", "source"]).to_pylist()
-    return {
-        r["source"].split(":", 1)[1].split("#", 1)[0]
-        for r in rows
-        if r["stage"] == "generate" and r["source"].startswith("candidate:")
-    }
+    return set(refused(run))
 
 
 def finish(

@@ -19,7 +19,8 @@ from benchfoundry.gateway.models import ModelSpec, protect, protect_models
 from benchfoundry.qc.assess import TEXT_MODE, VLM_MODE, Hits, count_hits, judge, outcomes
 from benchfoundry.qc.select import Assessed, select
 from benchfoundry.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
-from benchfoundry.records import CandidateRecord, JudgementRecord, QuarantineRecord, ScoredRecord
+from benchfoundry.records import CandidateRecord, JudgementRecord, ScoredRecord
+from benchfoundry.refusals import refused_candidates
 from benchfoundry.spec import (
     DEFAULT_TEXT_ONLY,
     DEFAULT_VLM,
@@ -28,7 +29,6 @@ from benchfoundry.spec import (
     SelectOptions,
 )
 from benchfoundry.storage import RunFolder
-from tasks.generate import refused_candidates
 
 
 class QCConfigError(ValueError):
@@ -71,7 +71,7 @@ def counted(members: Sequence[tuple[str, str]]) -> list[str]:
 
 def qc_candidates(run: RunFolder) -> tuple[list[CandidateRecord], set[str]]:
     """Candidates to check (in id order) and the ids the generate stage refused."""
-    refused = refused_candidates(run)
+    refused = set(refused_candidates(run))
     records = sorted(run.table(CandidateRecord).records(), key=lambda c: c.question_id)
     return [c for c in records if c.question_id not in refused], refused
 
@@ -186,16 +186,6 @@ def consensus_all(
     )
 
 
-def _refusal_reasons(run: RunFolder) -> dict[str, tuple[str, str]]:
-    rows = run.table(QuarantineRecord).read(columns=["stage", "source", "reason", "detail"])
-    out = {}
-    for row in rows.to_pylist():
-        if row["stage"] == "generate" and row["source"].startswith("candidate:"):
-            qid = row["source"].split(":", 1)[1].split("#", 1)[0]
-            out[qid] = (row["reason"], row["detail"])
-    return out
-
-
 def _hits_for(
     qid: str, by_question: dict[str, dict], members: list[str], expected: bool
 ) -> Hits | None:
@@ -215,7 +205,8 @@ def select_all(
     (rewritten whole: decisions are recomputed, never accumulated). `catalogue` resolves the
     models' names for the report's notes (default: the project's catalogue)."""
     all_candidates = sorted(run.table(CandidateRecord).records(), key=lambda c: c.question_id)
-    refused = refused_candidates(run)
+    reasons = refused_candidates(run)
+    refused = set(reasons)
     n_options = {c.question_id: len(c.options) for c in all_candidates}
     text_all = text_members(filter_options, models)
     text_counted = counted(text_all)
@@ -249,7 +240,6 @@ def select_all(
             )
         )
     dimensions = select(items, select_options)
-    reasons = _refusal_reasons(run)
     records = [_scored(item) for item in items]
     refused_codes: Counter[str] = Counter()
     for c in all_candidates:
