@@ -323,13 +323,11 @@ class TransformersModel(Provider):
                     mask[i, prompt_ids.shape[1] : prompt_ids.shape[1] + len(ids)] = 1
                 cache = first.past_key_values
                 cache.batch_repeat_interleave(n)
-                # Newer transformers name the argument `cache` and warn on the old name.
-                named = "cache" if "cache" in inspect.signature(model.forward).parameters else None
                 rest = model(
                     input_ids=batch.to(self.device),
                     attention_mask=mask.to(self.device),
                     use_cache=True,
-                    **{named or "past_key_values": cache},
+                    **{_cache_argument(model): cache},
                 ).logits.float()
                 rest_logprobs = torch.log_softmax(rest, dim=-1)
         summed, normalised, counts = [], [], []
@@ -357,7 +355,9 @@ class TransformersModel(Provider):
         if cache is None:
             output = model(input_ids=prompt_ids, use_cache=True)
         else:
-            output = model(input_ids=prompt_ids[:, shared:], past_key_values=cache, use_cache=True)
+            output = model(
+                input_ids=prompt_ids[:, shared:], use_cache=True, **{_cache_argument(model): cache}
+            )
         self._prefixes.keep(ids, output)
         return output
 
@@ -414,6 +414,12 @@ class PrefixCache:
         self._entries.move_to_end(ids)
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
+
+
+def _cache_argument(model: Any) -> str:
+    """The forward argument that takes past keys and values: newer transformers name it `cache`
+    and warn on the old name."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def _end_ids(model: Any, tokenizer: Any) -> set[int]:
