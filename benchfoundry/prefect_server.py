@@ -87,17 +87,16 @@ def embedded_server() -> Iterator[str | None]:
     server.start()
     assert server.server_process is not None
     child = psutil.Process(server.server_process.pid)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(
-        json.dumps(
-            {
-                "owner_pid": me.pid,
-                "owner_started": me.create_time(),
-                "server_pid": child.pid,
-                "server_started": child.create_time(),
-                "api_url": server.api_url,
-            }
-        ),
-        encoding="utf-8",
+    from benchfoundry.storage import atomic_write_json
+
+    atomic_write_json(  # another command's reaper never reads it half-written
+        record,
+        {
+            "owner_pid": me.pid,
+            "owner_started": me.create_time(),
+            "server_pid": child.pid,
+            "server_started": child.create_time(),
+            "api_url": server.api_url,
+        },
     )
     yield server.api_url

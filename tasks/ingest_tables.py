@@ -75,6 +75,15 @@ def resolve_inside(root: Path, value: str | Path) -> Path | None:
     return real if real.is_relative_to(os.path.realpath(root)) else None
 
 
+def _path_problem(value: str, root: Path) -> tuple[str, str] | None:
+    """Why an image path cannot be read, as (reason, detail), or None when it can be tried."""
+    if (where := control_character(value)) is not None or "\x00" in value:
+        return "control_characters", f"the image path holds {where or 'U+0000'}"
+    if resolve_inside(root, value) is None:
+        return "path_outside_root", _outside(value, root)
+    return None
+
+
 def _outside(value: str | Path, root: Path) -> str:
     return (
         f"image path '{value}' leads outside {root}; set the source's image_root to a folder "
@@ -301,12 +310,10 @@ def read_tsv(source: TsvSource) -> SourceItems:
         elif image_value:
             pending.append((ref, row, f"index:{image_value}"))
         elif image_path:
-            file = resolve_inside(base, image_path)
-            if file is None:
-                items.rejections.append(
-                    Rejection(ref, "tsv", "path_outside_root", _outside(image_path, base))
-                )
+            if (problem := _path_problem(image_path, base)) is not None:
+                items.rejections.append(Rejection(ref, "tsv", *problem))
                 continue
+            file = resolve_inside(base, image_path)
             items.images.append(RawImage(ref, "tsv", path=file, license=source.license, meta=meta))
             own_image[index] = ref
             pending.append((ref, row, ref))
@@ -346,13 +353,16 @@ def _image_from_parquet(
     """(bytes, path, problem) from a Parquet image value: binary, a {bytes, path} struct, base64
     text or a path inside `base`; the problem as (reason, detail)."""
     if isinstance(value, dict):
-        if value.get("bytes") is not None:
-            return _image_from_parquet(value["bytes"], base)
+        data = value.get("bytes")
+        if data not in (None, "", b""):
+            return _image_from_parquet(data, base)
         if value.get("path"):
-            file = resolve_inside(base, value["path"])
-            if file is None:
-                return None, None, ("path_outside_root", _outside(value["path"], base))
-            return None, file, None
+            path = str(value["path"])
+            if (problem := _path_problem(path, base)) is not None:
+                return None, None, problem
+            return None, resolve_inside(base, path), None
+        if data is not None:  # empty bytes and no path: reported as an empty image
+            return _image_from_parquet(data, base)
         return None, None, ("missing_image", "the image struct has neither bytes nor a path")
     if isinstance(value, bytes | bytearray):
         return bytes(value), None, None
@@ -360,13 +370,12 @@ def _image_from_parquet(
         text = value.strip()
         if text.startswith("["):
             return None, None, ("multiple_images", "the image value holds several images")
-        if len(text) < 1024:
+        if len(text) < 1024 and "\x00" not in text:
             candidate = Path(text) if Path(text).is_absolute() else base / text
             if candidate.is_file():
-                file = resolve_inside(base, text)
-                if file is None:
-                    return None, None, ("path_outside_root", _outside(text, base))
-                return None, file, None
+                if (problem := _path_problem(text, base)) is not None:
+                    return None, None, problem
+                return None, resolve_inside(base, text), None
         try:
             return _decode_base64(text), None, None
         except (binascii.Error, ValueError):

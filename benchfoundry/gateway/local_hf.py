@@ -393,7 +393,10 @@ class PrefixCache:
         self._entries.move_to_end(best_key)
         cache = copy.deepcopy(self._entries[best_key][0])
         if (extra := cache.get_seq_length() - best) > 0:
-            cache.crop(-extra)  # transformers crops by a count of tokens to drop
+            try:
+                cache.crop(-extra)  # transformers crops by a count of tokens to drop
+            except (RuntimeError, ValueError, NotImplementedError):
+                return 0, None  # a cache that cannot be cut back (sliding windows): run whole
         self.hits += 1
         self.tokens_saved += best
         return best, cache

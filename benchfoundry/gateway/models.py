@@ -7,6 +7,7 @@ A spec string is `PROVIDER/MODEL[@BASE_URL]` (`openai/gpt-4o-mini`,
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -73,24 +74,38 @@ class ModelSpec(BaseModel):
         return (tokens_in * self.price_in_per_mtok + tokens_out * self.price_out_per_mtok) / 1e6
 
 
+# Query parameters that carry credentials (`?api-key=...`, `?token=...`); others, such as
+# `?api-version=2024-06-01`, are part of which endpoint is meant and stay as they are.
+_SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|sig|auth|code|credential", re.I)
+
+
 def mask_url(url: str) -> str:
-    """`url` with user:password and query values replaced by ***."""
+    """`url` with user:password and the values of credential-like query parameters replaced by
+    ***."""
     parts = urlsplit(url)
     netloc = parts.netloc
     if "@" in netloc:
         netloc = "***@" + netloc.rsplit("@", 1)[1]
-    query = (
-        "&".join(f"{kv.split('=', 1)[0]}=***" if "=" in kv else kv for kv in parts.query.split("&"))
-        if parts.query
-        else ""
+    query = "&".join(
+        f"{kv.split('=', 1)[0]}=***" if "=" in kv and _SECRET_PARAM.search(kv.split("=")[0]) else kv
+        for kv in parts.query.split("&")
     )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return urlunsplit(
+        (parts.scheme, netloc, parts.path, query if parts.query else "", parts.fragment)
+    )
+
+
+def _split_at_url(text: str) -> tuple[str, str]:
+    """(head, url) of a spec string `HEAD@URL`; url is "" when there is none. Any scheme, any
+    case, so that a wrong one is still masked in the error that refuses it."""
+    found = re.search(r"@(?=[A-Za-z][A-Za-z0-9+.-]*://)", text)
+    return (text[: found.start()], text[found.end() :]) if found else (text, "")
 
 
 def mask_spec_string(text: str) -> str:
     """A spec string with the credentials of any URL in it masked: it is also the model's name."""
-    head, at, url = text.partition("@http")
-    return f"{head}@{mask_url('http' + url)}" if at else text
+    head, url = _split_at_url(text)
+    return f"{head}@{mask_url(url)}" if url else text
 
 
 # Spec strings with endpoint credentials seen in this process: masked form -> the real string.
@@ -121,16 +136,21 @@ def protect(text: str) -> str:
 
 
 def _credentials(text: str) -> list[str]:
-    """The secret parts of a spec string's URL: user:password, the password, query values."""
-    _, at, url = text.partition("@http")
-    if not at:
+    """The secret parts of a spec string's URL: user:password, the password, credential-like
+    query values."""
+    _, url = _split_at_url(text)
+    if not url:
         return []
-    parts = urlsplit("http" + url)
+    parts = urlsplit(url)
     found = []
     if "@" in parts.netloc:
         userinfo = parts.netloc.rsplit("@", 1)[0]
         found += [userinfo, userinfo.partition(":")[2]]
-    found += [kv.split("=", 1)[1] for kv in parts.query.split("&") if "=" in kv]
+    found += [
+        kv.split("=", 1)[1]
+        for kv in parts.query.split("&")
+        if "=" in kv and _SECRET_PARAM.search(kv.split("=")[0])
+    ]
     return [f for f in found if f and f != MASK]
 
 
@@ -141,7 +161,7 @@ def protect_models(models: dict[str, list[str]]) -> dict[str, list[str]]:
 
 def _unmask(text: str) -> str:
     """The real spec string behind a masked one (itself when it holds no masked credentials)."""
-    if mask_spec_string(text) != text or f"{MASK}" not in text.partition("@http")[2]:
+    if mask_spec_string(text) != text or MASK not in _split_at_url(text)[1]:
         return text
     with _REAL_LOCK:
         real = _REAL_SPECS.get(text)

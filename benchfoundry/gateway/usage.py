@@ -77,7 +77,7 @@ class UsageLedger:
         journal = Path(run_root) / JOURNAL
         with self._lock:
             pending, self._pending = self._pending, []
-            if self.journal is not None and self.journal != journal:
+            if self.journal is not None and self.journal.resolve() != journal.resolve():
                 pending = [(s, m, u) for (s, m), u in self.entries.items()]
             _append(journal, pending)
             self.entries.clear()
@@ -112,8 +112,12 @@ def _append(journal: Path, rows: list[tuple[str, str, Usage]]) -> None:
     lines += [{"stage": s, "model": m, **u.model_dump()} for s, m, u in rows]
     journal.parent.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
-    with open(journal, "a", encoding="utf-8") as handle:
-        handle.write(text)
+    with open(journal, "a+b") as handle:
+        if handle.tell() > 0:  # a last line cut short by a kill must not swallow this one
+            handle.seek(-1, 2)
+            if handle.read(1) != b"\n":
+                text = "\n" + text
+        handle.write(text.encode("utf-8"))
 
 
 def read_journal(run_root: str | Path) -> dict[str, dict[str, Usage]]:

@@ -245,3 +245,31 @@ def test_a_table_with_a_header_and_no_rows_is_said_out_loud(tmp_path):
     assert len(summary.warnings) == 2 and all("no rows" in w for w in summary.warnings)
     assert {q.source for q in run.table(QuarantineRecord).records()} == {str(tsv), str(parquet)}
     assert run.table(ImageRecord).records() == []
+
+
+def test_odd_image_paths_are_refused_one_row_at_a_time(tmp_path, image_bytes):
+    (tmp_path / "img.png").write_bytes(image_bytes())
+    path = _tsv(
+        tmp_path / "nul.tsv",
+        ["index", "image_path", "question", "A", "B", "answer"],
+        [["1", "a\x00b.png", "Q?", "a", "b", "A"], ["2", "img.png", "Q?", "a", "b", "A"]],
+    )
+    items = read_tsv(TsvSource(path=path))
+    assert [(r.reason, r.source[-1]) for r in items.rejections] == [("control_characters", "1")]
+    assert len(items.images) == 1
+    parquet = tmp_path / "structs.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "question": ["Q?", "Q?"],
+                "A": ["a", "a"],
+                "B": ["b", "b"],
+                "answer": ["A", "A"],
+                "image": [{"bytes": b"", "path": "img.png"}, {"bytes": None, "path": "a\x00b"}],
+            }
+        ),
+        parquet,
+    )
+    items = read_parquet(ParquetSource(path=parquet))
+    assert [r.reason for r in items.rejections] == ["control_characters"]
+    assert items.images[0].read() == image_bytes()  # empty bytes beside a path: the path is read

@@ -63,3 +63,20 @@ def test_catalogue_errors_name_the_entry(tmp_path):
     with pytest.raises(ModelConfigError, match="used twice"):
         load_catalogue(path)
     assert ModelSpec(name="x", provider="blind").concurrency == 4
+
+
+def test_only_credentials_are_masked_in_a_models_name():
+    from benchfoundry.gateway.models import mask_spec_string, parse_model
+
+    assert mask_spec_string("openai/m@http://h/v1?api-version=2024-06-01") == (
+        "openai/m@http://h/v1?api-version=2024-06-01"
+    )
+    assert mask_spec_string("openai/m@https://h/v1?api-key=s3cr3t&api-version=2") == (
+        "openai/m@https://h/v1?api-key=***&api-version=2"
+    )
+    one = parse_model("openai/m@http://h/v1?api-version=1")
+    two = parse_model("openai/m@http://h/v1?api-version=2")
+    assert one.name != two.name and two.base_url.endswith("api-version=2")
+    with pytest.raises(Exception, match="must be an http") as raised:
+        parse_model("openai/m@ftp://user:hunter22@h/v1")
+    assert "hunter22" not in str(raised.value)

@@ -114,3 +114,5 @@ def test_a_line_cut_short_by_a_kill_is_skipped(tmp_path):
     with open(tmp_path / "usage.jsonl", "a") as handle:
         handle.write('{"stage": "s", "model": "m", "cal')
     assert read_journal(tmp_path)["s"]["m"].calls == 1
+    ledger.record("s", "m", Usage(calls=1, tokens_in=4))  # starts a line of its own
+    assert read_journal(tmp_path)["s"]["m"].calls == 2
