@@ -288,6 +288,23 @@ class StageOptions(SpecModel):
 # reasoning dimensions), filter `text_only`, consensus `vlm`, and `judge` reads answers the
 # heuristic choice extractor cannot.
 MODEL_ROLES = ("generator", "generator_reasoning", "text_only", "vlm", "judge")
+
+
+def role_problem(models: dict[str, list[str]]) -> str | None:
+    """What is wrong with a role -> models table (an unknown role, a role with no model), or
+    None. Checked on a spec and again where a flow is called with its own table."""
+    unknown = [role for role in models if role not in MODEL_ROLES]
+    if unknown:
+        return f"unknown model role(s) {unknown}; the roles are {', '.join(MODEL_ROLES)}"
+    empty = [role for role, names in models.items() if not names]
+    if empty:
+        return (
+            f"role(s) {empty} list no model; name at least one, or leave the role out to use "
+            "its default"
+        )
+    return None
+
+
 AVAILABLE_STAGES = ("ingest", "extract", "generate", "filter", "consensus", "select")
 QC_STEPS = ("filter", "consensus", "select")
 
@@ -319,17 +336,8 @@ class BuildSpec(SpecModel):
         parameters or tables."""
         from benchfoundry.gateway.models import protect_models
 
-        unknown = [role for role in value if role not in MODEL_ROLES]
-        if unknown:
-            raise ValueError(
-                f"unknown model role(s) {unknown}; the roles are {', '.join(MODEL_ROLES)}"
-            )
-        empty = [role for role, names in value.items() if not names]
-        if empty:
-            raise ValueError(
-                f"role(s) {empty} list no model; name at least one, or leave the role out to "
-                "use its default"
-            )
+        if problem := role_problem(value):
+            raise ValueError(problem)
         return protect_models(value)
 
     @field_validator("stages")

@@ -27,6 +27,7 @@ from benchfoundry.spec import (
     ConsensusOptions,
     FilterOptions,
     SelectOptions,
+    role_problem,
 )
 from benchfoundry.storage import RunFolder
 
@@ -50,12 +51,8 @@ def text_members(options: FilterOptions, models: dict[str, list[str]]) -> list[t
 
 
 def _no_empty_roles(models: dict[str, list[str]]) -> dict[str, list[str]]:
-    empty = [role for role, names in models.items() if not names]
-    if empty:
-        raise QCConfigError(
-            f"model role(s) {empty} list no model; name at least one, or leave the role out "
-            "to use its default"
-        )
+    if problem := role_problem(models):
+        raise QCConfigError(problem)
     return models
 
 

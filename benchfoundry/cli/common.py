@@ -66,17 +66,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     )
 
 
-def run(verbose: bool, action: Callable[[], Any], flows: bool = False) -> Any:
-    """Set up the offline Prefect environment, run `action`, turn known failures into one line.
-    With `flows`, Prefect's embedded server is started for the action and recorded, so that a
-    run killed with SIGKILL leaves no server behind for long (see `prefect_server`)."""
+def run(verbose: bool, action: Callable[[], Any]) -> Any:
+    """Set up the offline Prefect environment, run `action`, turn known failures into one line."""
     env.configure(console_level="INFO" if verbose else "CRITICAL")
     try:
-        if flows:
-            from benchfoundry.prefect_server import embedded_server
-
-            with embedded_server():
-                return action()
         return action()
     except typer.Exit:
         raise
@@ -124,6 +117,18 @@ def progress_bars(enabled: bool) -> Iterator[None]:
         bars.update(ids[step], advance=advance, total=total if total is not None else None)
 
     with bars, progress.listening(listener):
+        yield
+
+
+@contextmanager
+def running_flows(show_progress: bool) -> Iterator[None]:
+    """Around a command's flow call, once its input is checked (a bad spec fails before Prefect
+    starts): Prefect's embedded server for this command, recorded so that a run killed with
+    SIGKILL leaves no server behind past the next command (see `prefect_server`), and progress on
+    stderr."""
+    from benchfoundry.prefect_server import embedded_server
+
+    with embedded_server(), progress_bars(show_progress):
         yield
 
 

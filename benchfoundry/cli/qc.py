@@ -14,9 +14,9 @@ from benchfoundry.cli.common import (
     VerboseOpt,
     app,
     emit,
-    progress_bars,
     require_table,
     run,
+    running_flows,
 )
 
 
@@ -64,7 +64,7 @@ def qc(
         select = options.select
         if target is not None:
             select = select.model_copy(update={"target": target, "targets": {}})
-        with progress_bars(not as_json):
+        with running_flows(not as_json):
             summary = qc_flow(
                 str(out.resolve()),
                 [s for s in QC_STEPS if s in chosen],
@@ -78,4 +78,4 @@ def qc(
         text = "\n".join(["Quality control finished.", *lines, f"\nReport: {summary.report}"])
         emit(as_json, summary.model_dump(mode="json"), text)
 
-    run(verbose, action, flows=True)
+    run(verbose, action)

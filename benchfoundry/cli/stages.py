@@ -18,9 +18,9 @@ from benchfoundry.cli.common import (
     app,
     emit,
     emit_summary,
-    progress_bars,
     require_table,
     run,
+    running_flows,
 )
 
 
@@ -48,11 +48,11 @@ def build(
         chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
         if chosen is not None and (not chosen or set(chosen) - set(AVAILABLE_STAGES)):
             raise UserError(f"--stages takes {', '.join(AVAILABLE_STAGES)}; got {stages!r}")
-        with progress_bars(not as_json):
+        with running_flows(not as_json):
             summary = build_flow(str(spec), str(out.resolve()) if out else None, chosen)
         emit(as_json, summary.model_dump(mode="json"), build_text(summary))
 
-    run(verbose, action, flows=True)
+    run(verbose, action)
 
 
 @app.command()
@@ -78,11 +78,11 @@ def ingest(
         if not parsed:
             raise UserError("give at least one SOURCE, or a --spec whose sources to ingest")
         options = loaded.options.ingest if loaded else IngestOptions()
-        with progress_bars(not as_json):
+        with running_flows(not as_json):
             summary = ingest_flow(parsed, str(out.resolve()), options)
         emit_summary(as_json, summary, ingest_markdown(summary), out)
 
-    run(verbose, action, flows=True)
+    run(verbose, action)
 
 
 @app.command()
@@ -103,11 +103,11 @@ def extract(
         options = loaded.options.extract if loaded else ExtractOptions()
         require_table(out, "images", "ingest")
         catalogue = str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None
-        with progress_bars(not as_json):
+        with running_flows(not as_json):
             summary = extract_flow(str(out.resolve()), options, catalogue)
         emit_summary(as_json, summary, extract_markdown(summary), out)
 
-    run(verbose, action, flows=True)
+    run(verbose, action)
 
 
 @app.command()
@@ -127,7 +127,7 @@ def generate(
         loaded = load_spec(spec) if spec else None
         require_table(out, "visual_facts", "extract")
         options = loaded.options.generate if loaded else GenerateOptions()
-        with progress_bars(not as_json):
+        with running_flows(not as_json):
             summary = generate_flow(
                 str(out.resolve()),
                 options,
@@ -137,4 +137,4 @@ def generate(
             )
         emit_summary(as_json, summary, generate_markdown(summary), out)
 
-    run(verbose, action, flows=True)
+    run(verbose, action)

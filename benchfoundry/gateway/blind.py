@@ -134,22 +134,15 @@ _EMBEDDINGS_LOCK = threading.Lock()
 def _embeddings(texts: list[str]) -> list[Any]:
     """One unit vector per text, encoding in one batch only the texts not seen before."""
     with _EMBEDDINGS_LOCK:
-        missing = list(dict.fromkeys(t for t in texts if t not in _EMBEDDINGS))
+        known = {t: _EMBEDDINGS[t] for t in texts if t in _EMBEDDINGS}
+    missing = [t for t in dict.fromkeys(texts) if t not in known]
     if missing:
-        vectors = _encoder()(missing)
+        known.update(zip(missing, _encoder()(missing), strict=True))
         with _EMBEDDINGS_LOCK:
-            for text, vector in zip(missing, vectors, strict=True):
-                _EMBEDDINGS[text] = vector
+            _EMBEDDINGS.update((t, known[t]) for t in missing)
             while len(_EMBEDDINGS) > _EMBEDDINGS_MAX:
                 _EMBEDDINGS.popitem(last=False)
-    with _EMBEDDINGS_LOCK:
-        found = []
-        for text in texts:
-            vector = _EMBEDDINGS.get(text)
-            if vector is None:  # pushed out by other threads meanwhile: encode it alone
-                vector = _encoder()([text])[0]
-            found.append(vector)
-        return found
+    return [known[t] for t in texts]
 
 
 def _similarities(question: str, options: tuple[str, ...]) -> list[float]:
