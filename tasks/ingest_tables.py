@@ -75,13 +75,14 @@ def resolve_inside(root: Path, value: str | Path) -> Path | None:
     return real if real.is_relative_to(os.path.realpath(root)) else None
 
 
-def _path_problem(value: str, root: Path) -> tuple[str, str] | None:
-    """Why an image path cannot be read, as (reason, detail), or None when it can be tried."""
-    if (where := control_character(value)) is not None or "\x00" in value:
-        return "control_characters", f"the image path holds {where or 'U+0000'}"
-    if resolve_inside(root, value) is None:
-        return "path_outside_root", _outside(value, root)
-    return None
+def image_file(value: str, root: Path) -> tuple[Path | None, tuple[str, str] | None]:
+    """The file an image path names inside `root`, or why it cannot be read: (reason, detail)."""
+    if (where := control_character(value)) is not None:
+        return None, ("control_characters", f"the image path holds {where}")
+    file = resolve_inside(root, value)
+    return (
+        (file, None) if file is not None else (None, ("path_outside_root", _outside(value, root)))
+    )
 
 
 def _outside(value: str | Path, root: Path) -> str:
@@ -310,10 +311,10 @@ def read_tsv(source: TsvSource) -> SourceItems:
         elif image_value:
             pending.append((ref, row, f"index:{image_value}"))
         elif image_path:
-            if (problem := _path_problem(image_path, base)) is not None:
+            file, problem = image_file(image_path, base)
+            if problem is not None:
                 items.rejections.append(Rejection(ref, "tsv", *problem))
                 continue
-            file = resolve_inside(base, image_path)
             items.images.append(RawImage(ref, "tsv", path=file, license=source.license, meta=meta))
             own_image[index] = ref
             pending.append((ref, row, ref))
@@ -357,10 +358,8 @@ def _image_from_parquet(
         if data not in (None, "", b""):
             return _image_from_parquet(data, base)
         if value.get("path"):
-            path = str(value["path"])
-            if (problem := _path_problem(path, base)) is not None:
-                return None, None, problem
-            return None, resolve_inside(base, path), None
+            file, problem = image_file(str(value["path"]), base)
+            return None, file, problem
         if data is not None:  # empty bytes and no path: reported as an empty image
             return _image_from_parquet(data, base)
         return None, None, ("missing_image", "the image struct has neither bytes nor a path")
@@ -373,9 +372,8 @@ def _image_from_parquet(
         if len(text) < 1024 and "\x00" not in text:
             candidate = Path(text) if Path(text).is_absolute() else base / text
             if candidate.is_file():
-                if (problem := _path_problem(text, base)) is not None:
-                    return None, None, problem
-                return None, resolve_inside(base, text), None
+                file, problem = image_file(text, base)
+                return None, file, problem
         try:
             return _decode_base64(text), None, None
         except (binascii.Error, ValueError):
