@@ -32,23 +32,28 @@ def main() -> None:
 
     from benchfoundry.records import ImageRecord, VisualFactsRecord
     from benchfoundry.spec import ExtractOptions, FolderSource, IngestOptions
+    from benchfoundry.stages import StageRun
     from benchfoundry.storage import RunFolder
     from benchfoundry.synthetic import load_truth, write_corpus
-    from tasks.extract import extract_all
-    from tasks.ingest import ingest_all
+    from tasks.extract import run as extract_stage
+    from tasks.ingest import run as ingest_stage
 
     n_text = args.images // 3
     write_corpus(work / "corpus", n_objects=args.images - n_text, n_text=n_text, seed=101)
     run = RunFolder(work / "run")
-    ingest_all(run, [FolderSource(path=work / "corpus" / "images")], IngestOptions())
+    ingest_stage(
+        StageRun.make(
+            run, sources=[FolderSource(path=work / "corpus" / "images")], ingest=IngestOptions()
+        )
+    )
     options = ExtractOptions()
     started = time.perf_counter()
     if args.flow:
         from flows.extract import extract
 
-        summary = extract(str(run.root), options)
+        summary = extract(StageRun.make(run, extract=options))
     else:
-        summary = extract_all(run, options)
+        summary = extract_stage(StageRun.make(run, extract=options))
     wall = time.perf_counter() - started
     n = summary.images_extracted
     models = sum(

@@ -51,8 +51,9 @@ def main() -> None:
     env.configure(work, console_level="CRITICAL")
 
     from benchfoundry.spec import FolderSource, IngestOptions
+    from benchfoundry.stages import StageRun
     from benchfoundry.storage import RunFolder
-    from tasks.ingest import ingest_all
+    from tasks.ingest import run as ingest_stage
 
     size = make_images(work / "images", args.images, args.scale)
     print(
@@ -62,7 +63,9 @@ def main() -> None:
     options = IngestOptions()
     rss_before = peak_rss_mib()
     start = time.perf_counter()
-    summary = ingest_all(RunFolder(work / "run-plain"), [source], options)
+    summary = ingest_stage(
+        StageRun.make(RunFolder(work / "run-plain"), sources=[source], ingest=options)
+    )
     elapsed = time.perf_counter() - start
     print(
         f"stage logic (no Prefect): {elapsed:.2f} s, {args.images / elapsed:.1f} images/s, "
@@ -70,7 +73,9 @@ def main() -> None:
     )
 
     start = time.perf_counter()
-    again = ingest_all(RunFolder(work / "run-plain"), [source], options)
+    again = ingest_stage(
+        StageRun.make(RunFolder(work / "run-plain"), sources=[source], ingest=options)
+    )
     print(
         f"rerun on the same run folder: {time.perf_counter() - start:.2f} s, added {again.images_added}"
     )
@@ -78,16 +83,24 @@ def main() -> None:
     if args.flow:
         from flows.ingest import ingest
 
-        ingest([source], str(work / "warm-up"), IngestOptions(batch_size=options.batch_size))
+        ingest(
+            StageRun.make(
+                str(work / "warm-up"),
+                sources=[source],
+                ingest=IngestOptions(batch_size=options.batch_size),
+            )
+        )
         start = time.perf_counter()
-        flow_summary = ingest([source], str(work / "run-flow"), options)
+        flow_summary = ingest(
+            StageRun.make(str(work / "run-flow"), sources=[source], ingest=options)
+        )
         elapsed = time.perf_counter() - start
         print(
             f"Prefect flow (server warm): {elapsed:.2f} s, {args.images / elapsed:.1f} images/s, "
             f"added {flow_summary.images_added}; peak RSS {peak_rss_mib():.0f} MiB"
         )
         start = time.perf_counter()
-        flow_again = ingest([source], str(work / "run-flow"), options)
+        flow_again = ingest(StageRun.make(str(work / "run-flow"), sources=[source], ingest=options))
         rerun = time.perf_counter() - start
         print(f"Prefect flow rerun: {rerun:.2f} s, added {flow_again.images_added}")
     print(f"work folder: {work}")

@@ -36,18 +36,23 @@ def main() -> None:
         IngestOptions,
         SelectOptions,
     )
+    from benchfoundry.stages import StageRun
     from benchfoundry.storage import RunFolder
     from benchfoundry.synthetic import write_corpus
-    from tasks.extract import extract_all
+    from tasks.extract import run as extract_stage
     from tasks.generate import generate_all
-    from tasks.ingest import ingest_all
+    from tasks.ingest import run as ingest_stage
     from tasks.qc import consensus_all, filter_all, select_all
 
     n_text = args.scenes // 4
     write_corpus(work / "corpus", n_objects=args.scenes - n_text, n_text=n_text, seed=11)
     run = RunFolder(work / "run")
-    ingest_all(run, [FolderSource(path=work / "corpus" / "images")], IngestOptions())
-    extract_all(run, ExtractOptions())
+    ingest_stage(
+        StageRun.make(
+            run, sources=[FolderSource(path=work / "corpus" / "images")], ingest=IngestOptions()
+        )
+    )
+    extract_stage(StageRun.make(run, extract=ExtractOptions()))
     generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
     models: dict[str, list[str]] = {}
     for attempt in ("cold", "cached"):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializeAsAny
 
 from benchfoundry.letters import LETTERS
-from benchfoundry.qc.report import qc_text
-from benchfoundry.qc.summary import QCSummary
+from benchfoundry.qc.summary import SelectSummary
 from benchfoundry.records import CandidateRecord, QuarantineRecord, ScoredRecord
 from benchfoundry.storage import RunFolder
 
@@ -111,21 +111,23 @@ class Example(BaseModel):
 
 
 class BuildSummary(BaseModel):
-    """The outcome of a build: per-stage summaries and the state of the run folder."""
+    """The outcome of a build: each stage's summary, by stage name in the order they ran, and
+    the state of the run folder."""
 
     spec: str
     run: str
     stages: list[str]
-    ingest: IngestSummary | None
-    extract: ExtractSummary | None = None
-    generate: GenerateSummary | None = None
-    qc: QCSummary | None = None
+    summaries: dict[str, SerializeAsAny[BaseModel]] = {}
     table_rows: dict[str, int]
     quarantine_by_stage_reason: dict[str, dict[str, int]]
     quarantine_examples: dict[str, dict[str, str]]
     examples: list[Example]
     manifest: str
     decisions: dict[str, int] = {}
+
+    def of(self, stage: str) -> Any:
+        """One stage's summary (None when the build did not run it)."""
+        return self.summaries.get(stage)
 
 
 class RunState(BaseModel):
@@ -249,8 +251,8 @@ def build_markdown(summary: BuildSummary) -> str:
         "|---|---|",
     ]
     lines += [f"| {t} | {n} |" for t, n in summary.table_rows.items()]
-    if summary.qc and summary.qc.select:
-        sel = summary.qc.select
+    sel = summary.of("select")
+    if isinstance(sel, SelectSummary):
         lines += ["", "## Quality control", ""]
         lines += ["- decisions: " + ", ".join(f"`{k}` {v}" for k, v in sel.decisions.items())]
         lines += [
@@ -273,58 +275,65 @@ def build_markdown(summary: BuildSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
+def ingest_text(ing: IngestSummary) -> list[str]:
+    """The ingest stage's lines in the build's closing report."""
+    return [
+        "",
+        "Ingest:",
+        f"  images read {ing.images_read}, decoded {ing.images_decoded}, newly stored {ing.images_added}, "
+        f"already stored {ing.images_already_stored}",
+        f"  exact duplicates merged {ing.exact_duplicates}, near duplicates flagged {ing.near_duplicates}",
+        f"  seed questions read {ing.seed_questions_read}, candidates newly stored {ing.candidates_added}",
+        *(f"  warning: {w}" for w in ing.warnings),
+    ]
+
+
+def extract_text(ext: ExtractSummary) -> list[str]:
+    backends = ", ".join(f"{e['role']} {e['backend']}" for e in ext.extractors)
+    out = [
+        "",
+        f"Extract ({backends}):",
+        f"  images extracted {ext.images_extracted}, already done {ext.images_already_done}"
+        + (
+            f"; per image: {ext.mean_instances:.1f} instances, {ext.mean_ocr_lines:.1f} OCR lines, "
+            f"{ext.mean_captions:.1f} captions"
+            if ext.images_extracted
+            else " (nothing new to extract)"
+        ),
+        "  seconds by backend: "
+        + (", ".join(f"{k} {v:.1f}" for k, v in ext.seconds_by_backend.items()) or "none")
+        + f" (wall {ext.seconds_total:.1f})",
+    ]
+    if ext.example_context and ext.example_image:
+        out += [
+            f"  visual context of image {ext.example_image[:12]} (what a question writer reads):"
+        ]
+        out += [f"    {line}" for line in ext.example_context.splitlines()[:14]]
+    return out
+
+
+def generate_text(gen: GenerateSummary) -> list[str]:
+    return [
+        "",
+        f"Generate ({gen.taxonomy}):",
+        f"  drafts {gen.drafts} from {gen.images} images, candidates {gen.candidates} ({gen.candidates_added} new)",
+        "  by generator: " + ", ".join(f"{k} {v}" for k, v in gen.by_generator.items()),
+        "  answer letters: " + ", ".join(f"{k} {v}" for k, v in gen.letter_distribution.items()),
+        "  refused: "
+        + (", ".join(f"{k} {v}" for k, v in gen.refused_by_reason.items()) or "nothing"),
+        "  seed questions refused: "
+        + (", ".join(f"{k} {v}" for k, v in gen.seeds_refused_by_reason.items()) or "none"),
+    ]
+
+
 def build_text(summary: BuildSummary) -> str:
-    """The closing report of a build, for a person reading a terminal."""
+    """The closing report of a build, for a person reading a terminal: each stage's lines as its
+    registry entry renders them, then the state of the run folder."""
+    from benchfoundry.stages import STAGES
+
     out = [f"Build '{summary.spec}' finished (stages: {', '.join(summary.stages)})."]
-    if summary.ingest:
-        ing = summary.ingest
-        out += [
-            "",
-            "Ingest:",
-            f"  images read {ing.images_read}, decoded {ing.images_decoded}, newly stored {ing.images_added}, "
-            f"already stored {ing.images_already_stored}",
-            f"  exact duplicates merged {ing.exact_duplicates}, near duplicates flagged {ing.near_duplicates}",
-            f"  seed questions read {ing.seed_questions_read}, candidates newly stored {ing.candidates_added}",
-            *(f"  warning: {w}" for w in ing.warnings),
-        ]
-    if summary.extract:
-        ext = summary.extract
-        backends = ", ".join(f"{e['role']} {e['backend']}" for e in ext.extractors)
-        out += [
-            "",
-            f"Extract ({backends}):",
-            f"  images extracted {ext.images_extracted}, already done {ext.images_already_done}"
-            + (
-                f"; per image: {ext.mean_instances:.1f} instances, {ext.mean_ocr_lines:.1f} OCR lines, "
-                f"{ext.mean_captions:.1f} captions"
-                if ext.images_extracted
-                else " (nothing new to extract)"
-            ),
-            "  seconds by backend: "
-            + (", ".join(f"{k} {v:.1f}" for k, v in ext.seconds_by_backend.items()) or "none")
-            + f" (wall {ext.seconds_total:.1f})",
-        ]
-        if ext.example_context:
-            out += [
-                f"  visual context of image {ext.example_image[:12]} (what a question writer reads):"
-            ]
-            out += [f"    {line}" for line in ext.example_context.splitlines()[:14]]
-    if summary.generate:
-        gen = summary.generate
-        out += [
-            "",
-            f"Generate ({gen.taxonomy}):",
-            f"  drafts {gen.drafts} from {gen.images} images, candidates {gen.candidates} ({gen.candidates_added} new)",
-            "  by generator: " + ", ".join(f"{k} {v}" for k, v in gen.by_generator.items()),
-            "  answer letters: "
-            + ", ".join(f"{k} {v}" for k, v in gen.letter_distribution.items()),
-            "  refused: "
-            + (", ".join(f"{k} {v}" for k, v in gen.refused_by_reason.items()) or "nothing"),
-            "  seed questions refused: "
-            + (", ".join(f"{k} {v}" for k, v in gen.seeds_refused_by_reason.items()) or "none"),
-        ]
-    if summary.qc:
-        out += qc_text(summary.qc.filter, summary.qc.consensus, summary.qc.select)
+    for name, stage_summary in summary.summaries.items():
+        out += STAGES[name].text(stage_summary)
     out += ["", "Tables in the run folder:"]
     out += [f"  {table:<14} {rows:>6} rows" for table, rows in summary.table_rows.items()]
     out += ["", "Quarantined (refused, with reasons; all cases are in the quarantine table):"]

@@ -305,8 +305,27 @@ def role_problem(models: dict[str, list[str]]) -> str | None:
     return None
 
 
-AVAILABLE_STAGES = ("ingest", "extract", "generate", "filter", "consensus", "select")
-QC_STEPS = ("filter", "consensus", "select")
+class RunnerSpec(SpecModel):
+    """Where the batch stages' Prefect tasks run: `thread` (a thread pool in the flow's
+    process; the default) or `dask` (a Dask cluster: a local one of `workers` processes, or the
+    scheduler at `address`). Task parameters are paths, ids, records and options, so either
+    gives the same tables."""
+
+    kind: Literal["thread", "dask"] = "thread"
+    workers: int | None = Field(default=None, ge=1)
+    address: str | None = None
+
+    @model_validator(mode="after")
+    def _address_is_dask(self) -> RunnerSpec:
+        if self.address and self.kind != "dask":
+            raise ValueError("runner.address names a Dask scheduler; set kind: dask with it")
+        return self
+
+
+def _stage_names() -> list[str]:
+    from benchfoundry.stages import stage_names
+
+    return list(stage_names())
 
 
 class BuildSpec(SpecModel):
@@ -316,7 +335,7 @@ class BuildSpec(SpecModel):
     description: str = ""
     sources: list[Source] = Field(min_length=1)
     taxonomy: str | None = None
-    stages: list[str] = Field(default_factory=lambda: list(AVAILABLE_STAGES))
+    stages: list[str] = Field(default_factory=_stage_names)
     options: StageOptions = Field(default_factory=StageOptions)
     models: dict[str, list[str]] = Field(
         default_factory=dict,
@@ -327,6 +346,7 @@ class BuildSpec(SpecModel):
         description="model catalogue YAML (default: the project's datasets/models.yaml)",
     )
     output: Path = Path("runs/default")
+    runner: RunnerSpec = Field(default_factory=RunnerSpec)
 
     @field_validator("models")
     @classmethod
@@ -343,11 +363,12 @@ class BuildSpec(SpecModel):
     @field_validator("stages")
     @classmethod
     def _stages_available(cls, value: list[str]) -> list[str]:
-        missing = [s for s in value if s not in AVAILABLE_STAGES]
+        available = _stage_names()
+        missing = [s for s in value if s not in available]
         if missing:
             raise ValueError(
                 f"stage(s) {missing} are not available in this version; available: "
-                f"{', '.join(AVAILABLE_STAGES)}"
+                f"{', '.join(available)}"
             )
         return value
 

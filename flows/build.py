@@ -1,4 +1,5 @@
-"""The `build` flow: the one place where the stages of a benchmark build are chained."""
+"""The `build` flow: the stages a build spec asks for, from the stage registry, in one run
+folder, on the task runner the spec chooses."""
 
 from __future__ import annotations
 
@@ -9,21 +10,19 @@ from prefect.artifacts import create_markdown_artifact
 
 from benchfoundry.ids import content_hash
 from benchfoundry.report import BuildSummary, build_markdown, run_state
-from benchfoundry.spec import AVAILABLE_STAGES, QC_STEPS, load_spec
+from benchfoundry.runners import task_runner
+from benchfoundry.spec import load_spec
+from benchfoundry.stages import STAGES, StageRun
 from benchfoundry.storage import RunFolder
-from flows.extract import extract
-from flows.generate import generate
-from flows.ingest import ingest
-from flows.qc import qc
 
 
 @flow(name="build")
 def build(spec_path: str, out: str | None = None, stages: list[str] | None = None) -> BuildSummary:
-    """Run the stages a build spec asks for (or `stages`, in the spec's order), into one run
-    folder."""
+    """Run the stages the spec names (or `stages`), in the registry's order, each as its own
+    flow; return every stage's summary and the state of the run folder."""
     spec = load_spec(spec_path)
-    if stages is not None:
-        spec = spec.model_copy(update={"stages": [s for s in AVAILABLE_STAGES if s in stages]})
+    wanted = spec.stages if stages is None else stages
+    chosen = [name for name in STAGES if name in wanted]
     run = RunFolder(out or spec.output)
     run.root.mkdir(parents=True, exist_ok=True)
     spec_json = spec.model_dump(mode="json")
@@ -33,39 +32,22 @@ def build(spec_path: str, out: str | None = None, stages: list[str] | None = Non
             "spec_path": str(Path(spec_path).resolve()),
             "spec": spec_json,
             "spec_hash": content_hash(spec_json, length=16),
+            "stages": chosen,
         },
     )
-    ingest_summary = extract_summary = generate_summary = None
-    if "ingest" in spec.stages:
-        ingest_summary = ingest(spec.sources, str(run.root), spec.options.ingest)
-    catalogue = str(spec.model_catalogue) if spec.model_catalogue else None
-    if "extract" in spec.stages:
-        extract_summary = extract(str(run.root), spec.options.extract, catalogue)
-    if "generate" in spec.stages:
-        generate_summary = generate(
-            str(run.root), spec.options.generate, spec.taxonomy, spec.models, catalogue
-        )
-    qc_summary = None
-    steps = [s for s in spec.stages if s in QC_STEPS]
-    if steps:
-        options = spec.options
-        qc_summary = qc(
-            str(run.root),
-            steps,
-            options.filter,
-            options.consensus,
-            options.select,
-            spec.models,
-            catalogue,
-        )
+    context = StageRun.from_spec(spec, str(run.root), chosen)
+    summaries = {}
+    with task_runner(spec.runner) as runner:
+        for name in chosen:
+            stage_flow = STAGES[name].flow_function()
+            if runner is not None:
+                stage_flow = stage_flow.with_options(task_runner=runner)
+            summaries[name] = stage_flow(context)
     summary = BuildSummary(
         spec=spec.name,
         run=str(run.root),
-        stages=spec.stages,
-        ingest=ingest_summary,
-        extract=extract_summary,
-        generate=generate_summary,
-        qc=qc_summary,
+        stages=chosen,
+        summaries=summaries,
         manifest=str(run.manifest_path),
         **run_state(run).model_dump(),
     )

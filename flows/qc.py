@@ -1,73 +1,57 @@
-"""The `qc` flow: the filter, consensus and select steps of quality control over a run folder's
-candidates, with a report file, a plot file and Prefect artifacts."""
+"""The quality-control flows: `filter`, `consensus` and `select`, one per stage, and `qc`, which
+runs the chosen ones in turn (the `qc` command)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import create_table_artifact
 
-from benchfoundry.qc.report import plot, qc_markdown
-from benchfoundry.qc.summary import QCSummary
-from benchfoundry.spec import QC_STEPS, ConsensusOptions, FilterOptions, SelectOptions
-from benchfoundry.storage import RunFolder, atomic_write_bytes
-from tasks.qc import consensus_task, filter_task, select_task
+from benchfoundry.qc.summary import AskSummary, QCSummary, SelectSummary
+from benchfoundry.stages import QC_STEPS, StageRun, run_in_flow
+from benchfoundry.storage import RunFolder
+
+
+@flow(name="filter")
+def filter_flow(stage: StageRun) -> AskSummary:
+    """The text-only ensemble (`tasks.qc.run_filter`) as one Prefect task."""
+    return run_in_flow("filter", stage)
+
+
+@flow(name="consensus")
+def consensus_flow(stage: StageRun) -> AskSummary:
+    """The vision-language ensemble (`tasks.qc.run_consensus`) as one Prefect task."""
+    return run_in_flow("consensus", stage)
+
+
+@flow(name="select")
+def select_flow(stage: StageRun) -> SelectSummary:
+    """Hits, verdicts and the selection (`tasks.qc.run_select`), with a table artifact of the
+    selection per dimension."""
+    summary = run_in_flow("select", stage)
+    create_table_artifact(
+        key="qc-selection",
+        table=[d.model_dump(mode="json") for d in summary.dimensions],
+        description="Selected versus available per dimension",
+    )
+    return summary
 
 
 @flow(name="qc")
-def qc(
-    out: str,
-    steps: Sequence[str] = QC_STEPS,
-    filter_options: FilterOptions | None = None,
-    consensus_options: ConsensusOptions | None = None,
-    select_options: SelectOptions | None = None,
-    models: dict[str, list[str]] | None = None,
-    catalogue: str | None = None,
-) -> QCSummary:
-    """Run the chosen quality-control steps in order; `select` uses the answers stored by the
-    filter and consensus steps of the spec (this run's or an earlier one's). `catalogue` is the
-    model catalogue file (default: the project's)."""
+def qc(stage: StageRun, steps: Sequence[str] = QC_STEPS) -> QCSummary:
+    """The chosen quality-control steps in order; `select` uses the answers stored by the
+    filter and consensus steps of this run or an earlier one."""
     unknown = [s for s in steps if s not in QC_STEPS]
     if unknown:
         raise ValueError(f"unknown quality-control step(s) {unknown}; known: {', '.join(QC_STEPS)}")
-    filter_options = filter_options or FilterOptions()
-    consensus_options = consensus_options or ConsensusOptions()
-    select_options = select_options or SelectOptions()
-    models = models or {}
-    run = RunFolder(out)
-    reports = run.root / "reports"
-    summary = QCSummary(run=str(run.root), steps=list(steps), report=str(reports / "qc.md"))
-    if "filter" in steps:
-        summary.filter = filter_task(out, filter_options, models, catalogue)
-    if "consensus" in steps:
-        summary.consensus = consensus_task(out, consensus_options, models, catalogue)
-    if "select" in steps:
-        selected = select_task(
-            out, filter_options, consensus_options, select_options, models, list(steps), catalogue
-        )
-        selected.report = summary.report
-        selected.plot = str(plot(selected, reports / "qc.png"))
-        summary.select = selected
-        create_table_artifact(
-            key="qc-selection",
-            table=[d.model_dump(mode="json") for d in selected.dimensions],
-            description="Selected versus available per dimension",
-        )
-    markdown = qc_markdown(summary.filter, summary.consensus, summary.select)
-    atomic_write_bytes(Path(summary.report), markdown.encode("utf-8"))
-    create_markdown_artifact(markdown=markdown, key="qc-summary", description="Quality control")
-    run.update_manifest(
-        "qc",
-        {
-            "steps": list(steps),
-            "filter": filter_options.model_dump(mode="json"),
-            "consensus": consensus_options.model_dump(mode="json"),
-            "select": select_options.model_dump(mode="json"),
-            "models": models,
-            "model_catalogue": catalogue,
-            "summary": summary.model_dump(mode="json"),
-        },
+    chosen = [s for s in QC_STEPS if s in steps]
+    stage = stage.model_copy(update={"stages": chosen})
+    flows = {"filter": filter_flow, "consensus": consensus_flow, "select": select_flow}
+    summary = QCSummary(
+        run=stage.run, steps=chosen, report=str(RunFolder(stage.run).root / "reports" / "qc.md")
     )
+    for step in chosen:
+        setattr(summary, step, flows[step](stage))
+    RunFolder(stage.run).update_manifest("qc", {"steps": chosen})
     return summary

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -15,16 +16,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow.parquet as pq
 from PIL import Image
-from prefect import task
-from prefect.cache_policies import NO_CACHE
 
-from benchfoundry import progress
 from benchfoundry.gateway import Gateway
 from benchfoundry.ids import content_hash
 from benchfoundry.reasons import Rejection, register
 from benchfoundry.records import ExtractorInfo, ImageRecord, QuarantineRecord, VisualFactsRecord
 from benchfoundry.report import ExtractSummary
 from benchfoundry.spec import ExtractOptions
+from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder
 from extractors import registry
 from extractors.base import Captioner, ExtractorFailed, OcrBackend, Segmenter
@@ -258,59 +257,78 @@ def summarise(
     )
 
 
-def run_extractors(
-    run: RunFolder, options: ExtractOptions, catalogue: str | None = None
-) -> Extractors:
-    """The backends, with the run's gateway (its cache and usage, the spec's model catalogue
-    `catalogue`, else the default one) for model-backed ones."""
-    extra: dict[str, object] = {}
-    gateway = None
-    if options.captioner == "vlm":
-        from benchfoundry.gateway.setup import gateway_for_run
-
-        gateway = gateway_for_run(run.root, stage="extract", catalogue_path=catalogue)
-        extra["gateway"] = gateway
-    extractors = build_extractors(options, extra)
-    extractors.gateway = gateway
-    return extractors
+# Extractors built in this process, by (run folder, options, catalogue): a worker builds the
+# backends once and reuses them for every batch it is given. The last two configurations are kept.
+_BUILT: dict[tuple[str, str, str | None], Extractors] = {}
+_BUILT_LOCK = threading.Lock()
+_KEEP = 2
 
 
-def extract_all(
-    run: RunFolder, options: ExtractOptions, catalogue: str | None = None
-) -> ExtractSummary:
-    """The whole stage without Prefect."""
+def extractors_for(run_root: str, options: ExtractOptions, catalogue: str | None) -> Extractors:
+    """The backends the options name, built once per process; model-backed ones call models
+    through the run's gateway (its cache and usage journal, the spec's model catalogue
+    `catalogue`, else the default one)."""
+    key = (str(run_root), options.model_dump_json(), catalogue)
+    with _BUILT_LOCK:
+        if key in _BUILT:
+            return _BUILT[key]
+        extra: dict[str, object] = {}
+        gateway = None
+        if options.captioner == "vlm":
+            from benchfoundry.gateway.setup import gateway_for_run
+
+            gateway = gateway_for_run(run_root, stage="extract", catalogue_path=catalogue)
+            extra["gateway"] = gateway
+        extractors = build_extractors(options, extra)
+        extractors.gateway = gateway
+        while len(_BUILT) >= _KEEP:
+            _BUILT.pop(next(iter(_BUILT)))
+        _BUILT[key] = extractors
+        return extractors
+
+
+def extract_job(
+    run_root: str,
+    batch: list[tuple[str, bytes, str]],
+    options: ExtractOptions,
+    catalogue: str | None,
+) -> BatchOutcome:
+    """One batch, in whichever process runs it: (image id, bytes, source) in, facts out."""
+    return extract_batch(batch, extractors_for(run_root, options, catalogue))
+
+
+# Batches being extracted at once, at most (on the thread pool they share the backends).
+IN_FLIGHT = 2
+
+
+def run(stage: StageRun, mapper: Mapper = INLINE) -> ExtractSummary:
+    """The whole stage: facts for every stored image that has none under this configuration,
+    batch by batch through `mapper`, each batch stored as it comes back."""
+    from benchfoundry.gateway import usage
+
+    options = stage.options.extract
+    run_folder = RunFolder(stage.run)
     started = time.perf_counter()
-    extractors = run_extractors(run, options, catalogue)
-    done_before = len(done_images(run, extractors.config_hash))
+    extractors = extractors_for(stage.run, options, stage.catalogue)
+    done_before = len(done_images(run_folder, extractors.config_hash))
+    total = run_folder.table(ImageRecord).count() - done_before
+    jobs = (
+        ((stage.run, batch, options, stage.catalogue), len(batch))
+        for batch in pending_batches(run_folder, extractors.config_hash, options.batch_size)
+    )
     outcomes = []
-    for batch in pending_batches(run, extractors.config_hash, options.batch_size):
-        outcome = extract_batch(batch, extractors)
-        store_outcome(run, outcome)
+    for outcome in mapper.map(
+        extract_job, jobs, label="extract facts", total=total, ahead=IN_FLIGHT, retries=1
+    ):
+        store_outcome(run_folder, outcome)
         outcomes.append(outcome)
     if extractors.gateway is not None:
-        extractors.gateway.ledger.write(run.root)  # the captioner's calls, in RUN/usage.json
+        usage.rebuild(stage.run)  # the captioner's calls (journaled as made), in RUN/usage.json
     return summarise(
-        run,
+        run_folder,
         extractors,
         outcomes,
         done_before,
         time.perf_counter() - started,
         options.context_max_chars,
     )
-
-
-# --- thin Prefect tasks ---------------------------------------------------------------------------
-
-
-@task(name="extract-images", retries=1, cache_policy=NO_CACHE)
-def extract_batch_task(
-    batch: list[tuple[str, bytes, str]], extractors: Extractors, total: int | None
-) -> BatchOutcome:
-    outcome = extract_batch(batch, extractors)
-    progress.report("extract facts", len(batch), total)
-    return outcome
-
-
-@task(name="store-facts", cache_policy=NO_CACHE)
-def store_outcome_task(run_root: str, outcome: BatchOutcome) -> None:
-    store_outcome(RunFolder(run_root), outcome)

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-from prefect import task
-from prefect.cache_policies import NO_CACHE
-
 from benchfoundry.gateway import Gateway
 from benchfoundry.gateway.models import protect_models
 from benchfoundry.letters import index_of
@@ -18,6 +15,7 @@ from benchfoundry.refusals import candidate_ref
 from benchfoundry.refusals import refused_candidates as refused
 from benchfoundry.report import GenerateSummary
 from benchfoundry.spec import DEFAULT_TAXONOMY, GenerateOptions
+from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder
 from benchfoundry.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
 from tasks.generate_drafts import (
@@ -225,19 +223,26 @@ def finish(
     )
 
 
-@task(name="generate-candidates", cache_policy=NO_CACHE)
-def generate_task(
+def generate_job(
     run_root: str,
     options: GenerateOptions,
     taxonomy: str | None,
     models: dict[str, list[str]],
     catalogue: str | None = None,
 ) -> GenerateSummary:
+    """The stage's one job, in whichever process runs it: the gateway is built there."""
     from benchfoundry.gateway.setup import gateway_for_run
-    from tasks.model_usage import record_usage_task
+    from tasks.model_usage import record_usage
 
-    run = RunFolder(run_root)
-    gateway = gateway_for_run(run.root, stage="generate", catalogue_path=catalogue)
-    summary = generate_all(run, options, taxonomy, models, gateway)
-    record_usage_task(gateway, run_root)
+    run_folder = RunFolder(run_root)
+    gateway = gateway_for_run(run_folder.root, stage="generate", catalogue_path=catalogue)
+    summary = generate_all(run_folder, options, taxonomy, models, gateway)
+    record_usage(gateway, run_root)
     return summary
+
+
+def run(stage: StageRun, mapper: Mapper = INLINE) -> GenerateSummary:
+    """The whole stage: candidate questions for every image with visual facts (one job: the
+    LLM calls inside it run concurrently through the gateway)."""
+    args = (stage.run, stage.options.generate, stage.taxonomy, stage.models, stage.catalogue)
+    return next(mapper.map(generate_job, [(args, 1)], label="generate candidates"))

@@ -9,12 +9,13 @@ from pathlib import Path
 from benchfoundry.letters import index_of
 from benchfoundry.records import CandidateRecord, ImageSourceRecord
 from benchfoundry.spec import ExtractOptions, FolderSource, GenerateOptions, IngestOptions
+from benchfoundry.stages import StageRun
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import load_truth, write_corpus
 from benchfoundry.truth_check import check
-from tasks.extract import extract_all
+from tasks.extract import run as extract_stage
 from tasks.generate import generate_all
-from tasks.ingest import ingest_all
+from tasks.ingest import run as ingest_stage
 
 
 @dataclass
@@ -34,8 +35,12 @@ def template_key_accuracy(work: Path, scenes: int, seed: int = 7) -> Accuracy:
     n_text = scenes // 4
     write_corpus(work / "corpus", n_objects=scenes - n_text, n_text=n_text, seed=seed)
     run = RunFolder(work / "run")
-    ingest_all(run, [FolderSource(path=work / "corpus" / "images")], IngestOptions())
-    extract_all(run, ExtractOptions(captioner="none"))
+    ingest_stage(
+        StageRun.make(
+            run, sources=[FolderSource(path=work / "corpus" / "images")], ingest=IngestOptions()
+        )
+    )
+    extract_stage(StageRun.make(run, extract=ExtractOptions(captioner="none")))
     generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
     truth = {t["file"].rsplit("/", 1)[-1]: t for t in load_truth(work / "corpus")}
     scene_of = {

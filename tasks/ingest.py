@@ -9,10 +9,8 @@ from collections.abc import Set
 from dataclasses import dataclass, field
 
 import numpy as np
-from prefect import task
-from prefect.cache_policies import NO_CACHE
 
-from benchfoundry import imaging, progress
+from benchfoundry import imaging
 from benchfoundry.ids import image_id, question_id
 from benchfoundry.reasons import Rejection
 from benchfoundry.records import CandidateRecord, ImageRecord, ImageSourceRecord, QuarantineRecord
@@ -24,7 +22,9 @@ from benchfoundry.spec import (
     ParquetSource,
     Source,
     TsvSource,
+    describe_source,
 )
+from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder
 from tasks.ingest_files import read_folder, read_packaged
 from tasks.ingest_items import RawImage, SeedQuestion, SourceItems, meta_json
@@ -319,47 +319,33 @@ class IngestRun:
         )
 
 
-def ingest_all(run: RunFolder, sources: list[Source], options: IngestOptions) -> IngestSummary:
-    """The whole stage without Prefect, one batch at a time."""
-    from benchfoundry.spec import describe_source
+# Decoded batches waiting to be stored, at most: bounds memory while decoding runs in parallel.
+DECODE_AHEAD = 8
 
+
+def run(stage: StageRun, mapper: Mapper = INLINE) -> IngestSummary:
+    """The whole stage: read every source, decode images in batches (through `mapper`, so a
+    flow runs them as parallel tasks), store each batch in source order, then the seed questions;
+    refusals go to the quarantine table with their reasons."""
+    options = stage.options.ingest
     items = SourceItems()
-    for source in sources:
-        items.extend(read_source(source))
+    for read in mapper.map(read_source, [((s,), 1) for s in stage.sources], label="read sources"):
+        items.extend(read)
     limits = imaging.ImageLimits(min_side=options.min_side, max_pixels=options.max_pixels)
-    stage = IngestRun(run, options)
-    for start in range(0, len(items.images), options.batch_size):
-        batch = items.images[start : start + options.batch_size]
-        stage.store_batch(decode_batch(batch, limits, stage.catalog.stored))
-    return stage.finish(
-        [describe_source(s) for s in sources], items.seeds, items.rejections, items.warnings
+    ingest = IngestRun(RunFolder(stage.run), options)
+    stored = frozenset(ingest.catalog.stored)
+    total = len(items.images)
+    jobs = (
+        (
+            (items.images[i : i + options.batch_size], limits, stored),
+            len(items.images[i : i + options.batch_size]),
+        )
+        for i in range(0, total, options.batch_size)
     )
-
-
-# --- thin Prefect tasks ---------------------------------------------------------------------------
-
-
-@task(name="read-source", cache_policy=NO_CACHE)
-def read_source_task(source: Source) -> SourceItems:
-    items = read_source(source)
-    progress.report("read sources", 1)
-    return items
-
-
-@task(name="decode-images", retries=1, cache_policy=NO_CACHE)
-def decode_batch_task(
-    items: list[RawImage], limits: imaging.ImageLimits, catalog: ImageCatalog, total: int
-) -> list[DecodedImage | Rejection]:
-    decoded = decode_batch(items, limits, catalog.stored)
-    progress.report("decode images", len(items), total)
-    return decoded
-
-
-@task(name="store-images", cache_policy=NO_CACHE)
-def store_batch_task(stage: IngestRun, decoded: list[DecodedImage | Rejection]) -> None:
-    stage.store_batch(decoded)
-
-
-@task(name="store-seeds-and-summarise", cache_policy=NO_CACHE)
-def finish_task(stage: IngestRun, sources: list[str], items: SourceItems) -> IngestSummary:
-    return stage.finish(sources, items.seeds, items.rejections, items.warnings)
+    for decoded in mapper.map(
+        decode_batch, jobs, label="decode images", total=total, ahead=DECODE_AHEAD, retries=1
+    ):
+        ingest.store_batch(decoded)
+    return ingest.finish(
+        [describe_source(s) for s in stage.sources], items.seeds, items.rejections, items.warnings
+    )

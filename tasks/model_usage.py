@@ -1,12 +1,9 @@
-"""Record what a stage's model calls cost: into the run folder and as a Prefect artifact."""
+"""Record what a stage's model calls cost: into the run folder and, inside a Prefect run, as an
+artifact."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-from prefect import task
-from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
 
 from benchfoundry.gateway import Gateway
 
@@ -22,14 +19,17 @@ def usage_report(gateway: Gateway) -> str:
     )
 
 
-@task(name="record-model-usage", cache_policy=NO_CACHE)
-def record_usage_task(gateway: Gateway, run_root: str) -> Path:
-    """Add the gateway's counts to `RUN/usage.json` and publish them as an artifact."""
+def record_usage(gateway: Gateway, run_root: str | Path) -> Path:
+    """Add the gateway's counts to `RUN/usage.json`; inside a Prefect flow or task run, also
+    publish them as the `model-usage` artifact."""
+    from prefect.context import FlowRunContext, TaskRunContext
+
     report = usage_report(gateway)  # before the write, which starts the counts afresh
     path = gateway.ledger.write(run_root)
-    create_markdown_artifact(
-        markdown=report,
-        key="model-usage",
-        description="Model calls, tokens and cost",
-    )
+    if FlowRunContext.get() is not None or TaskRunContext.get() is not None:
+        from prefect.artifacts import create_markdown_artifact
+
+        create_markdown_artifact(
+            markdown=report, key="model-usage", description="Model calls, tokens and cost"
+        )
     return path

@@ -1,16 +1,16 @@
 """The quality-control steps: `filter` asks text-only models every candidate without its image,
 `consensus` asks vision-language models with it, and `select` turns the stored answers into hits,
-verdicts, difficulty and a balanced selection (`scored`). Each step is plain Python here, wrapped
-as a Prefect task at the end of the module."""
+verdicts, difficulty and a balanced selection (`scored`). Each step's entry point (`run_filter`,
+`run_consensus`, `run_select`) is what its registry entry and flow call."""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
-from prefect import task
-from prefect.cache_policies import NO_CACHE
+from pydantic import BaseModel
 
 from benchfoundry import progress
 from benchfoundry.answering.engine import AnsweringEngine, MCQItem
@@ -29,7 +29,8 @@ from benchfoundry.spec import (
     SelectOptions,
     role_problem,
 )
-from benchfoundry.storage import RunFolder
+from benchfoundry.stages import INLINE, QC_STEPS, Mapper, StageRun
+from benchfoundry.storage import RunFolder, atomic_write_bytes
 
 
 class QCConfigError(ValueError):
@@ -350,56 +351,80 @@ def _scored(item: Assessed) -> ScoredRecord:
     )
 
 
-@task(name="qc-filter", cache_policy=NO_CACHE)
-def filter_task(
+def ask_job(
+    step: str,
     run_root: str,
-    options: FilterOptions,
+    options: BaseModel,
     models: dict[str, list[str]],
-    catalogue: str | None = None,
+    catalogue: str | None,
 ) -> AskSummary:
+    """The filter or consensus step's one job, in whichever process runs it: the gateway (and
+    every local model it loads) is built there."""
     from benchfoundry.gateway.setup import gateway_for_run
-    from tasks.model_usage import record_usage_task
+    from tasks.model_usage import record_usage
 
-    gateway = gateway_for_run(run_root, stage="filter", catalogue_path=catalogue)
-    summary = filter_all(RunFolder(run_root), gateway, options, models)
-    record_usage_task(gateway, run_root)
+    gateway = gateway_for_run(run_root, stage=step, catalogue_path=catalogue)
+    steps = {"filter": filter_all, "consensus": consensus_all}
+    summary = steps[step](RunFolder(run_root), gateway, options, models)
+    record_usage(gateway, run_root)
     return summary
 
 
-@task(name="qc-consensus", cache_policy=NO_CACHE)
-def consensus_task(
-    run_root: str,
-    options: ConsensusOptions,
-    models: dict[str, list[str]],
-    catalogue: str | None = None,
-) -> AskSummary:
-    from benchfoundry.gateway.setup import gateway_for_run
-    from tasks.model_usage import record_usage_task
+def write_report(stage: StageRun, step: str, summary: AskSummary | SelectSummary) -> Path:
+    """`reports/qc.md`: this step's summary after those of the earlier steps of this run (the
+    last ones the manifest records)."""
+    from benchfoundry.qc.report import qc_markdown
 
-    gateway = gateway_for_run(run_root, stage="consensus", catalogue_path=catalogue)
-    summary = consensus_all(RunFolder(run_root), gateway, options, models)
-    record_usage_task(gateway, run_root)
+    run = RunFolder(stage.run)
+    steps = [s for s in QC_STEPS if s in stage.stages] or list(QC_STEPS)
+    manifest = run.read_manifest()
+    found: dict[str, AskSummary | SelectSummary | None] = {step: summary}
+    for earlier in ("filter", "consensus")[: QC_STEPS.index(step)]:
+        recorded = manifest.get(earlier, {}).get("summary")
+        if earlier in steps and recorded:
+            found[earlier] = AskSummary.model_validate(recorded)
+    path = run.root / "reports" / "qc.md"
+    markdown = qc_markdown(found.get("filter"), found.get("consensus"), found.get("select"))
+    atomic_write_bytes(path, markdown.encode("utf-8"))
+    return path
+
+
+def run_filter(stage: StageRun, mapper: Mapper = INLINE) -> AskSummary:
+    """Quality control, step 1: the text-only ensemble's answers into `judgements`."""
+    args = ("filter", stage.run, stage.options.filter, stage.models, stage.catalogue)
+    summary = next(mapper.map(ask_job, [(args, 1)], label="filter"))
+    write_report(stage, "filter", summary)
     return summary
 
 
-@task(name="qc-select", cache_policy=NO_CACHE)
-def select_task(
-    run_root: str,
-    filter_options: FilterOptions,
-    consensus_options: ConsensusOptions,
-    select_options: SelectOptions,
-    models: dict[str, list[str]],
-    steps: list[str],
-    catalogue: str | None = None,
-) -> SelectSummary:
+def run_consensus(stage: StageRun, mapper: Mapper = INLINE) -> AskSummary:
+    """Quality control, step 2: the vision-language ensemble's answers into `judgements`."""
+    args = ("consensus", stage.run, stage.options.consensus, stage.models, stage.catalogue)
+    summary = next(mapper.map(ask_job, [(args, 1)], label="consensus"))
+    write_report(stage, "consensus", summary)
+    return summary
+
+
+def run_select(stage: StageRun, mapper: Mapper = INLINE) -> SelectSummary:  # noqa: ARG001
+    """Quality control, step 3: decisions into `scored`, then the report of quality control
+    (`reports/qc.md`) and its plots (`reports/qc.png`)."""
     from benchfoundry.gateway.setup import default_catalogue
+    from benchfoundry.qc.report import plot
 
-    return select_all(
-        RunFolder(run_root),
-        filter_options,
-        consensus_options,
-        select_options,
-        models,
+    run = RunFolder(stage.run)
+    options = stage.options
+    steps = [s for s in QC_STEPS if s in stage.stages] or list(QC_STEPS)
+    summary = select_all(
+        run,
+        options.filter,
+        options.consensus,
+        options.select,
+        stage.models,
         steps,
-        default_catalogue(catalogue),
+        default_catalogue(stage.catalogue),
     )
+    reports = run.root / "reports"
+    summary.report = str(reports / "qc.md")
+    summary.plot = str(plot(summary, reports / "qc.png"))
+    write_report(stage, "select", summary)
+    return summary

@@ -44,37 +44,32 @@ def qc(
     """Check candidates: text-only filtering, VLM consensus, hit counts, difficulty, selection."""
 
     def action() -> None:
+        from benchfoundry.cli.stages import stage_context
         from benchfoundry.gateway.models import protect
-        from benchfoundry.qc.report import qc_text
-        from benchfoundry.spec import QC_STEPS, StageOptions, load_spec
+        from benchfoundry.stages import QC_STEPS, STAGES
         from flows.qc import qc as qc_flow
 
         chosen = [s.strip() for s in steps.split(",") if s.strip()]
         unknown = [s for s in chosen if s not in QC_STEPS]
         if unknown or not chosen:
             raise UserError(f"--steps takes {', '.join(QC_STEPS)}; got {steps!r}")
-        loaded = load_spec(spec) if spec else None
+        context = stage_context("qc", out, spec)
         require_table(out, "candidates", "generate")
-        options = loaded.options if loaded else StageOptions()
-        models = dict(loaded.models) if loaded else {}
+        models = dict(context.models)
         if text_only:
             models["text_only"] = [protect(m) for m in text_only]
         if vlm:
             models["vlm"] = [protect(m) for m in vlm]
-        select = options.select
+        options = context.options
         if target is not None:
-            select = select.model_copy(update={"target": target, "targets": {}})
+            select = options.select.model_copy(update={"target": target, "targets": {}})
+            options = options.model_copy(update={"select": select})
+        context = context.model_copy(update={"models": models, "options": options})
         with running_flows(not as_json):
-            summary = qc_flow(
-                str(out.resolve()),
-                [s for s in QC_STEPS if s in chosen],
-                options.filter,
-                options.consensus,
-                select,
-                models,
-                str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None,
-            )
-        lines = qc_text(summary.filter, summary.consensus, summary.select)
+            summary = qc_flow(context, [s for s in QC_STEPS if s in chosen])
+        lines = [
+            line for step in summary.steps for line in STAGES[step].text(getattr(summary, step))
+        ]
         text = "\n".join(["Quality control finished.", *lines, f"\nReport: {summary.report}"])
         emit(as_json, summary.model_dump(mode="json"), text)
 

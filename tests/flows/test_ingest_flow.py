@@ -7,6 +7,7 @@ from PIL import Image, ImageEnhance
 from benchfoundry.faulty import write_faulty_images, write_faulty_tsv
 from benchfoundry.records import CandidateRecord, ImageRecord, ImageSourceRecord, QuarantineRecord
 from benchfoundry.spec import FolderSource, IngestOptions, TsvSource
+from benchfoundry.stages import StageRun
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
 from flows.ingest import ingest
@@ -41,7 +42,9 @@ def _snapshot(run: RunFolder) -> dict:
 
 def test_ingest_flow_stores_everything_once_and_quarantines_the_rest(corpus, tmp_path):
     run = RunFolder(tmp_path / "run")
-    summary = ingest(_sources(corpus), str(run.root), IngestOptions(batch_size=4))
+    summary = ingest(
+        StageRun.make(str(run.root), sources=_sources(corpus), ingest=IngestOptions(batch_size=4))
+    )
     images = run.table(ImageRecord).records()
     # 9 synthetic scenes (the TSV gives them again as base64: merged) + the one picture that
     # four readable rows of faulty.tsv share (merged too)
@@ -84,7 +87,7 @@ def test_ingest_flow_stores_everything_once_and_quarantines_the_rest(corpus, tmp
 
 def test_ingesting_twice_changes_nothing(corpus, tmp_path):
     run = RunFolder(tmp_path / "run")
-    ingest(_sources(corpus), str(run.root))
+    ingest(StageRun.make(str(run.root), sources=_sources(corpus)))
     before, parts = (
         _snapshot(run),
         sorted(
@@ -93,7 +96,7 @@ def test_ingesting_twice_changes_nothing(corpus, tmp_path):
             for p in (run.root / t).glob("part-*")
         ),
     )
-    again = ingest(_sources(corpus), str(run.root))
+    again = ingest(StageRun.make(str(run.root), sources=_sources(corpus)))
     assert (again.images_added, again.candidates_added, again.quarantine_added) == (0, 0, 0)
     assert (
         again.images_already_stored == 10
@@ -123,8 +126,8 @@ def test_near_duplicates_point_at_the_first_image_across_runs(tmp_path, image_by
     (second / "photo-small.jpg").write_bytes(buffer.getvalue())
     (second / "other.png").write_bytes(image_bytes((320, 240), seed=6))
     run = RunFolder(tmp_path / "run")
-    ingest([FolderSource(path=first)], str(run.root))
-    summary = ingest([FolderSource(path=second)], str(run.root))
+    ingest(StageRun.make(str(run.root), sources=[FolderSource(path=first)]))
+    summary = ingest(StageRun.make(str(run.root), sources=[FolderSource(path=second)]))
     assert summary.near_duplicates == 1
     by_file = {i.source.rsplit("/", 1)[1]: i for i in run.table(ImageRecord).records()}
     assert by_file["photo-small.jpg"].duplicate_of == by_file["photo.png"].image_id
@@ -133,8 +136,10 @@ def test_near_duplicates_point_at_the_first_image_across_runs(tmp_path, image_by
 
     strict = RunFolder(tmp_path / "strict")
     result = ingest(
-        [FolderSource(path=first), FolderSource(path=second)],
-        str(strict.root),
-        IngestOptions(near_duplicate_distance=0),
+        StageRun.make(
+            str(strict.root),
+            sources=[FolderSource(path=first), FolderSource(path=second)],
+            ingest=IngestOptions(near_duplicate_distance=0),
+        )
     )
     assert result.near_duplicates == 0

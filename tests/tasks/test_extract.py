@@ -5,23 +5,31 @@ import pytest
 from benchfoundry.gateway.testserver import Script, TestServer
 from benchfoundry.records import QuarantineRecord, VisualFactsRecord
 from benchfoundry.spec import ExtractOptions, FolderSource, IngestOptions
+from benchfoundry.stages import StageRun
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
 from benchfoundry.visual_context import FactsIndex
-from tasks.extract import build_extractors, extract_all
-from tasks.ingest import ingest_all
+from tasks.extract import build_extractors
+from tasks.extract import run as extract_stage
+from tasks.ingest import run as ingest_stage
 
 
 @pytest.fixture
 def run(tmp_path):
     write_corpus(tmp_path / "corpus", n_objects=4, n_text=2, seed=31)
     folder = RunFolder(tmp_path / "run")
-    ingest_all(folder, [FolderSource(path=tmp_path / "corpus" / "images")], IngestOptions())
+    ingest_stage(
+        StageRun.make(
+            folder,
+            sources=[FolderSource(path=tmp_path / "corpus" / "images")],
+            ingest=IngestOptions(),
+        )
+    )
     return folder
 
 
 def test_every_image_gets_facts_and_a_rerun_does_nothing(run):
-    summary = extract_all(run, ExtractOptions(batch_size=4))
+    summary = extract_stage(StageRun.make(run, extract=ExtractOptions(batch_size=4)))
     facts = run.table(VisualFactsRecord).records()
     assert summary.images_extracted == len(facts) == 6 and summary.images_already_done == 0
     assert {f.config_hash for f in facts} == {summary.config_hash}
@@ -34,9 +42,9 @@ def test_every_image_gets_facts_and_a_rerun_does_nothing(run):
     assert set(summary.seconds_by_backend) == {"segmenter", "describer", "ocr", "captioner"}
     context = FactsIndex(facts).context(summary.example_image)
     assert context == summary.example_context and "Objects" in context
-    again = extract_all(run, ExtractOptions(batch_size=4))
+    again = extract_stage(StageRun.make(run, extract=ExtractOptions(batch_size=4)))
     assert (again.images_extracted, again.images_already_done) == (0, 6)
-    other = extract_all(run, ExtractOptions(ocr="none", captioner="none"))
+    other = extract_stage(StageRun.make(run, extract=ExtractOptions(ocr="none", captioner="none")))
     assert other.config_hash != summary.config_hash and other.images_extracted == 6
     assert run.table(VisualFactsRecord).count() == 12
 
@@ -44,7 +52,7 @@ def test_every_image_gets_facts_and_a_rerun_does_nothing(run):
 def test_a_failing_image_is_quarantined_and_the_batch_goes_on(run, store_raw_image):
     garbage = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
     store_raw_image(run, garbage, source="broken.png", size=(40, 40))
-    summary = extract_all(run, ExtractOptions(batch_size=3))
+    summary = extract_stage(StageRun.make(run, extract=ExtractOptions(batch_size=3)))
     assert summary.images_extracted == 6 and summary.quarantined_by_reason == {"bad_pixels": 1}
     (row,) = [q for q in run.table(QuarantineRecord).records() if q.stage == "extract"]
     assert row.source == "broken.png" and row.reason == "bad_pixels"
@@ -63,7 +71,7 @@ def test_a_failing_model_is_quarantined_with_its_reason(run):
         )
         extractors = build_extractors(options)
         assert [i.backend for i in extractors.infos] == ["vlm"]
-        summary = extract_all(run, options)
+        summary = extract_stage(StageRun.make(run, extract=options))
     assert summary.quarantined_by_reason == {"extractor_failed": 2}
     assert summary.images_extracted == 4
     captions = [f.captions[0].text for f in run.table(VisualFactsRecord).records()]
@@ -138,7 +146,9 @@ def test_a_vlm_captioner_with_an_unknown_model_fails_before_any_image(run):
     from extractors.base import ExtractorUnavailable
 
     with pytest.raises(ExtractorUnavailable, match="captioner 'vlm'"):
-        extract_all(run, ExtractOptions(captioner="vlm", captioner_model="gpt5"))
+        extract_stage(
+            StageRun.make(run, extract=ExtractOptions(captioner="vlm", captioner_model="gpt5"))
+        )
     assert run.table(VisualFactsRecord).count() == 0
 
 
@@ -158,7 +168,7 @@ def test_a_vlm_captioner_uses_the_specs_catalogue_and_its_usage_is_recorded(run,
         options = ExtractOptions(
             ocr="none", segmenter="none", captioner="vlm", captioner_model="house-captioner"
         )
-        summary = extract_all(run, options, str(catalogue))
+        summary = extract_stage(StageRun.make(run, extract=options, catalogue=str(catalogue)))
         assert summary.images_extracted > 0
         assert server.stats.by_model["cap"] == summary.images_extracted
     usage = json.loads((run.root / "usage.json").read_text())["extract"]["house-captioner"]

@@ -7,14 +7,15 @@ import pytest
 
 from benchfoundry.records import CandidateRecord, QuarantineRecord
 from benchfoundry.spec import ExtractOptions, FolderSource, GenerateOptions, IngestOptions
+from benchfoundry.stages import StageRun
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
 from benchfoundry.taxonomy import TaxonomyError, load_taxonomy
-from tasks.extract import extract_all
+from tasks.extract import run as extract_stage
 from tasks.generate import generate_all
 from tasks.generate_check import template_key_accuracy
 from tasks.generate_drafts import Draft, Rules, letter_distribution, to_candidate, validate
-from tasks.ingest import ingest_all
+from tasks.ingest import run as ingest_stage
 
 
 def test_taxonomies_load_with_their_levels(tmp_path):
@@ -100,8 +101,12 @@ def test_template_answer_keys_match_the_truth(tmp_path):
 def run_with_facts(tmp_path):
     write_corpus(tmp_path / "corpus", n_objects=2, n_text=1, seed=41)
     run = RunFolder(tmp_path / "run")
-    ingest_all(run, [FolderSource(path=tmp_path / "corpus" / "images")], IngestOptions())
-    extract_all(run, ExtractOptions())
+    ingest_stage(
+        StageRun.make(
+            run, sources=[FolderSource(path=tmp_path / "corpus" / "images")], ingest=IngestOptions()
+        )
+    )
+    extract_stage(StageRun.make(run, extract=ExtractOptions()))
     return run
 
 
@@ -181,13 +186,15 @@ def test_seed_questions_are_validated_and_mapped(tmp_path):
         "instance attributes": "instance_attributes",
         "text understanding": "text_understanding",
     }
-    ingest_all(
-        run,
-        [
-            TsvSource(path=tmp_path / "corpus" / "questions.tsv"),
-            TsvSource(path=tmp_path / "faulty.tsv"),
-        ],
-        IngestOptions(dimension_map=mapping),
+    ingest_stage(
+        StageRun.make(
+            run,
+            sources=[
+                TsvSource(path=tmp_path / "corpus" / "questions.tsv"),
+                TsvSource(path=tmp_path / "faulty.tsv"),
+            ],
+            ingest=IngestOptions(dimension_map=mapping),
+        )
     )
     seeds = run.table(CandidateRecord).records()
     assert {s.dimension for s in seeds} == {
@@ -196,7 +203,7 @@ def test_seed_questions_are_validated_and_mapped(tmp_path):
         "text_understanding",
         "colour",
     }
-    extract_all(run, ExtractOptions(ocr="none", captioner="none"))
+    extract_stage(StageRun.make(run, extract=ExtractOptions(ocr="none", captioner="none")))
     summary = generate_all(run, GenerateOptions(templates=False), "seed_bench", {})
     assert summary.seeds_refused_by_reason == {"unknown_dimension": 2}
     refused = refused_candidates(run)

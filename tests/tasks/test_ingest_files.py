@@ -5,6 +5,7 @@ from benchfoundry import imaging
 from benchfoundry.faulty import tiff_with_broken_second_frame, write_faulty_images
 from benchfoundry.packaged import PACKAGES
 from benchfoundry.spec import FolderSource, PackagedSource
+from benchfoundry.stages import StageRun
 from tasks.ingest import decode_batch
 from tasks.ingest_files import read_folder, read_packaged
 
@@ -72,7 +73,7 @@ def test_ingest_without_prefect_stores_duplicates_across_batches_once(tmp_path, 
     from benchfoundry.records import ImageRecord, ImageSourceRecord
     from benchfoundry.spec import IngestOptions
     from benchfoundry.storage import RunFolder
-    from tasks.ingest import ingest_all
+    from tasks.ingest import run as ingest_stage
 
     folder = tmp_path / "imgs"
     folder.mkdir()
@@ -80,13 +81,17 @@ def test_ingest_without_prefect_stores_duplicates_across_batches_once(tmp_path, 
         (folder / f"{i}.png").write_bytes(image_bytes(seed=i))
     (folder / "9-copy-of-0.png").write_bytes(image_bytes(seed=0))
     run = RunFolder(tmp_path / "run")
-    summary = ingest_all(run, [FolderSource(path=folder)], IngestOptions(batch_size=2))
+    summary = ingest_stage(
+        StageRun.make(run, sources=[FolderSource(path=folder)], ingest=IngestOptions(batch_size=2))
+    )
     assert (summary.images_added, summary.exact_duplicates, summary.images_decoded) == (5, 1, 6)
     links = run.table(ImageSourceRecord).records()
     copy = next(link for link in links if link.source.endswith("9-copy-of-0.png"))
     original = next(i for i in run.table(ImageRecord).records() if i.source.endswith("/0.png"))
     assert copy.image_id == original.image_id
-    again = ingest_all(run, [FolderSource(path=folder)], IngestOptions(batch_size=4))
+    again = ingest_stage(
+        StageRun.make(run, sources=[FolderSource(path=folder)], ingest=IngestOptions(batch_size=4))
+    )
     assert (again.images_added, again.images_already_stored, again.exact_duplicates) == (0, 5, 1)
 
 

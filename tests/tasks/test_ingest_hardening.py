@@ -13,8 +13,9 @@ import pytest
 
 from benchfoundry.records import ImageRecord, ImageSourceRecord, QuarantineRecord
 from benchfoundry.spec import FolderSource, IngestOptions, ParquetSource, TsvSource
+from benchfoundry.stages import StageRun
 from benchfoundry.storage import RunFolder
-from tasks.ingest import ingest_all
+from tasks.ingest import run as ingest_stage
 from tasks.ingest_items import SourceFormatError
 from tasks.ingest_tables import read_parquet, read_tsv
 
@@ -40,7 +41,9 @@ def test_a_file_name_that_is_not_utf8_is_stored_losslessly_beside_the_others(tmp
     (folder / "plain.png").write_bytes(image_bytes(seed=2))
     (folder / os.fsdecode(b"notes-\xe9.txt")).write_text("not an image")
     run = RunFolder(tmp_path / "run")
-    summary = ingest_all(run, [FolderSource(path=folder)], IngestOptions())
+    summary = ingest_stage(
+        StageRun.make(run, sources=[FolderSource(path=folder)], ingest=IngestOptions())
+    )
     assert summary.images_added == 2
     sources = {r.source: r for r in run.table(ImageSourceRecord).records()}
     odd = next(s for s in sources if "caf" in s)
@@ -240,7 +243,11 @@ def test_a_table_with_a_header_and_no_rows_is_said_out_loud(tmp_path):
     schema = pa.schema([("question", pa.string()), ("answer", pa.string()), ("image", pa.binary())])
     pq.write_table(schema.empty_table(), parquet)
     run = RunFolder(tmp_path / "run")
-    summary = ingest_all(run, [TsvSource(path=tsv), ParquetSource(path=parquet)], IngestOptions())
+    summary = ingest_stage(
+        StageRun.make(
+            run, sources=[TsvSource(path=tsv), ParquetSource(path=parquet)], ingest=IngestOptions()
+        )
+    )
     assert summary.quarantined_by_reason == {"no_rows": 2}
     assert len(summary.warnings) == 2 and all("no rows" in w for w in summary.warnings)
     assert {q.source for q in run.table(QuarantineRecord).records()} == {str(tsv), str(parquet)}

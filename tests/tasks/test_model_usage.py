@@ -7,7 +7,7 @@ from benchfoundry.gateway import MCQ, GenerateParams
 from benchfoundry.gateway.models import ModelSpec
 from benchfoundry.gateway.setup import cache_path, gateway_for_run
 from benchfoundry.gateway.testserver import TestServer
-from tasks.model_usage import record_usage_task, usage_report
+from tasks.model_usage import record_usage, usage_report
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 
@@ -32,7 +32,7 @@ def test_usage_is_written_to_the_run_and_summed_over_runs(tmp_path):
                 "blind/longest", "q", GenerateParams(), MCQ(question="q", options=("a", "bb"))
             )
             report = usage_report(gateway)
-            record_usage_task(gateway, str(tmp_path))
+            record_usage(gateway, str(tmp_path))
             return report
 
         report = stage()
