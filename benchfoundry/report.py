@@ -48,6 +48,8 @@ class ExtractSummary(BaseModel):
     seconds_total: float
     example_image: str | None
     example_context: str | None
+    processes: int = 1  # distinct processes that extracted batches (Dask workers, or this one)
+    in_flow_process: bool = True  # whether any batch ran in the flow's own process
 
 
 class GenerateSummary(BaseModel):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import threading
 import time
 from collections import Counter
@@ -115,6 +116,7 @@ class BatchOutcome:
     records: list[VisualFactsRecord] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
     seconds: Counter[str] = field(default_factory=Counter)
+    pid: int = field(default_factory=os.getpid)  # the process that extracted the batch
 
 
 def extract_one(
@@ -252,6 +254,8 @@ def summarise(
         mean_captions=sum(len(r.captions) for r in records) / n,
         seconds_by_backend={k: round(v, 3) for k, v in sorted(spent.items())},
         seconds_total=round(seconds, 3),
+        processes=len({o.pid for o in outcomes}),
+        in_flow_process=any(o.pid == os.getpid() for o in outcomes),
         example_image=example.image_id if example else None,
         example_context=render(example, context_max_chars) if example else None,
     )
