@@ -39,7 +39,9 @@ def markdown(registry: dict[str, dict[str, str]]) -> str:
         "# Quarantine reasons",
         "",
         "Every refusal is a row of the run's `quarantine` table with its `stage`, a `reason` code",
-        "from the tables below, the `source` it came from and a `detail` a person can act on.",
+        "from the tables below, the `source` it came from and a `detail` a person can act on;",
+        "`ref_kind` says what `ref_id` names (`file`, `row`, `image`, `candidate`, `draft`,",
+        "`source`) and `dimension` the dimension of a refused question or draft.",
         "This page is rendered from the code's registry (`python scripts/render_reasons.py`).",
     ]
     for stage, codes in registry.items():
@@ -58,6 +60,9 @@ class Rejection:
     reason: str
     detail: str
     stage: str = "ingest"
+    ref_kind: str | None = None  # default: from `source_kind` (see `default_ref_kind`)
+    ref_id: str | None = None  # default: a table row's reference after `#`
+    dimension: str | None = None
 
     def __post_init__(self) -> None:
         if self.reason not in _REGISTRY.get(self.stage, {}):
@@ -67,10 +72,32 @@ class Rejection:
             )
 
     def to_record(self) -> QuarantineRecord:
+        kind = self.ref_kind or default_ref_kind(self.source_kind)
+        ref_id = self.ref_id
+        if ref_id is None and kind == "row" and "#" in self.source:
+            ref_id = self.source.rsplit("#", 1)[1]  # ingest's `file#line=N`, `file#row=N`...
         return QuarantineRecord(
             source=self.source,
             stage=self.stage,
             reason=self.reason,
             detail=self.detail,
             source_kind=self.source_kind,
+            ref_kind=kind,
+            ref_id=ref_id,
+            dimension=self.dimension,
         )
+
+
+# What a quarantine row refers to, by the kind of source it came from when the stage does not say.
+_REF_KINDS = {
+    "folder": "file",
+    "packaged": "file",
+    "tsv": "row",
+    "parquet": "row",
+    "image": "image",
+}
+
+
+def default_ref_kind(source_kind: str) -> str:
+    """`file` (an image file), `row` (a table row), `image` (a stored image), else `source`."""
+    return _REF_KINDS.get(source_kind, "source")

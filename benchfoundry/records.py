@@ -3,7 +3,8 @@
 One record class per table (see DESIGN.md, "Data flows as tables"). The Arrow schema of a table
 is derived from its record's annotations, so the two can never disagree: `str` -> string,
 `int` -> int64, `float` -> float64, `bool` -> bool, `bytes` -> binary, `list[X]` -> list<X>,
-a nested record -> struct, and `X | None` -> a nullable column.
+`dict[str, str]` -> map<string, string>, a nested record -> struct, and `X | None` -> a nullable
+column.
 """
 
 from __future__ import annotations
@@ -13,13 +14,28 @@ import typing
 from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+
+
+def _maps_as_dicts(model: type[BaseModel], data: Any) -> Any:
+    """Arrow gives a map column's value as a list of (key, value) pairs: make it a dict."""
+    if isinstance(data, dict):
+        for name, field in model.model_fields.items():
+            value = data.get(name)
+            if isinstance(value, list) and typing.get_origin(field.annotation) is dict:
+                data = {**data, name: dict(value)}
+    return data
 
 
 class Record(BaseModel):
     """A row of one table. `table` names the table, `key` its key columns."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _maps(cls, data: Any) -> Any:
+        return _maps_as_dicts(cls, data)
 
     table: ClassVar[str] = ""
     key: ClassVar[tuple[str, ...]] = ()
@@ -54,6 +70,10 @@ def _arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:
         return _arrow_type(members[0])[0], True
     if origin is Literal:
         return pa.string(), False
+    if origin is dict:
+        if typing.get_args(annotation) != (str, str):
+            raise TypeError(f"only dict[str, str] maps to Arrow, got {annotation!r}")
+        return pa.map_(pa.string(), pa.string()), False
     if origin is list:
         (item,) = typing.get_args(annotation)
         item_type, _ = _arrow_type(item)
@@ -102,7 +122,7 @@ class ImageRecord(Record):
     duplicate_of: str | None
     duplicate_distance: int | None
     license: str | None
-    meta: str
+    meta: dict[str, str]  # provenance: the source's own fields (file, index, row, frames...)
     bytes: bytes
 
 
@@ -116,7 +136,7 @@ class ImageSourceRecord(Record):
     source: str
     source_kind: str
     license: str | None
-    meta: str
+    meta: dict[str, str]
 
 
 class QuarantineRecord(Record):
@@ -125,11 +145,16 @@ class QuarantineRecord(Record):
     table: ClassVar[str] = "quarantine"
     key: ClassVar[tuple[str, ...]] = ("stage", "source", "reason")
 
-    source: str
+    source: str  # where it came from, for a person: a path, `file.tsv#index`, `candidate:...`
     stage: str
     reason: str
     detail: str
     source_kind: str
+    ref_kind: str = "source"  # what `ref_id` names: file, row, image, candidate, draft, source
+    ref_id: str | None = (
+        None  # the image id, question id or row index it refers to, when it has one
+    )
+    dimension: str | None = None  # the dimension a refused question or draft was for
 
 
 # --- visual facts (extract) ---------------------------------------------------------------------
@@ -139,6 +164,8 @@ class Caption(Nested):
     text: str
     backend: str
     model: str | None
+    prompt_id: str | None = None  # the template a model was asked with (`name@hash`), if any
+    prompt_hash: str | None = None
 
 
 class Instance(Nested):
@@ -202,7 +229,9 @@ class CandidateRecord(Record):
     prompt_hash: str | None
     evidence: list[str]
     source: str
-    meta: str
+    meta: dict[str, str]  # provenance of a seed question (its source's extra fields)
+    flags: list[str] = []  # what the generate stage noticed (length outliers...)
+    cost: float = 0.0  # what writing it cost (0 for templates and seeds)
     raw_output: str | None
 
 
@@ -226,7 +255,12 @@ class JudgementRecord(Record):
     extracted: str | None
     extracted_by: str
     correct: bool
-    error: str | None
+    prompt_id: str | None = None  # the template that made `prompt` (`name@hash`), None for a file's
+    prompt_hash: str | None = None
+    error_kind: str | None = (
+        None  # the failure's kind (timeout, rate_limit, connection...), or None
+    )
+    error: str | None  # the failure's message
 
 
 class ScoredRecord(Record):

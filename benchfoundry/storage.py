@@ -30,6 +30,8 @@ from benchfoundry.ids import content_hash
 from benchfoundry.records import RECORDS_BY_TABLE, Record, arrow_schema
 
 R = TypeVar("R", bound=Record)
+_CHECKED: set[Path] = set()  # table folders whose parts this process has checked for upgrades
+_CHECKED_LOCK = threading.Lock()
 
 
 class SchemaMismatchError(ValueError):
@@ -167,8 +169,29 @@ class Table(Generic[R]):
                 self._held.depth = 0
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+    def _upgrade(self) -> None:
+        """Once per process and table: parts in an earlier layout are upgraded in place
+        (`benchfoundry.migrate`)."""
+        if not self.path.is_dir():
+            return
+        key = self.path.resolve()
+        with _CHECKED_LOCK:
+            if key in _CHECKED:
+                return
+        from benchfoundry.migrate import upgrade_part
+
+        with self._lock():
+            for part in self.parts():
+                try:
+                    check_schema(pq.read_schema(part), self.schema, str(part))
+                except SchemaMismatchError:
+                    upgrade_part(self.name, part, self.schema)
+        with _CHECKED_LOCK:
+            _CHECKED.add(key)
+
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """All stored rows (optionally only some columns), schema-checked part by part."""
+        self._upgrade()
         wanted = (
             self.schema if columns is None else pa.schema([self.schema.field(c) for c in columns])
         )
@@ -218,6 +241,7 @@ class Table(Generic[R]):
                 repeated += 1
                 continue
             batch[key] = record
+        self._upgrade()
         with self._lock():
             stored = self.key_set() if batch else set()
             new_keys = sorted((k for k in batch if k not in stored), key=repr)
@@ -244,6 +268,7 @@ class Table(Generic[R]):
                 raise TypeError(
                     f"table '{self.name}' takes {self.record_type.__name__}, got {type(record).__name__}"
                 )
+        self._upgrade()
         with self._lock():
             old_parts = self.parts()
             kept = [

@@ -9,10 +9,9 @@ from typing import Any
 from PIL import Image
 
 from benchfoundry.gateway import Gateway, GenerateParams, ModelCallError, ModelConfigError
+from benchfoundry.prompts import load
 from benchfoundry.records import Caption
 from extractors.base import Captioner, ExtractorFailed, ExtractorUnavailable
-
-PROMPT = "Describe this image in one factual sentence: the main objects, their colours and where they are."
 
 
 class GatewayCaptioner(Captioner):
@@ -32,11 +31,19 @@ class GatewayCaptioner(Captioner):
             )  # a bad name or spec fails here, before any image
         except (ModelConfigError, ValueError) as exc:
             raise ExtractorUnavailable(f"captioner 'vlm': {exc}") from None
-        self.params = GenerateParams(max_tokens=int(settings.get("max_tokens", 60)))
+        self.template = load("caption")  # prompts/caption.j2; its id goes on every caption
+        self.params = GenerateParams(
+            max_tokens=int(settings.get("max_tokens", 60)), prompt_version=self.template.prompt_id
+        )
 
     @property
     def model(self) -> str:
         return str(self.model_spec)
+
+    @property
+    def version(self) -> str:
+        """The prompt's hash: a new prompt is a new configuration (facts are extracted again)."""
+        return self.template.version
 
     def caption(self, image: Image.Image, context: str | None = None) -> list[Caption]:
         buffer = BytesIO()
@@ -44,10 +51,23 @@ class GatewayCaptioner(Captioner):
         try:
             reply = self.gateway.generate(
                 self.model_spec,
-                [{"type": "image", "value": buffer.getvalue()}, {"type": "text", "value": PROMPT}],
+                [
+                    {"type": "image", "value": buffer.getvalue()},
+                    {"type": "text", "value": self.template.render()},
+                ],
                 self.params,
             )
         except ModelCallError as exc:
             raise ExtractorFailed(str(exc)) from None
         text = reply.text.strip()
-        return [Caption(text=text, backend=self.name, model=str(self.model_spec))] if text else []
+        if not text:
+            return []
+        return [
+            Caption(
+                text=text,
+                backend=self.name,
+                model=str(self.model_spec),
+                prompt_id=self.template.prompt_id,
+                prompt_hash=self.template.version,
+            )
+        ]

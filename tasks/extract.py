@@ -127,7 +127,14 @@ def extract_one(
         image = to_rgb(Image.open(io.BytesIO(data)))
     except Exception as exc:  # a stored image that no longer decodes
         outcome.rejections.append(
-            Rejection(source, "image", "bad_pixels", f"{image_id[:12]}: {exc}", stage="extract")
+            Rejection(
+                source,
+                "image",
+                "bad_pixels",
+                f"{image_id[:12]}: {exc}",
+                stage="extract",
+                ref_id=image_id,
+            )
         )
         return
     try:
@@ -157,13 +164,19 @@ def extract_one(
                 "out_of_memory",
                 f"{image_id[:12]}: {image.width}x{image.height}",
                 stage="extract",
+                ref_id=image_id,
             )
         )
         return
     except ExtractorFailed as exc:
         outcome.rejections.append(
             Rejection(
-                source, "image", "extractor_failed", f"{image_id[:12]}: {exc}", stage="extract"
+                source,
+                "image",
+                "extractor_failed",
+                f"{image_id[:12]}: {exc}",
+                stage="extract",
+                ref_id=image_id,
             )
         )
         return

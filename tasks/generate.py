@@ -152,11 +152,11 @@ def check_seeds(run: RunFolder, taxonomy: Taxonomy, options: GenerateOptions) ->
         )
         refusals.append(
             Rejection(
-                candidate_ref(seed.question_id, seed.dimension),
-                seed.generator,
-                refusal.reason,
-                f"{refusal.detail} (seed from {seed.source}{hint})",
+                source_kind=seed.generator,
+                reason=refusal.reason,
+                detail=f"{refusal.detail} (seed from {seed.source}{hint})",
                 stage="generate",
+                **candidate_ref(seed.question_id, seed.dimension),
             )
         )
     return refusals
@@ -199,7 +199,7 @@ def finish(
     for candidate in candidates:
         per_dimension.setdefault(candidate.dimension, Counter())["produced"] += 1
     for refusal in rejections:
-        dimension = refusal.source.rsplit("#", 1)[-1]
+        dimension = refusal.dimension or "unknown"
         per_dimension.setdefault(dimension, Counter())[f"refused:{refusal.reason}"] += 1
     return GenerateSummary(
         run=str(run.root),
@@ -212,7 +212,7 @@ def finish(
         by_generator=dict(sorted(Counter(c.generator for c in candidates).items())),
         per_dimension={k: dict(sorted(v.items())) for k, v in sorted(per_dimension.items())},
         letter_distribution=letter_distribution(candidates),
-        flagged_length_outliers=sum("length_outlier" in c.meta for c in candidates),
+        flagged_length_outliers=sum("length_outlier" in c.flags for c in candidates),
         cost=round(sum(d.cost for d in drafts), 6),
         cost_by_dimension={k: round(v, 6) for k, v in sorted(cost_by_dimension(drafts).items())},
         letters_by_option_count={

@@ -8,7 +8,6 @@ question ids stable when a build grows."""
 from __future__ import annotations
 
 import difflib
-import json
 import random
 import re
 from collections import Counter
@@ -58,7 +57,16 @@ class Draft:
     def reject(self, reason: str, detail: str) -> Rejection:
         if self.raw_output is not None:  # an LLM's draft: keep what it wrote
             detail = f"{detail}; raw output: {self.raw_output[:2000]}"
-        return Rejection(self.source, self.generator, reason, detail, stage="generate")
+        return Rejection(
+            self.source,
+            self.generator,
+            reason,
+            detail,
+            stage="generate",
+            ref_kind="draft",
+            ref_id=self.image_id,
+            dimension=self.dimension,
+        )
 
 
 @dataclass(frozen=True)
@@ -177,7 +185,6 @@ def to_candidate(draft: Draft, seed: int, rules: Rules) -> CandidateRecord:
     distractors = list(draft.distractors)
     random.Random(content_hash({**key, "order": True})).shuffle(distractors)
     options = distractors[:position] + [draft.correct] + distractors[position:]
-    meta = {"flags": length_flags(options, rules.length_ratio), "cost": draft.cost}
     return CandidateRecord(
         question_id=question_id(draft.image_id, draft.question, options),
         image_id=draft.image_id,
@@ -194,7 +201,9 @@ def to_candidate(draft: Draft, seed: int, rules: Rules) -> CandidateRecord:
         prompt_hash=draft.prompt_hash,
         evidence=draft.evidence,
         source=draft.source,
-        meta=json.dumps(meta, sort_keys=True),
+        meta={},
+        flags=length_flags(options, rules.length_ratio),
+        cost=draft.cost,
         raw_output=draft.raw_output,
     )
 

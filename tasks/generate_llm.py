@@ -106,7 +106,16 @@ def llm_drafts(
         source = f"image:{job.facts.image_id}#{job.dimension.id}"
         if isinstance(reply, ModelCallError):
             rejections.append(
-                Rejection(source, f"llm:{job.model}", "model_failed", str(reply), stage="generate")
+                Rejection(
+                    source,
+                    f"llm:{job.model}",
+                    "model_failed",
+                    str(reply),
+                    stage="generate",
+                    ref_kind="draft",
+                    ref_id=job.facts.image_id,
+                    dimension=job.dimension.id,
+                )
             )
             continue
         try:
@@ -137,7 +146,14 @@ def llm_drafts(
                 detail = f"{problem}; after repair: {exc}; raw output: {raw[:2000]}"
                 rejections.append(
                     Rejection(
-                        source, f"llm:{job.model}", "malformed_output", detail, stage="generate"
+                        source,
+                        f"llm:{job.model}",
+                        "malformed_output",
+                        detail,
+                        stage="generate",
+                        ref_kind="draft",
+                        ref_id=job.facts.image_id,
+                        dimension=job.dimension.id,
                     )
                 )
     for i, (written, raw, cost) in sorted(results.items()):

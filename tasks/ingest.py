@@ -27,7 +27,7 @@ from benchfoundry.spec import (
 from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder
 from tasks.ingest_files import read_folder, read_packaged
-from tasks.ingest_items import RawImage, SeedQuestion, SourceItems, meta_json
+from tasks.ingest_items import RawImage, SeedQuestion, SourceItems, meta_map
 from tasks.ingest_tables import read_parquet, read_tsv
 
 
@@ -133,7 +133,7 @@ class ImageCatalog:
                     source=item.source,
                     source_kind=item.source_kind,
                     license=item.license,
-                    meta=meta_json(item.meta),
+                    meta=meta_map(item.meta),
                 )
             )
             if entry.image_id in self.seen:
@@ -166,7 +166,7 @@ class ImageCatalog:
                     duplicate_of=duplicate_of,
                     duplicate_distance=distance,
                     license=item.license,
-                    meta=meta_json(meta),
+                    meta=meta_map(meta),
                     bytes=entry.data,
                 )
             )
@@ -240,7 +240,7 @@ def seed_candidates(
             prompt_hash=None,
             evidence=[],
             source=seed.source,
-            meta=meta_json(seed.meta),
+            meta=meta_map(seed.meta),
             raw_output=None,
         )
     return list(candidates.values()), rejections

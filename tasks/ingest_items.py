@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 import os
 import stat
 from dataclasses import dataclass, field
@@ -129,6 +128,6 @@ def path_bytes(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def meta_json(meta: dict[str, str]) -> str:
-    """Provenance metadata as canonical JSON text."""
-    return json.dumps(meta, sort_keys=True, ensure_ascii=False)
+def meta_map(meta: dict[str, str]) -> dict[str, str]:
+    """Provenance metadata for a map column: text keys and values, in key order."""
+    return {str(k): str(v) for k, v in sorted(meta.items())}

@@ -69,7 +69,7 @@ def store_raw_image() -> Callable[..., str]:
             duplicate_of=None,
             duplicate_distance=None,
             license=None,
-            meta="{}",
+            meta={},
             bytes=data,
         )
         run.table(ImageRecord).append([record])
@@ -100,7 +100,7 @@ def candidate_record() -> Callable[..., object]:
             "prompt_hash": None,
             "evidence": [],
             "source": "test",
-            "meta": "{}",
+            "meta": {},
             "raw_output": None,
         }
         return CandidateRecord(**{**values, **fields})

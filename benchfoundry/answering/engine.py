@@ -68,7 +68,10 @@ class PassResult:
     extracted: str | None  # letter in the presented order, or Z
     extracted_by: str
     correct: bool
-    error: str | None = None
+    error: str | None = None  # the failure's message
+    error_kind: str | None = None  # its kind (timeout, rate_limit, connection...)
+    prompt_id: str | None = None
+    prompt_hash: str | None = None
 
     def to_record(self, mode: str, with_image: bool) -> JudgementRecord:
         return JudgementRecord(
@@ -83,6 +86,9 @@ class PassResult:
             extracted=self.extracted,
             extracted_by=self.extracted_by,
             correct=self.correct,
+            prompt_id=self.prompt_id,
+            prompt_hash=self.prompt_hash,
+            error_kind=self.error_kind,
             error=self.error,
         )
 
@@ -189,9 +195,9 @@ class AnsweringEngine:
             ):
                 item = results[i].item
                 expected = LETTERS[order.index(item.answer)]
-                error = (
-                    f"{reply.kind}: {reply.message}" if isinstance(reply, ModelCallError) else None
-                )
+                failed = isinstance(reply, ModelCallError)
+                error = reply.message if failed else None
+                error_kind = reply.kind if failed else None
                 correct = error is None and extraction.letter == expected
                 results[i].passes.append(
                     PassResult(
@@ -205,6 +211,9 @@ class AnsweringEngine:
                         extracted_by="none" if error else extraction.by,
                         correct=correct,
                         error=error,
+                        error_kind=error_kind,
+                        prompt_id=self.template.prompt_id,
+                        prompt_hash=self.template.version,
                     )
                 )
                 if circular and correct and wave + 1 < len(item.options):
@@ -232,12 +241,12 @@ class AnsweringEngine:
             result = QuestionResult(item)
             try:
                 scores = self.gateway.score_options(model, messages, item.options)
-                chosen, error, raw = LETTERS[scores.best(normalised=True)], None, None
+                chosen, error, error_kind = LETTERS[scores.best(normalised=True)], None, None
                 raw = "log-likelihood per token: " + ", ".join(
                     f"{LETTERS[i]} {v:.3f}" for i, v in enumerate(scores.normalised)
                 )
             except ModelCallError as exc:
-                chosen, error, raw = None, f"{exc.kind}: {exc.message}", None
+                chosen, error, error_kind, raw = None, exc.message, exc.kind, None
             except NotSupportedError as exc:
                 raise ModelConfigError(
                     f"model '{model}' is set to answer by likelihood (mcq: likelihood) but {exc}"
@@ -257,6 +266,9 @@ class AnsweringEngine:
                         extracted_by="likelihood" if error is None else "none",
                         correct=correct,
                         error=error,
+                        error_kind=error_kind,
+                        prompt_id=template.prompt_id,
+                        prompt_hash=template.version,
                     )
                 )
                 if not correct:
@@ -295,6 +307,6 @@ class AnsweringEngine:
             if by_likelihood or not circular
             else sum(len(r.item.options) for r in results),
             extracted_by=dict(Counter(p.extracted_by for p in passes if p.error is None)),
-            errors=dict(Counter(p.error.split(":")[0] for p in passes if p.error)),
+            errors=dict(Counter(p.error_kind or "error" for p in passes if p.error)),
             by_category=by_category,
         )

@@ -49,7 +49,8 @@ def outcomes(
     for (qid, model), rows in passes.items():
         first = rows[0]
         if first.pass_index != 0 or first.error:
-            outcome = Outcome(model, False, None, error=first.error or "the first pass is missing")
+            failure = f"{first.error_kind}: {first.error}" if first.error_kind else first.error
+            outcome = Outcome(model, False, None, error=failure or "the first pass is missing")
         elif model in single:
             outcome = Outcome(model, first.correct, None)
         elif any(r.error for r in rows) or (

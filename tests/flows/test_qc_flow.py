@@ -99,7 +99,7 @@ def test_qc_uses_the_model_catalogue_the_spec_names(tmp_path, image_bytes, store
                 question_id="q1", image_id=image, dimension="d", question="Which is longest?",
                 hint=None, options=["a", "a much longer option", "b"], answer="B", category=None,
                 l2_category=None, split=None, generator="test", prompt_id=None,
-                prompt_hash=None, evidence=[], source="test", meta="{}", raw_output=None,
+                prompt_hash=None, evidence=[], source="test", meta={}, raw_output=None,
             )
         ]
     )  # fmt: skip

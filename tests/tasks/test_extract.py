@@ -173,3 +173,12 @@ def test_a_vlm_captioner_uses_the_specs_catalogue_and_its_usage_is_recorded(run,
         assert server.stats.by_model["cap"] == summary.images_extracted
     usage = json.loads((run.root / "usage.json").read_text())["extract"]["house-captioner"]
     assert usage["calls"] == summary.images_extracted and usage["cost"] > 0
+    # Every model-written caption names the prompt template (prompts/caption.j2) and its hash.
+    from benchfoundry.prompts import load
+
+    template = load("caption")
+    captions = [c for f in run.table(VisualFactsRecord).records() for c in f.captions]
+    assert captions and all(c.text == "A red square on grey." for c in captions)
+    assert {(c.prompt_id, c.prompt_hash) for c in captions} == {
+        (template.prompt_id, template.version)
+    }

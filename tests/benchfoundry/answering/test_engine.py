@@ -136,7 +136,9 @@ def test_failures_are_recorded_not_guessed(server):
     server.inject("400", times=1, model="oracle")
     results, report = AnsweringEngine(Gateway()).run(ITEMS[:1], _model(server, "oracle"))
     first = results[0].passes[0]
-    assert first.error.startswith("bad_request") and first.extracted is None and not first.correct
+    assert first.error_kind == "bad_request" and "400" in first.error
+    assert first.extracted is None and not first.correct
+    assert first.prompt_id.startswith("mcq@") and first.prompt_id.endswith(first.prompt_hash)
     assert report.errors == {"bad_request": 1} and len(results[0].passes) == 1
 
 
