@@ -1,6 +1,6 @@
 """Progress reporting without a dependency on any display: stages report, the CLI listens.
 
-Pure functions never report; the thin Prefect task wrappers and stage steps do, and the CLI
+Pure functions never report; the stages' mappers (as each batch comes back) and stage steps do, and the CLI
 installs a listener: progress bars on a terminal, `LineProgress` lines in a log file. With no
 listener, reports go nowhere.
 """

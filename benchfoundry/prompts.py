@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import jinja2.meta
 
 from benchfoundry.ids import sha256_hex
 
-PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
+PROMPTS = Path(str(files("prompts")))  # package data: found in a wheel too
 
 
 class PromptError(ValueError):

@@ -343,7 +343,7 @@ class BuildSpec(SpecModel):
     )
     model_catalogue: Path | None = Field(
         default=None,
-        description="model catalogue YAML (default: the project's datasets/models.yaml)",
+        description="model catalogue YAML (default: the packaged benchfoundry/data/models.yaml)",
     )
     output: Path = Path("runs/default")
     runner: RunnerSpec = Field(default_factory=RunnerSpec)

@@ -1,5 +1,6 @@
-"""Taxonomies as data: files under `datasets/taxonomies/`, loaded and validated. A curator adds
-one by adding a file. A dimension with a `prompt` can be written by an LLM; one with
+"""Taxonomies as data: YAML files, loaded and validated. The built-in ones ship in the package
+(`benchfoundry/data/taxonomies/`, named by file stem); a curator adds one by writing a file and
+naming its path in the spec. A dimension with a `prompt` can be written by an LLM; one with
 `templates` also by the template generator; `needs` says which visual facts its questions need."""
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-TAXONOMIES = Path(__file__).resolve().parents[1] / "datasets" / "taxonomies"
+from benchfoundry.data import data_path
+
+TAXONOMIES = data_path("taxonomies")
 FACTS = ("captions", "instances", "ocr_lines")
 TEMPLATE_KINDS = ("count", "read_text", "position", "colour", "size", "relative_position")
 
@@ -74,7 +77,7 @@ class Taxonomy(BaseModel):
 
 
 def load_taxonomy(name_or_path: str | Path) -> Taxonomy:
-    """A taxonomy by name (a file under datasets/taxonomies) or by path."""
+    """A taxonomy by name (a packaged one, benchfoundry/data/taxonomies) or by path."""
     path = Path(name_or_path)
     if not path.suffix:
         path = TAXONOMIES / f"{name_or_path}.yaml"

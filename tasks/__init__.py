@@ -1,1 +1,1 @@
-"""Stage logic as plain functions over typed records, each wrapped by a thin Prefect task."""
+"""The stages' logic: one module per stage, each with its entry point `run(StageRun, mapper)` (see docs/architecture.md)."""

@@ -17,7 +17,7 @@ app.add_typer(cache_app, name="cache")
 
 CatalogueOpt = Annotated[
     Path | None,
-    typer.Option("--catalogue", help="Model catalogue YAML (default: datasets/models.yaml)."),
+    typer.Option("--catalogue", help="Model catalogue YAML (default: the packaged one)."),
 ]
 
 

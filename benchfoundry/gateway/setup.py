@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from benchfoundry.data import data_path
 from benchfoundry.gateway.cache import ResponseCache
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.gateway import Gateway
@@ -13,7 +14,7 @@ from benchfoundry.gateway.models import ModelSpec, load_catalogue
 from benchfoundry.gateway.usage import JOURNAL, UsageLedger
 from benchfoundry.storage import RunFolder
 
-DEFAULT_CATALOGUE = Path(__file__).resolve().parents[2] / "datasets" / "models.yaml"
+DEFAULT_CATALOGUE = data_path("models.yaml")
 
 
 def cache_path(run_root: str | Path) -> Path:
@@ -22,7 +23,7 @@ def cache_path(run_root: str | Path) -> Path:
 
 
 def default_catalogue(path: str | Path | None = None) -> dict[str, ModelSpec]:
-    """The catalogue at `path`, else `$BENCHFOUNDRY_MODELS`, else the project's datasets/models.yaml."""
+    """The catalogue at `path`, else `$BENCHFOUNDRY_MODELS`, else the packaged one (benchfoundry/data/models.yaml)."""
     chosen = path or os.environ.get("BENCHFOUNDRY_MODELS") or DEFAULT_CATALOGUE
     return load_catalogue(chosen) if Path(chosen).exists() or path else {}
 

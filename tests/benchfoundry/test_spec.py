@@ -20,7 +20,7 @@ def test_demo_spec_validates_and_resolves_paths():
     assert spec.stages[3:] == ["filter", "consensus", "select"]
     assert spec.output == REPO / "datasets" / "runs" / "demo"
     folders = [s for s in spec.sources if isinstance(s, FolderSource)]
-    assert folders[0].path == REPO / "datasets" / "demo" / "synthetic" / "images"
+    assert folders[0].path == REPO / "benchfoundry" / "data" / "demo" / "synthetic" / "images"
     assert all(s.path.exists() for s in spec.sources if not isinstance(s, PackagedSource))
 
 

@@ -16,7 +16,7 @@ from benchfoundry.synthetic import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "datasets" / "demo" / "synthetic"
+DEMO = REPO / "benchfoundry" / "data" / "demo" / "synthetic"
 
 
 def test_rendered_objects_match_their_truth():

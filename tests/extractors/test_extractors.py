@@ -63,10 +63,11 @@ def test_describer_names_colours_positions_and_shapes():
 
 
 def test_the_committed_demo_corpus_is_read_back(ocr):
-    truth = [t for t in load_truth("datasets/demo/synthetic") if t["kind"] == "text"][:3]
+    truth = [t for t in load_truth("benchfoundry/data/demo/synthetic") if t["kind"] == "text"][:3]
     for scene in truth:
         read = " ".join(
-            line.text for line in ocr.read(Image.open(f"datasets/demo/synthetic/{scene['file']}"))
+            line.text
+            for line in ocr.read(Image.open(f"benchfoundry/data/demo/synthetic/{scene['file']}"))
         ).lower()
         assert all(w in read for line in scene["text_lines"] for w in line["text"].split())
 
