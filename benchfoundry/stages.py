@@ -74,7 +74,9 @@ class StageRun(BaseModel):
     ) -> StageRun:
         """A plain call's context: the run folder (a path or a `RunFolder`), and the option
         sections given by stage name (`extract=ExtractOptions(...)`), the rest default."""
-        root = getattr(run, "root", run)
+        from benchfoundry.storage import RunFolder
+
+        root = run.root if isinstance(run, RunFolder) else run
         return cls(
             run=str(root),
             sources=list(sources or []),
@@ -247,6 +249,25 @@ def _select_markdown(summary: SelectSummary) -> str:
     return "\n".join(select_markdown(summary))
 
 
+def _ask_step(name: str, does: str, inputs: tuple[str, ...], options: type[BaseModel]) -> Stage:
+    """Filter and consensus: an ensemble answers every candidate (`tasks.qc.ask_job`)."""
+    return Stage(
+        name=name,
+        does=does,
+        inputs=inputs,
+        outputs=("judgements",),
+        options=options,
+        summary=AskSummary,
+        entry=f"tasks.qc:run_{name}",
+        flow=f"flows.qc:{name}_flow",
+        markdown=_ask_markdown,
+        text=_ask_lines,
+        requires=("candidates", "generate"),
+        group="qc",
+        uses=("models", "catalogue"),
+    )
+
+
 STAGES: dict[str, Stage] = {
     s.name: s
     for s in (
@@ -291,35 +312,17 @@ STAGES: dict[str, Stage] = {
             requires=("visual_facts", "extract"),
             uses=("taxonomy", "models", "catalogue"),
         ),
-        Stage(
-            name="filter",
-            does="text-only ensemble (no image) under CircularEval: answers as judgements",
-            inputs=("candidates", "quarantine", "spec:models"),
-            outputs=("judgements",),
-            options=FilterOptions,
-            summary=AskSummary,
-            entry="tasks.qc:run_filter",
-            flow="flows.qc:filter_flow",
-            markdown=_ask_markdown,
-            text=_ask_lines,
-            requires=("candidates", "generate"),
-            group="qc",
-            uses=("models", "catalogue"),
+        _ask_step(
+            "filter",
+            "text-only ensemble (no image) under CircularEval: answers as judgements",
+            ("candidates", "quarantine", "spec:models"),
+            FilterOptions,
         ),
-        Stage(
-            name="consensus",
-            does="vision-language ensemble (with image) under CircularEval: judgements",
-            inputs=("candidates", "images", "visual_facts", "quarantine", "spec:models"),
-            outputs=("judgements",),
-            options=ConsensusOptions,
-            summary=AskSummary,
-            entry="tasks.qc:run_consensus",
-            flow="flows.qc:consensus_flow",
-            markdown=_ask_markdown,
-            text=_ask_lines,
-            requires=("candidates", "generate"),
-            group="qc",
-            uses=("models", "catalogue"),
+        _ask_step(
+            "consensus",
+            "vision-language ensemble (with image) under CircularEval: judgements",
+            ("candidates", "images", "visual_facts", "quarantine", "spec:models"),
+            ConsensusOptions,
         ),
         Stage(
             name="select",

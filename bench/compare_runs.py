@@ -1,0 +1,67 @@
+"""Compare two run folders table by table: rows, and rows that differ once paths are made
+relative (two clones of the project put the same inputs under different folders).
+
+    python bench/compare_runs.py RUN_A RUN_B [--root-a DIR --root-b DIR] [--ignore COL ...]
+
+A folder of an earlier layout is upgraded when opened, so a run written before a schema change
+compares with one written after it. Prints one line per table and exits 1 when any differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchfoundry.records import RECORDS_BY_TABLE
+from benchfoundry.storage import RunFolder
+
+
+def _normalise(value: Any, roots: list[str]) -> Any:
+    if isinstance(value, str):
+        for root in roots:
+            value = value.replace(root, "ROOT")
+        return value
+    if isinstance(value, dict):
+        return {k: _normalise(v, roots) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalise(v, roots) for v in value]
+    return value
+
+
+def rows(run: RunFolder, table: str, roots: list[str], ignore: set[str]) -> list[str]:
+    out = []
+    for row in run.table_named(table).read().to_pylist():
+        kept = {k: v for k, v in row.items() if k not in ignore}
+        out.append(json.dumps(_normalise(kept, roots), sort_keys=True, default=repr))
+    return sorted(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("a", type=Path)
+    parser.add_argument("b", type=Path)
+    parser.add_argument("--root-a", action="append", default=[], help="a path prefix in A's rows")
+    parser.add_argument("--root-b", action="append", default=[], help="a path prefix in B's rows")
+    parser.add_argument("--ignore", action="append", default=[], help="a column to leave out")
+    args = parser.parse_args()
+    a, b = RunFolder(args.a), RunFolder(args.b)
+    differ = False
+    for table in RECORDS_BY_TABLE:
+        if not (a.table_named(table).exists() or b.table_named(table).exists()):
+            continue
+        ra = rows(a, table, args.root_a, set(args.ignore))
+        rb = rows(b, table, args.root_b, set(args.ignore))
+        same = ra == rb
+        differ |= not same
+        only_a = len(set(ra) - set(rb))
+        only_b = len(set(rb) - set(ra))
+        status = "identical" if same else f"DIFFER: {only_a} rows only in A, {only_b} only in B"
+        print(f"{table:<14} A {len(ra):>6} rows, B {len(rb):>6} rows: {status}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The stage registry: every entry's entry point and flow exist and agree with the spec's options,
+the CLI lists it, and the mappers give results in job order in place or as Prefect tasks."""
+
+import inspect
+import json
+import time
+
+import pytest
+from prefect import flow
+from typer.testing import CliRunner
+
+from benchfoundry.cli import app
+from benchfoundry.spec import StageOptions
+from benchfoundry.stages import INLINE, STAGES, PrefectMapper, StageRun
+
+
+def test_every_entry_resolves_to_its_entry_point_flow_and_options():
+    defaults = StageOptions()
+    for name, entry in STAGES.items():
+        run = entry.flow_function()
+        assert run.name == name or entry.group, name
+        assert list(inspect.signature(run.fn).parameters)[0] == "stage"
+        assert isinstance(entry.stage_options(defaults), entry.options)
+        module, _, function = entry.entry.partition(":")
+        assert module.startswith("tasks.") and callable(
+            getattr(__import__(module, fromlist=[function]), function)
+        )
+    assert set(StageOptions.model_fields) == set(STAGES)
+
+
+def test_the_stages_command_lists_the_registry():
+    result = CliRunner().invoke(app, ["stages", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.stdout)["stages"]
+    assert [s["name"] for s in listed] == list(STAGES)
+    ingest = listed[0]
+    assert ingest["options"] == "benchfoundry.spec.IngestOptions"
+    assert "images" in ingest["outputs"] and ingest["inputs"] == ["spec:sources"]
+    text = CliRunner().invoke(app, ["stages"]).stdout
+    assert "select (in `qc`)" in text and "writes  scored" in text
+
+
+def test_a_spec_names_only_registered_stages(tmp_path):
+    from benchfoundry.spec import SpecError, load_spec
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: s\nsources: [{kind: packaged}]\nstages: [ingest, review]\n")
+    with pytest.raises(SpecError, match=r"\['review'\] are not available.*ingest, extract"):
+        load_spec(spec)
+    spec.write_text("name: s\nsources: [{kind: packaged}]\n")
+    assert load_spec(spec).stages == list(STAGES)
+
+
+def _slow_square(x: int) -> int:
+    time.sleep(0.05 * (5 - x))  # later jobs finish first
+    return x * x
+
+
+def test_mappers_yield_in_job_order(prefect_api):
+    jobs = [((x,), 1) for x in range(5)]
+    assert list(INLINE.map(_slow_square, jobs, label="squares")) == [0, 1, 4, 9, 16]
+
+    @flow
+    def squares() -> list[int]:
+        return list(PrefectMapper().map(_slow_square, jobs, label="squares", ahead=3))
+
+    assert squares() == [0, 1, 4, 9, 16]
+
+
+def test_stage_run_from_parts_and_from_a_spec(tmp_path):
+    from benchfoundry.spec import ExtractOptions, load_spec
+
+    made = StageRun.make(tmp_path, extract=ExtractOptions(batch_size=3))
+    assert made.run == str(tmp_path) and made.options.extract.batch_size == 3
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: s\nsources: [{kind: packaged}]\nmodels: {text_only: [blind/longest]}\n"
+        "runner: {kind: dask, workers: 2}\n"
+    )
+    loaded = load_spec(spec)
+    context = StageRun.from_spec(loaded, str(tmp_path / "run"))
+    assert context.models == {"text_only": ["blind/longest"]} and context.stages == list(STAGES)
+    assert StageRun.model_validate_json(context.model_dump_json()) == context  # a plain value
+    assert loaded.runner.kind == "dask" and loaded.runner.workers == 2
+
+
+def test_a_runner_address_needs_the_dask_kind(tmp_path):
+    from benchfoundry.spec import SpecError, load_spec
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: s\nsources: [{kind: packaged}]\nrunner: {kind: thread, address: 'tcp://h:8786'}\n"
+    )
+    with pytest.raises(SpecError, match="runner.address names a Dask scheduler"):
+        load_spec(spec)
+    spec.write_text("name: s\nsources: [{kind: packaged}]\nrunner: {kind: ray}\n")
+    with pytest.raises(SpecError, match="runner"):
+        load_spec(spec)
