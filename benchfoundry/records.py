@@ -293,19 +293,51 @@ class ScoredRecord(Record):
     rank: int | None
 
 
+class ReviewBatchRecord(Record):
+    """A batch of candidates handed to one reviewer, in the order they are shown: flagged first,
+    then by hit count ascending (MMStar's review order). `cross_check` marks the batch of samples
+    also given to a second reviewer. The id is a hash of the reviewer and the questions, so an
+    export of the same inputs gives the same batches."""
+
+    table: ClassVar[str] = "review_batches"
+    key: ClassVar[tuple[str, ...]] = ("batch_id",)
+
+    batch_id: str
+    reviewer: str
+    dimension: str
+    question_ids: list[str]
+    cross_check: bool
+    created_at: str
+    spec_hash: str
+
+
+REVIEW_DECISIONS = ("accept", "reject", "fix_answer", "edit", "move")
+
+
 class ReviewRecord(Record):
-    """An annotator's decision on one question."""
+    """One decision by one reviewer on one question, never overwritten: the latest per reviewer
+    counts, the history stays. `candidate_hash` is the candidate's content when it was decided,
+    so a decision on a candidate that changed since is flagged. `tool` is web, labelstudio, file,
+    cli or auto (the automatic reviewer, never counted as a person)."""
 
     table: ClassVar[str] = "reviews"
-    key: ClassVar[tuple[str, ...]] = ("question_id", "reviewer")
+    key: ClassVar[tuple[str, ...]] = ("question_id", "reviewer", "decided_at")
 
     question_id: str
     reviewer: str
-    decision: Literal["accept", "reject", "fix_answer", "recategorise"]
-    new_answer: str | None
-    new_dimension: str | None
-    note: str | None
+    decision: Literal["accept", "reject", "fix_answer", "edit", "move"]
+    new_answer: str | None = None
+    new_question: str | None = None
+    new_options: list[str] | None = None
+    new_dimension: str | None = None
+    reason: str | None = None
+    note: str | None = None
+    tool: str
+    batch_id: str | None = None
+    candidate_hash: str
     decided_at: str
+    lead_time_s: float | None = None
+    adjudication: bool = False  # an adjudicator's decision, settling a conflict between reviewers
 
 
 class ResultRecord(Record):
@@ -336,6 +368,7 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     CandidateRecord,
     JudgementRecord,
     ScoredRecord,
+    ReviewBatchRecord,
     ReviewRecord,
     ResultRecord,
 )

@@ -274,6 +274,52 @@ class SelectOptions(SpecModel):
         return self.targets.get(dimension, self.target)
 
 
+class Reviewer(SpecModel):
+    """A person who reviews candidates; `dimensions` empty: every dimension."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")
+    dimensions: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _not_auto(cls, value: str) -> str:
+        if value == "auto":
+            raise ValueError("'auto' is the automatic reviewer's name; give people other names")
+        return value
+
+
+class ReviewOptions(SpecModel):
+    """The review hand-off: which candidates go to people, in batches per dimension and reviewer,
+    with a share cross-checked by a second reviewer (MMStar)."""
+
+    include: list[Literal["selected", "flagged", "held_back", "dropped", "unassessed"]] = Field(
+        default_factory=lambda: ["selected", "flagged"]
+    )
+    reviewers: list[Reviewer] = Field(
+        default_factory=lambda: [Reviewer(name="reviewer")],
+        description="people and their dimensions (default: one reviewer for everything)",
+    )
+    batch_size: int = Field(default=50, ge=1)
+    cross_check: float = Field(
+        default=0.2, ge=0, le=1, description="share of each reviewer's samples given to a second"
+    )
+    auto: bool = Field(
+        default=False,
+        description="the `auto` reviewer accepts the candidates that passed every automatic "
+        "check (selected, no flags); recorded as reviewer auto, never counted as a person",
+    )
+
+    @field_validator("reviewers")
+    @classmethod
+    def _unique(cls, value: list[Reviewer]) -> list[Reviewer]:
+        names = [r.name for r in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"reviewer names must be unique: {names}")
+        if not value:
+            raise ValueError("name at least one reviewer")
+        return value
+
+
 class StageOptions(SpecModel):
     """Per-stage options; each stage adds its section here."""
 
@@ -283,6 +329,7 @@ class StageOptions(SpecModel):
     filter: FilterOptions = Field(default_factory=FilterOptions)
     consensus: ConsensusOptions = Field(default_factory=ConsensusOptions)
     select: SelectOptions = Field(default_factory=SelectOptions)
+    review: ReviewOptions = Field(default_factory=ReviewOptions)
 
 
 # Who plays which part in a build: generate asks `generator` (and `generator_reasoning` for the
@@ -455,6 +502,9 @@ def check_dimensions(spec: BuildSpec, path: Path) -> None:
         "options.select.dimensions": list(options.select.dimensions or []),
         "options.ingest.dimension_map": list(options.ingest.dimension_map.values()),
         "options.generate.llm_dimensions": list(options.generate.llm_dimensions or []),
+        "options.review.reviewers[].dimensions": [
+            d for r in options.review.reviewers for d in r.dimensions
+        ],
     }
     for key, dimensions in named.items():
         unknown = [d for d in dimensions if d not in known]

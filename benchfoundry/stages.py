@@ -37,12 +37,14 @@ from benchfoundry.report import (
     ingest_markdown,
     ingest_text,
 )
+from benchfoundry.review_summary import ReviewSummary, review_markdown, review_text
 from benchfoundry.spec import (
     ConsensusOptions,
     ExtractOptions,
     FilterOptions,
     GenerateOptions,
     IngestOptions,
+    ReviewOptions,
     SelectOptions,
     Source,
     StageOptions,
@@ -338,6 +340,20 @@ STAGES: dict[str, Stage] = {
             requires=("candidates", "generate"),
             group="qc",
             uses=("models", "catalogue", "stages"),
+        ),
+        Stage(
+            name="review",
+            does="the hand-off to people: review batches per dimension and reviewer, cross-checks",
+            inputs=("candidates", "scored", "review_batches", "reviews"),
+            outputs=("review_batches", "reviews"),
+            options=ReviewOptions,
+            summary=ReviewSummary,
+            entry="tasks.review:run",
+            flow="flows.review:review",
+            markdown=review_markdown,
+            text=review_text,
+            requires=("scored", "qc"),
+            group="review",
         ),
     )
 }

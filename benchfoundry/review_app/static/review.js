@@ -1,0 +1,119 @@
+// The review page: keyboard decisions, each saved at once through POST /api/reviews.
+// Text from data is only ever set with textContent, never as HTML.
+(function () {
+  "use strict";
+  const main = document.getElementById("samples");
+  const batch = main.dataset.batch, reviewer = main.dataset.reviewer;
+  const samples = () => Array.from(document.querySelectorAll(".sample")).filter((s) => !s.hidden);
+  const started = new Map();
+  let waitingLetter = null;
+
+  function current() {
+    const focused = document.activeElement && document.activeElement.closest(".sample");
+    return focused || samples()[0];
+  }
+  function focus(sample) { if (sample) { sample.focus(); started.set(sample, started.get(sample) || Date.now()); } }
+  function move(step) {
+    const list = samples(), index = list.indexOf(current());
+    focus(list[Math.max(0, Math.min(list.length - 1, index + step))]);
+  }
+  function closeForms(sample) { sample.querySelectorAll("form").forEach((f) => { f.hidden = true; }); }
+
+  async function decide(sample, body) {
+    const message = sample.querySelector(".message");
+    message.textContent = "saving...";
+    const lead = started.has(sample) ? (Date.now() - started.get(sample)) / 1000 : null;
+    const payload = Object.assign({ question_id: sample.dataset.question, reviewer, batch_id: batch, lead_time_s: lead }, body);
+    const response = await fetch("/api/reviews", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload),
+    });
+    const result = await response.json();
+    if (!response.ok) { message.textContent = result.error; return false; }
+    message.textContent = "";
+    closeForms(sample);
+    let text = "decided: " + body.decision;
+    if (body.new_answer) text += " answer " + body.new_answer;
+    if (body.new_dimension) text += " to " + body.new_dimension;
+    if (body.reason) text += " (" + body.reason + ")";
+    const line = sample.querySelector(".current");
+    line.textContent = "";
+    const b = document.createElement("b"); b.textContent = text; line.appendChild(b);
+    if (!sample.classList.contains("decided")) {
+      sample.classList.add("decided");
+      const progress = document.getElementById("progress");
+      const done = document.querySelectorAll(".sample.decided").length;
+      progress.textContent = done + " of " + progress.dataset.total + " decided";
+    }
+    filter();
+    return true;
+  }
+
+  function openForm(sample, name) {
+    closeForms(sample);
+    const form = sample.querySelector("form." + name);
+    form.hidden = false;
+    form.querySelector("select, textarea, input").focus();
+  }
+
+  document.querySelectorAll(".sample").forEach((sample) => {
+    sample.addEventListener("focus", () => started.set(sample, started.get(sample) || Date.now()));
+    sample.querySelector("form.reject").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const form = event.target, other = form.other.value.trim();
+      decide(sample, { decision: "reject", reason: other || form.reason.value }).then(() => focus(sample));
+    });
+    sample.querySelector("form.edit").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const form = event.target;
+      const options = Array.from(form.querySelectorAll("input[name=option]")).map((i) => i.value);
+      decide(sample, { decision: "edit", new_question: form.question.value, new_options: options }).then(() => focus(sample));
+    });
+    sample.querySelector("form.move").addEventListener("submit", (event) => {
+      event.preventDefault();
+      decide(sample, { decision: "move", new_dimension: event.target.dimension.value }).then(() => focus(sample));
+    });
+    sample.querySelectorAll("form.reject select, form.move select").forEach((field) => {
+      field.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") { event.preventDefault(); field.form.requestSubmit(); }
+      });
+    });
+    sample.querySelectorAll("form.edit textarea, form.edit input").forEach((field) => {
+      field.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" && event.ctrlKey) { event.preventDefault(); sample.querySelector("form.edit").requestSubmit(); }
+      });
+    });
+  });
+
+  document.addEventListener("keydown", (event) => {
+    const sample = current();
+    if (!sample) return;
+    const inForm = event.target.closest && event.target.closest("form");
+    if (event.key === "Escape") { closeForms(sample); focus(sample); return; }
+    if (inForm || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (waitingLetter) {
+      const letter = event.key.toUpperCase(), target = waitingLetter;
+      waitingLetter = null;
+      event.preventDefault();
+      if (/^[A-J]$/.test(letter)) decide(target, { decision: "fix_answer", new_answer: letter });
+      return;
+    }
+    const keys = {
+      j: () => move(1), k: () => move(-1),
+      a: () => decide(sample, { decision: "accept" }),
+      r: () => openForm(sample, "reject"), e: () => openForm(sample, "edit"), m: () => openForm(sample, "move"),
+      f: () => { waitingLetter = sample; sample.querySelector(".message").textContent = "fix the answer: press its letter"; },
+    };
+    if (keys[event.key]) { event.preventDefault(); keys[event.key](); }
+  });
+
+  function filter() {
+    const flagged = document.getElementById("only-flagged").checked;
+    const undecided = document.getElementById("only-undecided").checked;
+    document.querySelectorAll(".sample").forEach((s) => {
+      s.hidden = (flagged && !s.classList.contains("flagged")) || (undecided && s.classList.contains("decided") && s !== document.activeElement);
+    });
+  }
+  document.getElementById("only-flagged").addEventListener("change", filter);
+  document.getElementById("only-undecided").addEventListener("change", filter);
+  focus(samples()[0]);
+})();

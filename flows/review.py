@@ -1,0 +1,15 @@
+"""The `review` flow: scored candidates in, `review_batches` (and the automatic reviewer's
+`reviews`) out, ready for the review app."""
+
+from __future__ import annotations
+
+from prefect import flow
+
+from benchfoundry.review_summary import ReviewSummary
+from benchfoundry.stages import StageRun, run_in_flow
+
+
+@flow(name="review")
+def review(stage: StageRun) -> ReviewSummary:
+    """The review hand-off (`tasks.review.run`) as one Prefect task."""
+    return run_in_flow("review", stage)

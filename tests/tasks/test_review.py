@@ -1,0 +1,182 @@
+"""The review stage and review decisions: batches per dimension and reviewer in MMStar's order,
+a cross-checked share, exports that add only new candidates, the automatic reviewer, checked
+decisions, conflicts and adjudication, and agreement figures checked against hand counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchfoundry.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
+from benchfoundry.reviews import (
+    AUTO,
+    Decision,
+    cohen_kappa,
+    krippendorff_alpha,
+    latest,
+    outcome,
+    record,
+    status,
+)
+from benchfoundry.spec import Reviewer, ReviewOptions
+from benchfoundry.stages import STAGES, StageRun
+from benchfoundry.storage import RunFolder
+from tasks.review import export_batches
+
+
+def _scored(qid, image, dimension, decision, hits, flags=()):
+    return ScoredRecord(
+        question_id=qid, image_id=image, dimension=dimension, answer="A", hits_text=hits,
+        hits_text_circular=None, n_text_models=3, text_hit_by=[], hits_vlm=0,
+        hits_vlm_circular=None, n_vlm_models=1, vlm_hit_by=[], flags=list(flags),
+        difficulty=None, decision=decision, reason="test", rank=None,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def run(tmp_path, image_bytes, store_raw_image, candidate_record) -> RunFolder:
+    """40 candidates in two dimensions: selected (half without flags), flagged and dropped."""
+    run = RunFolder(tmp_path / "run")
+    image = store_raw_image(run, image_bytes())
+    candidates, scored = [], []
+    for i in range(40):
+        qid, dim = f"q{i:02d}", ("ocr" if i % 2 else "instance_identity")
+        decision = ("selected", "flagged", "dropped", "selected")[i % 4]
+        flags = ["length_outlier"] if decision == "selected" and i % 8 == 3 else []
+        candidates.append(candidate_record(qid, image, dimension=dim))
+        scored.append(_scored(qid, image, dim, decision, i % 5, flags))
+    run.table(CandidateRecord).append(candidates)
+    run.table(ScoredRecord).append(scored)
+    return run
+
+
+def test_batches_follow_reviewers_dimensions_and_mmstars_order(run):
+    options = ReviewOptions(
+        reviewers=[Reviewer(name="ann", dimensions=["ocr"]), Reviewer(name="bo"), Reviewer(name="cy")],
+        batch_size=4,
+        cross_check=0.3,
+    )  # fmt: skip
+    summary = export_batches(str(run.root), options, "spec")
+    batches = run.table(ReviewBatchRecord).records()
+    scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
+    included = {q for q, s in scored.items() if s.decision in ("selected", "flagged")}
+    assert summary.candidates == len(included) == 30
+    firsts = [q for b in batches if not b.cross_check for q in b.question_ids]
+    assert sorted(firsts) == sorted(included), "every included candidate once in a first batch"
+    for b in batches:
+        assert len(b.question_ids) <= 4
+        if b.reviewer == "ann":
+            assert b.dimension == "ocr"
+        keys = [(scored[q].decision != "flagged", scored[q].hits_text) for q in b.question_ids]
+        assert keys == sorted(keys), "flagged first, then by hits ascending"
+    crossed = [q for b in batches if b.cross_check for q in b.question_ids]
+    assert summary.cross_checked == len(crossed) > 0
+    owner = {q: b.reviewer for b in batches if not b.cross_check for q in b.question_ids}
+    assert all(b.reviewer != owner[q] for b in batches if b.cross_check for q in b.question_ids)
+    # Same inputs, same batches; a new candidate gets a new batch, nothing else changes.
+    again = export_batches(str(run.root), options, "spec")
+    assert again.batches_added == 0 and again.batches == len(batches)
+
+
+def test_a_new_candidate_is_batched_alone_and_no_reviewer_means_unassigned(
+    run, candidate_record, store_raw_image, image_bytes
+):
+    options = ReviewOptions(reviewers=[Reviewer(name="ann", dimensions=["ocr"])], cross_check=0)
+    first = export_batches(str(run.root), options, "spec")
+    assert first.unassigned == {"instance_identity": 10}  # selected; none flagged
+    image = store_raw_image(run, image_bytes(seed=3))
+    run.table(CandidateRecord).append([candidate_record("new", image, dimension="ocr")])
+    run.table(ScoredRecord).append([_scored("new", image, "ocr", "flagged", 0)])
+    second = export_batches(str(run.root), options, "spec")
+    assert second.batches_added == 1 and second.questions_batched_now == 1
+
+
+def test_the_automatic_reviewer_accepts_only_what_passed_every_check(run):
+    summary = STAGES["review"].run(
+        StageRun(run=str(run.root), options={"review": {"auto": True}}, stages=["review"])
+    )
+    auto = [r for r in run.table(ReviewRecord).records() if r.reviewer == AUTO]
+    scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
+    assert {r.question_id for r in auto} == {
+        q for q, s in scored.items() if s.decision == "selected" and not s.flags
+    }
+    assert summary.auto_accepted == len(auto) == 15 and all(r.tool == "auto" for r in auto)
+    again = STAGES["review"].run(
+        StageRun(run=str(run.root), options={"review": {"auto": True}}, stages=["review"])
+    )
+    assert again.auto_accepted_now == 0
+    state = status(run)
+    assert state.decisions == 0 and state.auto_decisions == 15, "auto is never a person"
+    assert state.pairs == [] and state.states["auto"] == 15
+
+
+@pytest.mark.parametrize(
+    ("decision", "message"),
+    [
+        (Decision("nope", "ann", "accept"), "no candidate with question id 'nope'"),
+        (Decision("q00", "ann", "approve"), "decision 'approve' is not one of"),
+        (Decision("q00", "ann", "reject"), "a rejection needs a reason"),
+        (Decision("q00", "ann", "fix_answer", new_answer="E"), "not one of the options' letters"),
+        (Decision("q00", "ann", "fix_answer", new_answer="A"), "already A"),
+        (
+            Decision("q00", "ann", "edit", new_options=["x", "x", "y", "z"]),
+            "each filled and different",
+        ),
+        (Decision("q00", "ann", "edit", new_options=["x"]), "at least two"),
+        (Decision("q00", "ann", "move"), "names the new dimension"),
+        (Decision("q00", "ann", "move", new_dimension="nonsense"), "not a dimension"),
+        (Decision("q00", AUTO, "accept"), "not 'auto'"),
+    ],
+)
+def test_a_bad_decision_is_refused_with_its_reason_and_changes_nothing(run, decision, message):
+    added, _, refused = record(run, [decision], "file", ["ocr", "instance_identity"])
+    assert added == 0 and len(refused) == 1 and message in refused[0]
+    assert run.table(ReviewRecord).count() == 0
+
+
+def test_conflicts_adjudication_history_and_stale_decisions(run):
+    dims = ["ocr", "instance_identity"]
+    record(
+        run,
+        [Decision("q00", "ann", "accept"), Decision("q00", "bo", "reject", reason="ambiguous")],
+        "file",
+        dims,
+    )
+    assert record(run, [Decision("q00", "ann", "accept")], "file", dims)[:2] == (0, 1), "repeat"
+    state = status(run)
+    assert state.conflicts == ["q00"]
+    record(
+        run, [Decision("q00", "lead", "reject", reason="ambiguous", adjudication=True)], "cli", dims
+    )
+    current = latest(run.table(ReviewRecord).records())
+    assert outcome(current["q00"])[0] == "adjudicated"
+    assert status(run).conflicts == []
+    record(run, [Decision("q00", "ann", "reject", reason="changed my mind")], "file", dims)
+    history = [r for r in run.table(ReviewRecord).records() if r.reviewer == "ann"]
+    assert [r.decision for r in sorted(history, key=lambda r: r.decided_at)] == ["accept", "reject"]
+    # The candidate changes after ann decided: her decision is flagged as stale.
+    c = next(c for c in run.table(CandidateRecord).records() if c.question_id == "q00")
+    run.table(CandidateRecord).rewrite([c.model_copy(update={"question": "Another question?"})])
+    assert "q00 (ann)" in status(run).stale
+
+
+def test_agreement_figures_match_hand_counts(run):
+    dims = ["ocr", "instance_identity"]
+    a = ["accept", "accept", "reject", "accept", "reject", "accept"]
+    b = ["accept", "reject", "reject", "accept", "reject", "reject"]
+    decisions = []
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        q = f"q{i:02d}"
+        decisions += [Decision(q, "ann", x, reason="r" if x == "reject" else None)]
+        decisions += [Decision(q, "bo", y, reason="r" if y == "reject" else None)]
+    record(run, decisions, "file", dims)
+    state = status(run)
+    (pair,) = state.pairs
+    assert pair.items == 6 and pair.agreement == pytest.approx(4 / 6, abs=1e-4)
+    # Cohen: p_o = 4/6; p_e = (4/6)(2/6) + (2/6)(4/6) = 16/36; kappa = (24/36 - 16/36)/(20/36) = 0.4
+    assert pair.kappa == pytest.approx(0.4, abs=1e-4)
+    assert set(state.by_dimension) == {"ocr", "instance_identity"}
+    # Krippendorff (nominal): 12 values, accept 6 and reject 6; the two disagreeing units give
+    # 4 off-diagonal coincidences; alpha = 1 - (n - 1) * 4 / (2 * 6 * 6)
+    assert state.alpha == pytest.approx(1 - 11 * 4 / 72, abs=1e-4)
+    assert cohen_kappa(["x", "x"], ["x", "x"]) is None
+    assert krippendorff_alpha([["x", "x"], ["x", "x"]]) is None
