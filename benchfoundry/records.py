@@ -305,6 +305,7 @@ class ReviewBatchRecord(Record):
     batch_id: str
     reviewer: str
     dimension: str
+    part: int  # 1, 2...: the batch's place among this reviewer's batches of this dimension
     question_ids: list[str]
     cross_check: bool
     created_at: str

@@ -113,7 +113,7 @@ def status_markdown(state: ReviewStatus) -> str:
         "|---|---|---|---|---|",
         *(
             f"| `{b['batch_id']}`{' (cross-check)' if b['cross_check'] else ''} | {b['reviewer']} | "
-            f"{b['dimension']} | {b['decided']} | {b['total']} |"
+            f"{b['dimension']} {b['part']} | {b['decided']} | {b['total']} |"
             for b in state.batches
         ),
         "",

@@ -247,7 +247,8 @@ def status(run: RunFolder) -> ReviewStatus:
     candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
     reviews = run.table(ReviewRecord).records()
     batches = sorted(
-        run.table(ReviewBatchRecord).records(), key=lambda b: (b.reviewer, b.dimension, b.batch_id)
+        run.table(ReviewBatchRecord).records(),
+        key=lambda b: (b.reviewer, b.dimension, b.part, b.batch_id),
     )
     current = latest(reviews)
     batch_rows, per_reviewer = [], defaultdict(lambda: Counter())
@@ -258,6 +259,7 @@ def status(run: RunFolder) -> ReviewStatus:
                 "batch_id": b.batch_id,
                 "reviewer": b.reviewer,
                 "dimension": b.dimension,
+                "part": b.part,
                 "cross_check": b.cross_check,
                 "decided": decided,
                 "total": len(b.question_ids),

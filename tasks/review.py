@@ -43,11 +43,12 @@ def plan(
     candidates: Sequence[CandidateRecord],
     scored: dict[str, ScoredRecord],
     options: ReviewOptions,
-    batched: set[tuple[str, str]],
+    earlier: Sequence[ReviewBatchRecord],
     spec_hash: str,
 ) -> tuple[list[ReviewBatchRecord], dict[str, int], int]:
-    """New batches for the included candidates not yet in a batch of their reviewer; the
-    dimensions no reviewer covers; how many questions are cross-checked."""
+    """New batches for the included candidates not yet in one of their reviewer's `earlier`
+    batches; the dimensions no reviewer covers; how many questions are cross-checked."""
+    batched = {(b.reviewer, q) for b in earlier for q in b.question_ids}
     included = [
         c
         for c in candidates
@@ -83,14 +84,18 @@ def plan(
                     assigned[(reviewer, dimension, is_cross)].append(qid)
     created = now()
     batches = []
+    # New batches continue the numbering of the reviewer's earlier ones in the dimension.
+    parts = Counter((b.reviewer, b.dimension) for b in earlier)
     for (reviewer, dimension, is_cross), qids in sorted(assigned.items()):
         for start in range(0, len(qids), options.batch_size):
             chunk = qids[start : start + options.batch_size]
+            parts[(reviewer, dimension)] += 1
             batches.append(
                 ReviewBatchRecord(
                     batch_id=content_hash([reviewer, dimension, chunk], length=16),
                     reviewer=reviewer,
                     dimension=dimension,
+                    part=parts[(reviewer, dimension)],
                     question_ids=chunk,
                     cross_check=is_cross,
                     created_at=created,
@@ -137,8 +142,7 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
     scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
     batch_table = run.table(ReviewBatchRecord)
     stored = batch_table.records()
-    batched = {(b.reviewer, q) for b in stored for q in b.question_ids}
-    batches, unassigned, cross = plan(candidates, scored, options, batched, spec_hash)
+    batches, unassigned, cross = plan(candidates, scored, options, stored, spec_hash)
     written = batch_table.append(batches)
     auto_now = []
     reviews = run.table(ReviewRecord)

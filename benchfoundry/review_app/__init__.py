@@ -74,7 +74,7 @@ class ReviewData:
     def batches(self) -> list[ReviewBatchRecord]:
         return sorted(
             self.run.table(ReviewBatchRecord).records(),
-            key=lambda b: (b.reviewer, b.dimension, b.cross_check, b.batch_id),
+            key=lambda b: (b.reviewer, b.dimension, b.part, b.batch_id),
         )
 
     def batch(self, batch_id: str) -> ReviewBatchRecord | None:
@@ -168,6 +168,7 @@ class ReviewData:
             "batch_id": batch.batch_id,
             "reviewer": batch.reviewer,
             "dimension": batch.dimension,
+            "part": batch.part,
             "cross_check": batch.cross_check,
             "decided": decided,
             "total": len(batch.question_ids),

@@ -180,3 +180,19 @@ def test_agreement_figures_match_hand_counts(run):
     assert state.alpha == pytest.approx(1 - 11 * 4 / 72, abs=1e-4)
     assert cohen_kappa(["x", "x"], ["x", "x"]) is None
     assert krippendorff_alpha([["x", "x"], ["x", "x"]]) is None
+
+
+def test_batch_parts_number_a_reviewers_batches_in_review_order(run):
+    options = ReviewOptions(reviewers=[Reviewer(name="ann")], batch_size=4, cross_check=0)
+    export_batches(str(run.root), options, "spec")
+    batches = run.table(ReviewBatchRecord).records()
+    by_dim: dict[str, list[ReviewBatchRecord]] = {}
+    for b in batches:
+        by_dim.setdefault(b.dimension, []).append(b)
+    scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
+    for group in by_dim.values():
+        group.sort(key=lambda b: b.part)
+        assert [b.part for b in group] == list(range(1, len(group) + 1))
+        ordered = [q for b in group for q in b.question_ids]
+        keys = [(scored[q].decision != "flagged", scored[q].hits_text) for q in ordered]
+        assert keys == sorted(keys)
