@@ -6,7 +6,9 @@ app itself (no CDN, no build step), and the JSON API the page and scripts use:
     GET  /api/batches            every batch with its progress
     GET  /api/batches/{id}       one batch: its samples and their current decisions
     POST /api/reviews            one decision (question_id, reviewer, decision, new values...)
+    GET  /api/conflicts          questions whose reviewers disagree, with each one's decision
     GET  /batches/{id}           a batch's page;  GET /  the list of batches
+    GET  /conflicts              the adjudicator's page (a decision there has adjudication: true)
     GET  /images/{image_id}      a stored image
 
 With a token, every request carries it (`Authorization: Bearer TOKEN`, or `?token=TOKEN` once,
@@ -159,6 +161,32 @@ class ReviewData:
             )
         return out
 
+    def conflicts(self) -> list[dict[str, Any]]:
+        """Questions in conflict, each with every person's latest decision."""
+        from benchfoundry.reviews import AUTO, latest, outcome
+
+        current = latest(self.run.table_named("reviews").records())
+        candidates = {c.question_id: c for c in self.run.table(CandidateRecord).records()}
+        out = []
+        for qid, by in sorted(current.items()):
+            if outcome(by)[0] != "conflict" or qid not in candidates:
+                continue
+            c = candidates[qid]
+            out.append(
+                {
+                    "question_id": qid,
+                    "image_id": c.image_id,
+                    "dimension": c.dimension,
+                    "question": c.question,
+                    "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)],
+                    "answer": c.answer,
+                    "decisions": [
+                        r.model_dump(mode="json") for name, r in sorted(by.items()) if name != AUTO
+                    ],
+                }
+            )
+        return out
+
     def progress(self, batch: ReviewBatchRecord) -> dict[str, Any]:
         from benchfoundry.reviews import latest
 
@@ -217,6 +245,16 @@ def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
             reasons=REJECT_REASONS,
         )
 
+    async def conflicts_page(request: Request) -> Response:
+        return page(
+            "conflicts.html", request, conflicts=data.conflicts(), dimensions=data.dimensions()
+        )
+
+    async def api_conflicts(request: Request) -> Response:
+        if not allowed(request):
+            return _error(401, "a token is required")
+        return JSONResponse({"conflicts": data.conflicts()})
+
     async def image(request: Request) -> Response:
         if not allowed(request):
             return _error(401, "a token is required")
@@ -264,7 +302,7 @@ def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
             return _error(400, "the body is not JSON")
         if not isinstance(body, dict):
             return _error(400, "the body is a JSON object with question_id, reviewer and decision")
-        fields = set(Decision.__dataclass_fields__) - {"decided_at", "adjudication"}
+        fields = set(Decision.__dataclass_fields__) - {"decided_at"}
         unknown = set(body) - fields
         if unknown:
             return _error(400, f"unknown field(s) {sorted(unknown)}; known: {sorted(fields)}")
@@ -272,6 +310,8 @@ def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
             decision = Decision(**body)
         except TypeError as exc:
             return _error(400, str(exc))
+        if not isinstance(decision.adjudication, bool):
+            return _error(400, "adjudication is true or false")
         if not isinstance(decision.question_id, str) or not isinstance(decision.reviewer, str):
             return _error(400, "question_id and reviewer are text")
         if decision.new_options is not None and not (
@@ -292,6 +332,8 @@ def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
         routes=[
             Route("/", index),
             Route("/batches/{batch_id}", batch_page),
+            Route("/conflicts", conflicts_page),
+            Route("/api/conflicts", api_conflicts),
             Route("/images/{image_id}", image),
             Route("/static/{name}", static),
             Route("/api/batches", api_batches),

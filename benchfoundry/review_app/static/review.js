@@ -2,6 +2,25 @@
 // Text from data is only ever set with textContent, never as HTML.
 (function () {
   "use strict";
+  const adjudicate = document.getElementById("conflicts");
+  if (adjudicate) {  // the adjudicator's page: one form per conflict
+    adjudicate.querySelectorAll("form.adjudicate").forEach((form) => {
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        const body = { question_id: form.dataset.question, reviewer: form.adjudicator.value.trim(),
+          decision: form.decision.value, adjudication: true };
+        if (form.answer.value) body.new_answer = form.answer.value;
+        if (form.dimension.value) body.new_dimension = form.dimension.value;
+        if (form.reason.value.trim()) body.reason = form.reason.value.trim();
+        const response = await fetch("/api/reviews", {
+          method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+        });
+        const result = await response.json();
+        form.querySelector(".message").textContent = response.ok ? "adjudicated: " + body.decision : result.error;
+      });
+    });
+    return;
+  }
   const main = document.getElementById("samples");
   const batch = main.dataset.batch, reviewer = main.dataset.reviewer;
   const samples = () => Array.from(document.querySelectorAll(".sample")).filter((s) => !s.hidden);

@@ -233,3 +233,28 @@ def test_label_studio_tasks_and_export_round_trip(run, tmp_path, prefect_api):
     assert reviews["q1"].reason == "ambiguous" and reviews["q1"].reviewer == "ann@example.org"
     assert reviews["q0"].tool == "labelstudio" and reviews["q0"].lead_time_s == 12.5
     assert reviews["q0"].batch_id == batch_id
+
+
+def test_conflicts_are_listed_and_an_adjudication_settles_them(served):
+    run, url = served
+    post = lambda body: _call(url + "/api/reviews", body)  # noqa: E731
+    assert post({"question_id": "q2", "reviewer": "ann", "decision": "accept"})[0] == 201
+    body = {"question_id": "q2", "reviewer": "bo", "decision": "reject", "reason": "ambiguous"}
+    assert post(body)[0] == 201
+    (conflict,) = _call(url + "/api/conflicts")[1]["conflicts"]
+    assert conflict["question_id"] == "q2"
+    assert [d["reviewer"] for d in conflict["decisions"]] == ["ann", "bo"]
+    page = _call(url + "/conflicts")[1]
+    assert 'data-question="q2"' in page and "Q2 &lt;i&gt;x&lt;/i&gt;?" in page
+    assert post({**body, "reviewer": "lead", "adjudication": "yes"})[0] == 400
+    settle = {
+        "question_id": "q2",
+        "reviewer": "lead",
+        "decision": "reject",
+        "reason": "ambiguous",
+        "adjudication": True,
+    }
+    assert post(settle)[0] == 201
+    assert _call(url + "/api/conflicts")[1]["conflicts"] == []
+    lead = [r for r in run.table(ReviewRecord).records() if r.reviewer == "lead"]
+    assert len(lead) == 1 and lead[0].adjudication and lead[0].tool == "web"
