@@ -61,7 +61,9 @@ def export(
         context = stage_context("review", out, spec)
         updates: dict[str, Any] = {}
         if include:
-            updates["include"] = [s.strip() for s in include.split(",") if s.strip()]
+            aliases = {"held": "held_back"}
+            chosen = [s.strip() for s in include.split(",") if s.strip()]
+            updates["include"] = [aliases.get(s, s) for s in chosen]
         if reviewers:
             updates["reviewers"] = [Reviewer(name=n) for n in reviewers]
         if batch_size:
