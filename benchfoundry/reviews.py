@@ -77,6 +77,16 @@ def check(
     dimensions: Iterable[str] | None = None,
 ) -> ReviewRecord:
     """The stored record of a decision, or `ReviewError` saying why it cannot be stored."""
+    texts = ("question_id", "reviewer", "decision", "new_answer", "new_question", "new_dimension")
+    for name in (*texts, "reason", "note", "batch_id"):
+        value = getattr(decision, name)
+        if value is not None and not isinstance(value, str):
+            raise ReviewError(f"{name} is text, not {type(value).__name__}")
+    if decision.new_options is not None and not (
+        isinstance(decision.new_options, list)
+        and all(isinstance(o, str) for o in decision.new_options)
+    ):
+        raise ReviewError("new_options is a list of texts")
     if candidate is None:
         raise ReviewError(f"no candidate with question id '{decision.question_id}' in this run")
     if not decision.reviewer or decision.reviewer == AUTO and tool != "auto":

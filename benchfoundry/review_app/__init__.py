@@ -306,14 +306,24 @@ def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
         unknown = set(body) - fields
         if unknown:
             return _error(400, f"unknown field(s) {sorted(unknown)}; known: {sorted(fields)}")
+        texts = ("question_id", "reviewer", "decision", "new_answer", "new_question")
+        texts += ("new_dimension", "reason", "note", "batch_id")
+        wrong = [k for k in texts if body.get(k) is not None and not isinstance(body[k], str)]
+        lead = body.get("lead_time_s")
+        if lead is not None and (isinstance(lead, bool) or not isinstance(lead, int | float)):
+            wrong.append("lead_time_s")
+        if wrong:
+            return _error(
+                400, f"field(s) {wrong} have the wrong type (text, or a number of seconds)"
+            )
         try:
             decision = Decision(**body)
         except TypeError as exc:
             return _error(400, str(exc))
         if not isinstance(decision.adjudication, bool):
             return _error(400, "adjudication is true or false")
-        if not isinstance(decision.question_id, str) or not isinstance(decision.reviewer, str):
-            return _error(400, "question_id and reviewer are text")
+        if not decision.question_id or not decision.reviewer or not decision.decision:
+            return _error(400, "question_id, reviewer and decision are required")
         if decision.new_options is not None and not (
             isinstance(decision.new_options, list)
             and all(isinstance(o, str) for o in decision.new_options)

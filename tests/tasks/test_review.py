@@ -125,6 +125,8 @@ def test_the_automatic_reviewer_accepts_only_what_passed_every_check(run):
         (Decision("q00", "ann", "move"), "names the new dimension"),
         (Decision("q00", "ann", "move", new_dimension="nonsense"), "not a dimension"),
         (Decision("q00", AUTO, "accept"), "not 'auto'"),
+        (Decision("q00", "ann", "edit", new_question=7), "new_question is text, not int"),  # type: ignore[arg-type]
+        (Decision("q00", "ann", "edit", new_options="a b"), "a list of texts"),  # type: ignore[arg-type]
     ],
 )
 def test_a_bad_decision_is_refused_with_its_reason_and_changes_nothing(run, decision, message):

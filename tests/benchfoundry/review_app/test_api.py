@@ -131,6 +131,12 @@ def test_the_api_lists_batches_stores_decisions_and_refuses_bad_ones(served):
             "unknown field",
         ),
         (b"{not json", 400, "not JSON"),
+        (
+            {"question_id": "q0", "reviewer": "ann", "decision": "edit", "new_question": 7},
+            400,
+            "wrong type",
+        ),
+        ({"question_id": "q0", "reviewer": "ann"}, 400, "required"),
     ]
     for body, code, message in bad:
         got, reply = _call(url + "/api/reviews", body)
