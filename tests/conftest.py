@@ -106,3 +106,33 @@ def candidate_record() -> Callable[..., object]:
         return CandidateRecord(**{**values, **fields})
 
     return make
+
+
+@pytest.fixture
+def scored_record() -> Callable[..., object]:
+    """A `ScoredRecord` for tests: a selected question with no hits, any field overridden."""
+    from benchfoundry.records import ScoredRecord
+
+    def make(question_id: str, image_id: str, **fields: object) -> ScoredRecord:
+        values: dict[str, object] = {
+            "question_id": question_id,
+            "image_id": image_id,
+            "dimension": "d",
+            "answer": "A",
+            "hits_text": 0,
+            "hits_text_circular": None,
+            "n_text_models": 3,
+            "text_hit_by": [],
+            "hits_vlm": 0,
+            "hits_vlm_circular": None,
+            "n_vlm_models": 1,
+            "vlm_hit_by": [],
+            "flags": [],
+            "difficulty": None,
+            "decision": "selected",
+            "reason": "test",
+            "rank": None,
+        }
+        return ScoredRecord(**{**values, **fields})
+
+    return make

@@ -23,17 +23,8 @@ from benchfoundry.storage import RunFolder
 from tasks.review import export_batches
 
 
-def _scored(qid, image, dimension, decision, hits, flags=()):
-    return ScoredRecord(
-        question_id=qid, image_id=image, dimension=dimension, answer="A", hits_text=hits,
-        hits_text_circular=None, n_text_models=3, text_hit_by=[], hits_vlm=0,
-        hits_vlm_circular=None, n_vlm_models=1, vlm_hit_by=[], flags=list(flags),
-        difficulty=None, decision=decision, reason="test", rank=None,
-    )  # fmt: skip
-
-
 @pytest.fixture
-def run(tmp_path, image_bytes, store_raw_image, candidate_record) -> RunFolder:
+def run(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record) -> RunFolder:
     """40 candidates in two dimensions: selected (half without flags), flagged and dropped."""
     run = RunFolder(tmp_path / "run")
     image = store_raw_image(run, image_bytes())
@@ -43,7 +34,11 @@ def run(tmp_path, image_bytes, store_raw_image, candidate_record) -> RunFolder:
         decision = ("selected", "flagged", "dropped", "selected")[i % 4]
         flags = ["length_outlier"] if decision == "selected" and i % 8 == 3 else []
         candidates.append(candidate_record(qid, image, dimension=dim))
-        scored.append(_scored(qid, image, dim, decision, i % 5, flags))
+        scored.append(
+            scored_record(
+                qid, image, dimension=dim, decision=decision, hits_text=i % 5, flags=flags
+            )
+        )
     run.table(CandidateRecord).append(candidates)
     run.table(ScoredRecord).append(scored)
     return run
@@ -78,14 +73,16 @@ def test_batches_follow_reviewers_dimensions_and_mmstars_order(run):
 
 
 def test_a_new_candidate_is_batched_alone_and_no_reviewer_means_unassigned(
-    run, candidate_record, store_raw_image, image_bytes
+    run, candidate_record, store_raw_image, image_bytes, scored_record
 ):
     options = ReviewOptions(reviewers=[Reviewer(name="ann", dimensions=["ocr"])], cross_check=0)
     first = export_batches(str(run.root), options, "spec")
     assert first.unassigned == {"instance_identity": 10}  # selected; none flagged
     image = store_raw_image(run, image_bytes(seed=3))
     run.table(CandidateRecord).append([candidate_record("new", image, dimension="ocr")])
-    run.table(ScoredRecord).append([_scored("new", image, "ocr", "flagged", 0)])
+    run.table(ScoredRecord).append(
+        [scored_record("new", image, dimension="ocr", decision="flagged")]
+    )
     second = export_batches(str(run.root), options, "spec")
     assert second.batches_added == 1 and second.questions_batched_now == 1
 

@@ -21,7 +21,7 @@ from tasks.review import export_batches
 
 
 @pytest.fixture
-def run(tmp_path, image_bytes, store_raw_image, candidate_record) -> RunFolder:
+def run(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record) -> RunFolder:
     from benchfoundry.spec import Reviewer, ReviewOptions
 
     run = RunFolder(tmp_path / "run")
@@ -33,28 +33,7 @@ def run(tmp_path, image_bytes, store_raw_image, candidate_record) -> RunFolder:
         ]
     )
     run.table(ScoredRecord).append(
-        [
-            ScoredRecord(
-                question_id=f"q{i}",
-                image_id=image,
-                dimension="ocr",
-                answer="A",
-                hits_text=i,
-                hits_text_circular=None,
-                n_text_models=2,
-                text_hit_by=[],
-                hits_vlm=0,
-                hits_vlm_circular=None,
-                n_vlm_models=1,
-                vlm_hit_by=[],
-                flags=[],
-                difficulty=None,
-                decision="selected",
-                reason="t",
-                rank=None,
-            )  # fmt: skip
-            for i in range(3)
-        ]
+        [scored_record(f"q{i}", image, dimension="ocr", hits_text=i) for i in range(3)]
     )
     export_batches(str(run.root), ReviewOptions(reviewers=[Reviewer(name="ann")]), "s")
     return run

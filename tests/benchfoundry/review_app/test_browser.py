@@ -35,18 +35,8 @@ def chromium() -> str:
     pytest.skip(reason)
 
 
-def _scored(qid: str, image: str, decision: str, hits: int) -> ScoredRecord:
-    return ScoredRecord(
-        question_id=qid, image_id=image, dimension="instance_identity", answer="A",
-        hits_text=hits, hits_text_circular=None, n_text_models=3, text_hit_by=[],
-        hits_vlm=0, hits_vlm_circular=None, n_vlm_models=1, vlm_hit_by=[],
-        flags=["possibly_flawed"] if decision == "flagged" else [], difficulty="tough",
-        decision=decision, reason="test", rank=None,
-    )  # fmt: skip
-
-
 @pytest.fixture
-def served(tmp_path, image_bytes, store_raw_image, candidate_record, prefect_api):
+def served(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record, prefect_api):
     from typer.testing import CliRunner
 
     from benchfoundry.cli import app
@@ -62,7 +52,18 @@ def served(tmp_path, image_bytes, store_raw_image, candidate_record, prefect_api
         ]
     )  # fmt: skip
     run.table(ScoredRecord).append(
-        [_scored(q, image, "flagged" if i % 2 else "selected", i) for i, q in enumerate(questions)]
+        [
+            scored_record(
+                q,
+                image,
+                dimension="instance_identity",
+                hits_text=i,
+                difficulty="tough",
+                decision="flagged" if i % 2 else "selected",
+                flags=["possibly_flawed"] if i % 2 else [],
+            )
+            for i, q in enumerate(questions)
+        ]  # fmt: skip
     )
     result = CliRunner().invoke(
         app, ["review", "export", "--out", str(run.root), "--reviewers", "alice", "--json"]

@@ -84,7 +84,13 @@ def label_studio(tmp_path_factory):
 
 
 def test_tasks_go_to_label_studio_and_its_export_comes_back_as_reviews(
-    label_studio, tmp_path, image_bytes, store_raw_image, candidate_record, prefect_api
+    label_studio,
+    tmp_path,
+    image_bytes,
+    store_raw_image,
+    candidate_record,
+    scored_record,
+    prefect_api,
 ):
     from typer.testing import CliRunner
 
@@ -100,28 +106,7 @@ def test_tasks_go_to_label_studio_and_its_export_comes_back_as_reviews(
         [candidate_record(f"q{i}", image, dimension="ocr") for i in range(2)]
     )
     run.table(ScoredRecord).append(
-        [
-            ScoredRecord(
-                question_id=f"q{i}",
-                image_id=image,
-                dimension="ocr",
-                answer="A",
-                hits_text=i,
-                hits_text_circular=None,
-                n_text_models=2,
-                text_hit_by=[],
-                hits_vlm=0,
-                hits_vlm_circular=None,
-                n_vlm_models=1,
-                vlm_hit_by=[],
-                flags=[],
-                difficulty=None,
-                decision="selected",
-                reason="t",
-                rank=None,
-            )  # fmt: skip
-            for i in range(2)
-        ]
+        [scored_record(f"q{i}", image, dimension="ocr", hits_text=i) for i in range(2)]
     )
     export_batches(str(run.root), ReviewOptions(reviewers=[Reviewer(name="ann")]), "s")
     runner = CliRunner()
