@@ -149,6 +149,22 @@ def check(
     )
 
 
+def run_dimensions(run: RunFolder) -> list[str]:
+    """The dimensions a decision may move a question to: the leaves of the build's taxonomy (the
+    manifest's spec; the default taxonomy for a folder built without `build`), or, when that
+    taxonomy no longer loads, the dimensions the run's candidates use."""
+    from benchfoundry.spec import DEFAULT_TAXONOMY
+    from benchfoundry.taxonomy import TaxonomyError, load_taxonomy
+
+    spec = run.read_manifest().get("build", {}).get("spec", {})
+    try:
+        return sorted(
+            d.id for d in load_taxonomy(spec.get("taxonomy") or DEFAULT_TAXONOMY).leaves()
+        )
+    except (TaxonomyError, OSError):
+        return sorted({c.dimension for c in run.table(CandidateRecord).records()})
+
+
 def record(
     run: RunFolder,
     decisions: Sequence[Decision],
@@ -156,13 +172,14 @@ def record(
     dimensions: Iterable[str] | None = None,
 ) -> tuple[int, int, list[str]]:
     """Check and store decisions; (added, already stored, refusals with their reasons). A
-    refused decision changes nothing; the others are stored. A decision that repeats the
+    refused decision changes nothing; the others are stored. A move must name one of
+    `dimensions` (default: `run_dimensions`). A decision that repeats the
     reviewer's latest one on the same candidate content is already stored (importing a file
     twice changes nothing)."""
     candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
     table = run.table(ReviewRecord)
     current = latest(table.records())
-    dims = list(dimensions) if dimensions is not None else None
+    dims = list(dimensions) if dimensions is not None else run_dimensions(run)
     good, refused, repeated = [], [], 0
     for d in decisions:
         try:

@@ -253,8 +253,7 @@ def labelstudio_export(
 
     def action() -> None:
         from benchfoundry.labelstudio import label_config, tasks
-        from benchfoundry.records import ImageRecord
-        from benchfoundry.review_app import _TYPES, ReviewData
+        from benchfoundry.review_app import ReviewData
         from benchfoundry.storage import RunFolder, atomic_write_bytes
 
         require_table(out, "review_batches", "review export")
@@ -265,15 +264,9 @@ def labelstudio_export(
                 f"no batch {batch} in {out}; 'benchfoundry review status --out {out}' lists them"
             )
         samples = data.samples(chosen)
-        wanted = {s["image_id"] for s in samples}
-        table = (
-            data.run.table(ImageRecord).read(columns=["image_id", "format", "bytes"]).to_pylist()
-        )
-        images = {
-            r["image_id"]: (_TYPES.get(r["format"], "application/octet-stream"), r["bytes"])
-            for r in table
-            if r["image_id"] in wanted
-        }
+        images = {s["image_id"]: data.image(s["image_id"]) for s in samples}
+        if missing := sorted(i for i, found in images.items() if found is None):
+            raise UserError(f"image(s) {', '.join(m[:12] for m in missing)} are not in {out}")
         written = tasks(samples, images, chosen)
         atomic_write_bytes(to, json.dumps(written, indent=1).encode("utf-8"))
         config = to.with_name("label_config.xml")

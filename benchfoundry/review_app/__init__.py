@@ -48,7 +48,7 @@ REJECT_REASONS = (
     "duplicate of another question",
     "offensive or unsafe",
 )
-_TYPES = {
+MEDIA_TYPES = {
     "PNG": "image/png",
     "JPEG": "image/jpeg",
     "GIF": "image/gif",
@@ -83,15 +83,19 @@ class ReviewData:
         return next((b for b in self.batches() if b.batch_id == batch_id), None)
 
     def dimensions(self) -> list[str]:
-        from benchfoundry.taxonomy import load_taxonomy
+        from benchfoundry.reviews import run_dimensions
 
-        spec = self.run.read_manifest().get("build", {}).get("spec", {})
-        try:
-            return sorted(
-                d.id for d in load_taxonomy(spec.get("taxonomy") or "seed_bench").leaves()
-            )
-        except Exception:  # a taxonomy that no longer loads: the dimensions in use
-            return sorted({c.dimension for c in self.run.table(CandidateRecord).records()})
+        return run_dimensions(self.run)
+
+    def image(self, image_id: str) -> tuple[str, bytes] | None:
+        """(media type, bytes) of a stored image, or None."""
+        table = self.run.table(ImageRecord).read(columns=["image_id", "format", "bytes"])
+        ids = table.column("image_id").to_pylist()
+        if image_id not in ids:
+            return None
+        row = ids.index(image_id)
+        fmt, raw = table.column("format")[row].as_py(), table.column("bytes")[row].as_py()
+        return MEDIA_TYPES.get(fmt, "application/octet-stream"), raw
 
     def samples(self, batch: ReviewBatchRecord) -> list[dict[str, Any]]:
         from benchfoundry.reviews import latest
@@ -259,17 +263,11 @@ def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
         if not allowed(request):
             return _error(401, "a token is required")
         wanted = request.path_params["image_id"]
-        table = data.run.table(ImageRecord).read(columns=["image_id", "format", "bytes"])
-        for image_id, fmt, raw in zip(
-            *(table.column(c).to_pylist() for c in ("image_id", "format", "bytes")), strict=True
-        ):
-            if image_id == wanted:
-                return Response(
-                    raw,
-                    media_type=_TYPES.get(fmt, "application/octet-stream"),
-                    headers={"Cache-Control": "max-age=3600"},
-                )
-        return _error(404, f"no image {wanted}")
+        found = data.image(wanted)
+        if found is None:
+            return _error(404, f"no image {wanted}")
+        media, raw = found
+        return Response(raw, media_type=media, headers={"Cache-Control": "max-age=3600"})
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]

@@ -195,3 +195,13 @@ def test_batch_parts_number_a_reviewers_batches_in_review_order(run):
         ordered = [q for b in group for q in b.question_ids]
         keys = [(scored[q].decision != "flagged", scored[q].hits_text) for q in ordered]
         assert keys == sorted(keys)
+
+
+def test_a_move_from_any_tool_must_name_a_dimension_of_the_taxonomy(run):
+    """Files and the CLI are held to the taxonomy as the app is (no dimensions passed)."""
+    added, _, refused = record(
+        run, [Decision("q00", "ann", "move", new_dimension="nonsense")], "file"
+    )
+    assert added == 0 and "'nonsense' is not a dimension of the taxonomy" in refused[0]
+    moved = Decision("q00", "ann", "move", new_dimension="text_understanding")  # seed_bench
+    assert record(run, [moved], "file")[0] == 1
