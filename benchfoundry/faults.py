@@ -12,6 +12,7 @@ import signal
 ENV = "BENCHFOUNDRY_CRASH_AT"
 POINTS = {
     "storage.before_rename": "a file is written in full under its temporary name, not yet renamed",
+    "publish.after_data": "a release's Parquet files are written in its hidden folder, nothing else",
 }
 
 

@@ -352,4 +352,7 @@ def build_text(summary: BuildSummary) -> str:
             out += [f"      {line}" for line in _letters(ex.options)]
             out += [f"      answer: {ex.answer}   (from {ex.source})"]
     out += ["", f"Outputs: {summary.run}", f"  manifest: {summary.manifest}"]
+    for name, stage_summary in summary.summaries.items():
+        if STAGES[name].closing is not None:
+            out += STAGES[name].closing(stage_summary)
     return "\n".join(out)

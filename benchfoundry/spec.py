@@ -320,6 +320,40 @@ class ReviewOptions(SpecModel):
         return value
 
 
+class PublishOptions(SpecModel):
+    """The release: where versions go, and the publish gate's tolerances (docs/publish.md)."""
+
+    to: Path = Field(
+        default=Path("releases"),
+        description="the releases folder (relative to the spec's folder): <to>/<name>/<version>/",
+    )
+    allow_unreviewed: bool = Field(
+        default=False,
+        description="release questions only the automatic reviewer accepted (the data and the "
+        "card say which); otherwise every released question needs a person's decision",
+    )
+    letter_tolerance: float = Field(
+        default=0.15,
+        gt=0,
+        le=1,
+        description="the most a letter's share of answers may differ from its chance share",
+    )
+    longest_answer_share: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="the most questions whose strictly longest option is the answer (a leak)",
+    )
+    rows_per_file: int = Field(default=5000, ge=1, description="questions per Parquet file")
+    row_group_rows: int = Field(
+        default=100, ge=1, description="questions per Parquet row group (bounded memory)"
+    )
+    license: str | None = Field(
+        default=None, description="the card's licence id (default: from the sources' licences)"
+    )
+    pretty_name: str | None = None
+
+
 class StageOptions(SpecModel):
     """Per-stage options; each stage adds its section here."""
 
@@ -330,6 +364,7 @@ class StageOptions(SpecModel):
     consensus: ConsensusOptions = Field(default_factory=ConsensusOptions)
     select: SelectOptions = Field(default_factory=SelectOptions)
     review: ReviewOptions = Field(default_factory=ReviewOptions)
+    publish: PublishOptions = Field(default_factory=PublishOptions)
 
 
 # Who plays which part in a build: generate asks `generator` (and `generator_reasoning` for the
@@ -444,7 +479,10 @@ class BuildSpec(SpecModel):
             value = getattr(extract, name)
             if value and not Path(value).is_absolute() and (base / value).exists():
                 extract = extract.model_copy(update={name: str((base / value).resolve())})
-        options = self.options.model_copy(update={"extract": extract})
+        publish = self.options.publish
+        if not publish.to.is_absolute():
+            publish = publish.model_copy(update={"to": fix(publish.to)})
+        options = self.options.model_copy(update={"extract": extract, "publish": publish})
         taxonomy = self.taxonomy
         if taxonomy and taxonomy.endswith((".yaml", ".yml")) and not Path(taxonomy).is_absolute():
             taxonomy = str(fix(Path(taxonomy)))

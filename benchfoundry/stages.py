@@ -24,6 +24,12 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from benchfoundry import progress
+from benchfoundry.publish_summary import (
+    PublishSummary,
+    publish_closing,
+    publish_markdown,
+    publish_text,
+)
 from benchfoundry.qc.report import ask_markdown, qc_text, select_markdown
 from benchfoundry.qc.summary import AskSummary, SelectSummary
 from benchfoundry.report import (
@@ -44,6 +50,7 @@ from benchfoundry.spec import (
     FilterOptions,
     GenerateOptions,
     IngestOptions,
+    PublishOptions,
     ReviewOptions,
     SelectOptions,
     Source,
@@ -64,6 +71,8 @@ class StageRun(BaseModel):
     models: dict[str, list[str]] = Field(default_factory=dict)
     catalogue: str | None = None
     stages: list[str] = Field(default_factory=list)  # the build's; empty: this stage alone
+    name: str | None = None  # the spec's name (what a release is called)
+    description: str = ""
 
     @classmethod
     def make(
@@ -96,6 +105,8 @@ class StageRun(BaseModel):
             models=dict(spec.models),
             catalogue=str(spec.model_catalogue) if spec.model_catalogue else None,
             stages=list(stages if stages is not None else spec.stages),
+            name=spec.name,
+            description=spec.description,
         )
 
 
@@ -194,6 +205,7 @@ class Stage:
     requires: tuple[str, str] | None = None  # (table, stage that writes it) for a lone run
     group: str | None = None  # a command that runs several stages in turn (`qc`)
     uses: tuple[str, ...] = ()  # StageRun fields recorded in the manifest beside its options
+    closing: Callable[[Any], list[str]] | None = None  # its lines under the report's "Outputs"
 
     def run(self, stage: StageRun, mapper: Mapper = INLINE) -> BaseModel:
         """The stage as a plain call (no Prefect), or with the mapper its flow passes; its
@@ -354,6 +366,21 @@ STAGES: dict[str, Stage] = {
             text=review_text,
             requires=("scored", "qc"),
             group="review",
+        ),
+        Stage(
+            name="publish",
+            does="the publish gate (Great Expectations), then an immutable versioned release",
+            inputs=("candidates", "scored", "reviews", "images", "visual_facts"),
+            outputs=("<to>/<name>/<version>/", "<to>/<name>/latest", "reports/data_docs/"),
+            options=PublishOptions,
+            summary=PublishSummary,
+            entry="tasks.publish:run",
+            flow="flows.publish:publish",
+            markdown=publish_markdown,
+            text=publish_text,
+            closing=publish_closing,
+            requires=("reviews", "review"),
+            group="publish",
         ),
     )
 }

@@ -214,6 +214,18 @@ class Table(Generic[R]):
             return wanted.empty_table()
         return pa.concat_tables(pieces)
 
+    def batches(self, columns: Sequence[str], batch_size: int = 64) -> Iterator[pa.RecordBatch]:
+        """The stored rows of some columns, a batch at a time (bounded memory for big columns
+        such as image bytes), under the shared lock until the last batch is read."""
+        self._upgrade()
+        wanted = pa.schema([self.schema.field(c) for c in columns])
+        with self._lock(shared=True):
+            for part in self.parts():
+                check_schema(pq.read_schema(part), wanted, f"table '{self.name}' part {part}")
+                yield from pq.ParquetFile(part).iter_batches(
+                    batch_size=batch_size, columns=wanted.names
+                )
+
     def records(self) -> list[R]:
         """All stored rows as records."""
         return [self.record_type(**row) for row in self.read().to_pylist()]

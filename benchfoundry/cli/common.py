@@ -44,11 +44,13 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from benchfoundry.answering.predictions import PredictionFileError
     from benchfoundry.gateway.errors import ModelConfigError
     from benchfoundry.packaged import PackageMissingError
+    from benchfoundry.releases import ReleaseError
     from benchfoundry.spec import SpecError
     from benchfoundry.storage import SchemaMismatchError
     from benchfoundry.taxonomy import TaxonomyError
     from extractors.base import ExtractorUnavailable
     from tasks.ingest_items import SourceFormatError
+    from tasks.publish import PublishError
     from tasks.qc import QCConfigError
 
     return (
@@ -56,6 +58,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         SpecError,
         SourceFormatError,
         SchemaMismatchError,
+        PublishError,
+        ReleaseError,
         PackageMissingError,
         FileNotFoundError,
         PredictionFileError,

@@ -17,8 +17,10 @@ REPO = Path(__file__).resolve().parents[2]
 def test_demo_spec_validates_and_resolves_paths():
     spec = load_spec(REPO / "datasets" / "demo.yaml")
     assert spec.name == "demo" and spec.stages[:3] == ["ingest", "extract", "generate"]
-    assert spec.stages[3:] == ["filter", "consensus", "select", "review"]
+    assert spec.stages[3:] == ["filter", "consensus", "select", "review", "publish"]
     assert spec.output == REPO / "datasets" / "runs" / "demo"
+    assert spec.options.publish.to == REPO / "datasets" / "releases"
+    assert spec.options.publish.allow_unreviewed
     folders = [s for s in spec.sources if isinstance(s, FolderSource)]
     assert folders[0].path == REPO / "benchfoundry" / "data" / "demo" / "synthetic" / "images"
     assert all(s.path.exists() for s in spec.sources if not isinstance(s, PackagedSource))

@@ -1,0 +1,116 @@
+"""The `publish` and `releases` commands.
+
+publish    the publish gate on what review accepted, then a versioned release
+releases   the published versions in a releases folder, with what changed from each parent
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from benchfoundry.cli.common import (
+    JsonOpt,
+    OutOpt,
+    SpecOpt,
+    UserError,
+    VerboseOpt,
+    app,
+    emit,
+    run,
+)
+
+ToOpt = Annotated[
+    Path | None,
+    typer.Option("--to", help="Releases folder (default: the spec's options.publish.to)."),
+]
+
+
+def _context(out: Path, spec: Path | None, to: Path | None) -> Any:
+    """The publish stage's context: the spec's, else the build spec the run's manifest keeps,
+    else the defaults (which need `--to`)."""
+    from benchfoundry.cli.stages import stage_context
+    from benchfoundry.spec import BuildSpec
+    from benchfoundry.stages import StageRun
+    from benchfoundry.storage import RunFolder
+
+    if spec is not None:
+        return stage_context("publish", out, spec)
+    built = RunFolder(out).read_manifest().get("build", {}).get("spec")
+    if built:
+        try:
+            return StageRun.from_spec(
+                BuildSpec.model_validate(built), str(out.resolve()), ["publish"]
+            )
+        except ValueError:
+            pass
+    if to is None:
+        raise UserError("give --to DIR: no spec (or build manifest) says where releases go")
+    return stage_context("publish", out, None)
+
+
+@app.command("publish")
+def publish(
+    out: OutOpt,
+    spec: SpecOpt = None,
+    to: ToOpt = None,
+    allow_unreviewed: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unreviewed",
+            help="Also release questions only the automatic reviewer accepted (the data and "
+            "the card say which).",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Run the publish gate on the accepted questions, then write an immutable versioned release."""
+
+    def action() -> None:
+        from benchfoundry.cli.stages import run_stage_command
+
+        context = _context(out, spec, to)
+        updates: dict[str, Any] = {}
+        if to is not None:
+            updates["to"] = to.resolve()
+        if allow_unreviewed:
+            updates["allow_unreviewed"] = True
+        if updates:
+            options = context.options.publish.model_copy(update=updates)
+            context.options = context.options.model_copy(update={"publish": options})
+        run_stage_command("publish", context, as_json, out)
+
+    run(verbose, action)
+
+
+@app.command("releases")
+def list_releases(
+    to: Annotated[Path, typer.Option("--to", help="The releases folder.")],
+    name: Annotated[str | None, typer.Option("--name", help="Only this release name.")] = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """List the published versions: questions, parent and what changed from it, `latest`."""
+
+    def action() -> None:
+        from benchfoundry.releases import list_releases as listing
+
+        found = listing(to, name)
+        lines = []
+        for r in found:
+            mark = "  (latest)" if r.latest else ""
+            changed = ", ".join(f"{k} {v}" for k, v in r.changes.items())
+            lines.append(
+                f"{r.name} {r.version}{mark}  {r.created_at}  {r.rows} questions "
+                f"({r.human_reviewed} decided by a person, {r.auto_accepted} automatic only)"
+            )
+            lines.append(f"  parent {r.parent or 'none'}: {changed}")
+            lines.append(f"  {r.path}")
+        if not found:
+            lines.append(f"no releases in {to}")
+        emit(as_json, {"releases": [r.model_dump() for r in found]}, "\n".join(lines))
+
+    run(verbose, action)

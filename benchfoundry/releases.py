@@ -1,0 +1,142 @@
+"""Published releases: `<to>/<name>/<version>/{data/*.parquet, README.md, <name>.tsv,
+manifest.json}` and `<to>/<name>/latest`, a small file naming the newest version (a file, not
+a symlink, so it works on object stores too). A version is a content hash and is never rewritten;
+release folders being written are hidden (`.tmp-*`) until they are renamed into place."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from benchfoundry.ids import content_hash
+from benchfoundry.storage import atomic_write_bytes
+
+LATEST = "latest"
+MANIFEST = "manifest.json"
+CONTENT_COLUMNS = ("question_id", "image_id", "question", "hint", "options", "answer", "dimension")
+
+
+class ReleaseError(ValueError):
+    """A release folder that cannot be read, or a write that would rewrite a published version."""
+
+
+class ReleaseInfo(BaseModel):
+    name: str
+    version: str
+    path: str
+    created_at: str
+    rows: int
+    parent: str | None
+    changes: dict[str, int]  # added, removed, changed against the parent
+    latest: bool
+    human_reviewed: int
+    auto_accepted: int
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_latest(folder: Path) -> str | None:
+    """The version `folder/latest` names, if any."""
+    pointer = folder / LATEST
+    if not pointer.is_file():
+        return None
+    text = pointer.read_text(encoding="utf-8").strip()
+    return text or None
+
+
+def write_latest(folder: Path, version: str) -> None:
+    atomic_write_bytes(folder / LATEST, (version + "\n").encode("utf-8"))
+
+
+def read_manifest(version_dir: Path) -> dict[str, Any]:
+    path = version_dir / MANIFEST
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ReleaseError(f"release {version_dir} has no readable {MANIFEST}: {exc}") from None
+
+
+def verify(version_dir: Path) -> list[str]:
+    """The files of a published version that differ from its manifest (empty: intact)."""
+    manifest = read_manifest(version_dir)
+    problems = []
+    for name, entry in sorted(manifest.get("files", {}).items()):
+        path = version_dir / name
+        if not path.is_file():
+            problems.append(f"{name} is missing")
+        elif file_sha256(path) != entry["sha256"]:
+            problems.append(f"{name} differs from its hash in the manifest")
+    return problems
+
+
+def data_files(version_dir: Path) -> list[Path]:
+    return sorted((version_dir / "data").glob("test-*.parquet"))
+
+
+def digests(version_dir: Path) -> dict[str, str]:
+    """question id -> a hash of what the question is (text, options, answer, image, dimension),
+    read from the release's Parquet files (only those columns)."""
+    out: dict[str, str] = {}
+    for path in data_files(version_dir):
+        table = pq.read_table(path, columns=list(CONTENT_COLUMNS))
+        for row in table.to_pylist():
+            out[row["question_id"]] = content_hash([row[c] for c in CONTENT_COLUMNS], length=16)
+    return out
+
+
+def changes(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str]]:
+    """Question ids added, removed and changed from `old` to `new`."""
+    return {
+        "added": sorted(set(new) - set(old)),
+        "removed": sorted(set(old) - set(new)),
+        "changed": sorted(q for q in set(old) & set(new) if old[q] != new[q]),
+    }
+
+
+def versions(folder: Path) -> list[Path]:
+    """The published versions of one release name, oldest first (hidden folders being written
+    are not versions)."""
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    found = [p for p in found if (p / MANIFEST).is_file()]
+    return sorted(found, key=lambda p: (read_manifest(p).get("created_at", ""), p.name))
+
+
+def list_releases(to: Path, name: str | None = None) -> list[ReleaseInfo]:
+    """Every published version under `to` (or of one name), oldest first per name."""
+    if not to.is_dir():
+        raise ReleaseError(f"no releases folder {to}")
+    names = [name] if name else sorted(p.name for p in to.iterdir() if p.is_dir())
+    out = []
+    for n in names:
+        folder = to / n
+        newest = read_latest(folder)
+        for path in versions(folder):
+            m = read_manifest(path)
+            out.append(
+                ReleaseInfo(
+                    name=n,
+                    version=m["version"],
+                    path=str(path),
+                    created_at=m.get("created_at", ""),
+                    rows=m.get("rows", 0),
+                    parent=m.get("parent"),
+                    changes={k: len(v) for k, v in m.get("changes", {}).items()},
+                    latest=m["version"] == newest,
+                    human_reviewed=m.get("review", {}).get("human_reviewed", 0),
+                    auto_accepted=m.get("review", {}).get("auto_only", 0),
+                )
+            )
+    return out

@@ -1,0 +1,441 @@
+"""The publish stage: the candidates that review accepted become an immutable, versioned release
+outside the run folder, `<to>/<name>/<version>/` (Parquet shards loadable with `datasets`, a
+dataset card, VLMEvalKit's TSV, a manifest), once the publish gate (`validation/gate.py`) has
+passed on the release table. The version is a hash of the release's content: publishing the same
+decisions again writes nothing. A release is written under a hidden temporary name and renamed
+into place, so a crash leaves no half release and `latest` still names the previous one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from benchfoundry import releases
+from benchfoundry.faults import crash_point
+from benchfoundry.ids import content_hash
+from benchfoundry.publish_summary import PublishSummary
+from benchfoundry.records import (
+    CandidateRecord,
+    ImageRecord,
+    ReviewBatchRecord,
+    ReviewRecord,
+    ScoredRecord,
+)
+from benchfoundry.reviews import status
+from benchfoundry.spec import DEFAULT_TAXONOMY
+from benchfoundry.stages import INLINE, Mapper, StageRun
+from benchfoundry.storage import RunFolder, atomic_write_json
+from benchfoundry.taxonomy import load_taxonomy
+from tasks.publish_card import EMBEDDED_PROVIDERS, CardInputs, write_card
+from tasks.publish_files import spool_images, write_parquet, write_tsv
+from tasks.publish_rows import ImageInfo, ReleaseRow, Selection, select, short_path
+from validation.gate import GateResult, GateRow, run_gate
+
+TMP_PREFIX = ".tmp-"
+
+
+class PublishError(ValueError):
+    """A release that cannot be made: the message says why; nothing was published."""
+
+
+class GateFailed(PublishError):
+    def __init__(self, gate: GateResult) -> None:
+        failed = gate.failures()
+        super().__init__(
+            f"the publish gate refused the release: {len(failed)} of {len(gate.checks)} "
+            f"expectations failed (Data Docs: {gate.data_docs})\n{gate.message()}"
+        )
+        self.gate = gate
+
+
+# --- what the run says ------------------------------------------------------------------------
+
+
+def code_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        text = version("benchfoundry")
+    except PackageNotFoundError:
+        text = "unknown"
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{text}+{commit}" if commit else text
+
+
+def _spec_of(stage: StageRun, run: RunFolder) -> dict[str, Any]:
+    """The build spec behind the release: the build's, as its manifest keeps it, else what this
+    stage was given."""
+    built = run.read_manifest().get("build", {}).get("spec")
+    if built and (stage.name is None or built.get("name") == stage.name):
+        return built
+    return {
+        "name": stage.name,
+        "description": stage.description,
+        "taxonomy": stage.taxonomy,
+        "models": stage.models,
+        "options": stage.options.model_dump(mode="json"),
+    }
+
+
+def _short_source(text: str) -> str:
+    """A source as the card shows it: its kind and the end of its path (no local folders)."""
+    kind, _, rest = text.partition(":")
+    if kind in {"folder", "tsv", "parquet"}:
+        return f"{kind}: {short_path(rest, keep=2)}"
+    return text
+
+
+def _models_line(models: dict[str, list[str]], role: str) -> str:
+    return ", ".join(models.get(role, [])) or "none"
+
+
+def _qc_lines(manifest: dict[str, Any]) -> list[str]:
+    lines = []
+    f = manifest.get("filter")
+    if f:
+        o = f["options"]
+        lines.append(
+            f"filter (no image): rules {', '.join(o['rules'])}; text-only models "
+            f"{_models_line(f.get('models', {}), 'text_only')}; blind baselines "
+            f"{', '.join(o['blind']) or 'none'}; CircularEval {'on' if o['circular'] else 'off'}"
+        )
+    c = manifest.get("consensus")
+    if c:
+        o = c["options"]
+        bins = ", ".join(f"{k} <= {v}" for k, v in sorted(o["bins"].items(), key=lambda x: x[1]))
+        lines.append(
+            f"consensus (with the image): vision-language models "
+            f"{_models_line(c.get('models', {}), 'vlm')}; CircularEval "
+            f"{'on' if o['circular'] else 'off'}; difficulty bins by hit share: {bins}"
+        )
+    s = manifest.get("select")
+    if s:
+        o = s["options"]
+        lines.append(
+            f"select: hardest first, {o['target']} per dimension, at most "
+            f"{o['max_per_image']} per image, letters balanced: {o['balance_letters']}"
+        )
+    return lines
+
+
+def _review_lines(run: RunFolder, rows: list[ReleaseRow]) -> list[str]:
+    st = status(run)
+    decided = Counter(r.review_decision for r in rows)
+    lines = [
+        f"{sum(r.human_reviewed for r in rows)} released questions decided by a person, "
+        f"{sum(not r.human_reviewed for r in rows)} by the automatic reviewer only",
+        "decisions that released a question: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(decided.items())),
+        f"decisions by people: {st.decisions}; automatic: {st.auto_decisions}; conflicts open: "
+        f"{len(st.conflicts)}",
+    ]
+    for pair in st.pairs:
+        kappa = "-" if pair.kappa is None else f"{pair.kappa:.3f}"
+        agree = "-" if pair.agreement is None else f"{pair.agreement:.1%}"
+        lines.append(
+            f"agreement {' / '.join(pair.reviewers)}: {pair.items} questions, {agree} the "
+            f"same, Cohen's kappa {kappa}"
+        )
+    if st.alpha is not None:
+        lines.append(
+            f"Krippendorff's alpha over all reviewers: {st.alpha:.3f} ({st.alpha_items} questions)"
+        )
+    return lines
+
+
+def _extractors(run: RunFolder, image_ids: set[str]) -> dict[str, int]:
+    from benchfoundry.records import VisualFactsRecord
+
+    table = run.table(VisualFactsRecord)
+    if not table.exists():
+        return {}
+    found: Counter[str] = Counter()
+    data = table.read(columns=["image_id", "extractors"]).to_pylist()
+    for row in data:
+        if row["image_id"] in image_ids:
+            for e in row["extractors"]:
+                model = f" {e['model']}" if e.get("model") else ""
+                found[f"{e['role']}: {e['backend']}{model} {e['version']}"] += 1
+    return dict(found)
+
+
+def _tiny_models(spec: dict[str, Any], rows: list[ReleaseRow]) -> list[str]:
+    from benchfoundry.gateway.models import resolve
+    from benchfoundry.gateway.setup import default_catalogue
+
+    catalogue = default_catalogue(spec.get("model_catalogue"))
+    names = {m for models in (spec.get("models") or {}).values() for m in models}
+    tiny = set()
+    for name in names:
+        try:
+            if resolve(name, catalogue).provider in EMBEDDED_PROVIDERS:
+                tiny.add(name)
+        except ValueError:
+            continue
+    return sorted(tiny)
+
+
+# --- the release ------------------------------------------------------------------------------
+
+
+def _selection(run: RunFolder, taxonomy_name: str, include_auto: bool) -> Selection:
+    images = {
+        row["image_id"]: ImageInfo(**{k: row[k] for k in ("source", "format", "license")})
+        for row in run.table(ImageRecord)
+        .read(columns=["image_id", "source", "format", "license"])
+        .to_pylist()
+    }
+    return select(
+        run.table(CandidateRecord).records(),
+        {s.question_id: s for s in run.table(ScoredRecord).records()},
+        run.table(ReviewRecord).records(),
+        images,
+        load_taxonomy(taxonomy_name),
+        include_auto,
+        {q for b in run.table(ReviewBatchRecord).records() for q in b.question_ids},
+    )
+
+
+def _clean_stale(folder: Path) -> None:
+    """Remove the hidden folders of publishes that died (their process is gone)."""
+    import psutil
+
+    if not folder.is_dir():
+        return
+    for path in folder.glob(f"{TMP_PREFIX}*"):
+        pid = path.name.rsplit("-", 1)[-1]
+        if not pid.isdigit() or not psutil.pid_exists(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _fsync_tree(root: Path) -> None:
+    for path in sorted(root.rglob("*"), reverse=True):
+        if path.is_file():
+            with path.open("rb") as handle:
+                os.fsync(handle.fileno())
+    for path in [*sorted(p for p in root.rglob("*") if p.is_dir()), root, root.parent]:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def publish_release(stage: StageRun) -> PublishSummary:
+    """The stage's one job: select, gate, write, rename, point `latest` at it."""
+    run = RunFolder(stage.run)
+    options = stage.options.publish
+    spec = _spec_of(stage, run)
+    name = stage.name or spec.get("name") or run.root.name
+    taxonomy_name = stage.taxonomy or spec.get("taxonomy") or DEFAULT_TAXONOMY
+    taxonomy = load_taxonomy(taxonomy_name)
+    selection = _selection(run, taxonomy_name, options.allow_unreviewed)
+    if selection.missing_images:
+        raise PublishError(
+            f"{len(selection.missing_images)} accepted questions have no image in the run: "
+            + ", ".join(selection.missing_images[:10])
+        )
+    rows = selection.rows
+    if not rows:
+        why = ", ".join(f"{v} {k}" for k, v in selection.left_out.items()) or "no candidates"
+        raise PublishError(f"nothing to publish: no question was accepted in review ({why})")
+    version = content_hash([name, [r.model_dump(mode="json") for r in rows]], length=12)
+    folder = Path(options.to) / name
+    final = folder / version
+    folder.mkdir(parents=True, exist_ok=True)
+    _clean_stale(folder)
+    tmp = folder / f"{TMP_PREFIX}{version}-{os.getpid()}"
+    try:
+        spool = tmp / ".images"
+        decoded = spool_images(run, {r.image_id for r in rows}, spool)
+        gate = run_gate(
+            [
+                GateRow(
+                    **r.model_dump(
+                        include={"index", "question_id", "question", "options", "answer"}
+                        | {"dimension", "human_reviewed"}
+                    ),
+                    image_decodes=decoded.get(r.image_id) is None,
+                )
+                for r in rows
+            ],
+            dimensions=["/".join(taxonomy.path(d.id)) for d in taxonomy.leaves()],
+            docs=run.root / "reports" / "data_docs",
+            letter_tolerance=options.letter_tolerance,
+            longest_answer_share=options.longest_answer_share,
+            allow_unreviewed=options.allow_unreviewed,
+            name=name,
+        )
+        if not gate.success:
+            raise GateFailed(gate)
+        parent = releases.read_latest(folder)
+        if final.exists():
+            return _already(stage, run, final, version, rows, selection, gate, name)
+        changes = (
+            releases.changes(
+                releases.digests(folder / parent), {r.question_id: r.digest() for r in rows}
+            )
+            if parent and (folder / parent).is_dir()
+            else {"added": sorted(r.question_id for r in rows), "removed": [], "changed": []}
+        )
+        data = write_parquet(
+            rows, spool, tmp / "data", options.rows_per_file, options.row_group_rows
+        )
+        crash_point("publish.after_data")
+        write_tsv(rows, spool, tmp / f"{name}.tsv")
+        shutil.rmtree(spool)
+        image_ids = {r.image_id for r in rows}
+        inputs = CardInputs(
+            name=name,
+            pretty_name=options.pretty_name or name,
+            description=spec.get("description") or stage.description,
+            version=version,
+            code_version=code_version(),
+            license=options.license,
+            sources=[
+                _short_source(s) for s in run.read_manifest().get("ingest", {}).get("sources", [])
+            ],
+            extractors=_extractors(run, image_ids),
+            qc=_qc_lines(run.read_manifest()),
+            review=_review_lines(run, rows),
+            tiny_models=_tiny_models(spec, rows),
+            allow_unreviewed=options.allow_unreviewed,
+            num_bytes=sum(p.stat().st_size for p in data),
+        )
+        write_card(rows, inputs, taxonomy, tmp)
+        files = {
+            str(p.relative_to(tmp)): {"sha256": releases.file_sha256(p), "bytes": p.stat().st_size}
+            for p in sorted(tmp.rglob("*"))
+            if p.is_file()
+        }
+        atomic_write_json(
+            tmp / releases.MANIFEST,
+            {
+                "name": name,
+                "version": version,
+                "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "parent": parent,
+                "rows": len(rows),
+                "images": len(image_ids),
+                "files": files,
+                "spec": spec,
+                "spec_hash": content_hash(spec, length=16),
+                "code_version": inputs.code_version,
+                "changes": changes,
+                "review": {
+                    "human_reviewed": sum(r.human_reviewed for r in rows),
+                    "auto_only": sum(not r.human_reviewed for r in rows),
+                    "allow_unreviewed": options.allow_unreviewed,
+                    "left_out": selection.left_out,
+                },
+                "gate": {
+                    "success": gate.success,
+                    "expectations": len(gate.checks),
+                    "skipped": gate.skipped,
+                },
+            },
+        )
+        _fsync_tree(tmp)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if final.exists():  # another publish of the same content got there first
+                return _already(stage, run, final, version, rows, selection, gate, name)
+            raise
+        releases.write_latest(folder, version)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _summary(run, final, version, rows, selection, gate, name, True, folder, parent, changes)
+
+
+def _already(
+    stage: StageRun,
+    run: RunFolder,
+    final: Path,
+    version: str,
+    rows: list[ReleaseRow],
+    selection: Selection,
+    gate: GateResult,
+    name: str,
+) -> PublishSummary:
+    """This content is published as `version` already: nothing is written; a folder of that
+    version whose files no longer match its manifest is refused, never rewritten."""
+    problems = releases.verify(final)
+    manifest = releases.read_manifest(final)
+    if problems or manifest.get("rows") != len(rows):
+        raise PublishError(
+            f"version {version} already exists in {final.parent} with other content "
+            f"({'; '.join(problems) or 'another row count'}): a published version is never "
+            "rewritten; remove that folder by hand if it is damaged"
+        )
+    changes = manifest.get("changes", {})
+    return _summary(
+        run,
+        final,
+        version,
+        rows,
+        selection,
+        gate,
+        name,
+        False,
+        final.parent,
+        manifest.get("parent"),
+        changes,
+    )
+
+
+def _summary(
+    run: RunFolder,
+    final: Path,
+    version: str,
+    rows: list[ReleaseRow],
+    selection: Selection,
+    gate: GateResult,
+    name: str,
+    written: bool,
+    folder: Path,
+    parent: str | None,
+    changes: dict[str, list[str]],
+) -> PublishSummary:
+    return PublishSummary(
+        run=str(run.root),
+        name=name,
+        version=version,
+        release=str(final),
+        written=written,
+        latest=releases.read_latest(folder),
+        parent=parent,
+        rows=len(rows),
+        images=len({r.image_id for r in rows}),
+        per_dimension=dict(sorted(Counter(r.dimension for r in rows).items())),
+        human_reviewed=sum(r.human_reviewed for r in rows),
+        auto_only=sum(not r.human_reviewed for r in rows),
+        left_out=selection.left_out,
+        changes={k: len(v) for k, v in changes.items()},
+        gate=gate,
+        files=sorted(releases.read_manifest(final).get("files", {})),
+        load=(
+            "from datasets import load_dataset; ds = load_dataset('parquet', data_files="
+            f"'{final}/data/*.parquet', split='train')"
+        ),
+    )
+
+
+def run(stage: StageRun, mapper: Mapper = INLINE) -> PublishSummary:
+    """The whole stage (one job: a release is written by one process)."""
+    return next(mapper.map(publish_release, [((stage,), 1)], label="publish"))
