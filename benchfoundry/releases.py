@@ -104,6 +104,11 @@ def changes(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str]]:
     }
 
 
+def change_counts(found: dict[str, list[str]]) -> dict[str, int]:
+    """How many questions were added, removed and changed, in that order."""
+    return {k: len(found.get(k, [])) for k in ("added", "removed", "changed")}
+
+
 def versions(folder: Path) -> list[Path]:
     """The published versions of one release name, oldest first (hidden folders being written
     are not versions)."""
@@ -133,7 +138,7 @@ def list_releases(to: Path, name: str | None = None) -> list[ReleaseInfo]:
                     created_at=m.get("created_at", ""),
                     rows=m.get("rows", 0),
                     parent=m.get("parent"),
-                    changes={k: len(v) for k, v in m.get("changes", {}).items()},
+                    changes=change_counts(m.get("changes", {})),
                     latest=m["version"] == newest,
                     human_reviewed=m.get("review", {}).get("human_reviewed", 0),
                     auto_accepted=m.get("review", {}).get("auto_only", 0),

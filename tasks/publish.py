@@ -426,7 +426,7 @@ def _summary(
         human_reviewed=sum(r.human_reviewed for r in rows),
         auto_only=sum(not r.human_reviewed for r in rows),
         left_out=selection.left_out,
-        changes={k: len(v) for k, v in changes.items()},
+        changes=releases.change_counts(changes),
         gate=gate,
         files=sorted(releases.read_manifest(final).get("files", {})),
         load=(

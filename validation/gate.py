@@ -32,6 +32,7 @@ class GateCheck(BaseModel):
     failing: list[str]  # question ids of the failing rows (row checks)
     failing_count: int
     observed: str | None  # what an aggregate check measured
+    allowed: str | None = None  # its bounds
 
 
 class GateResult(BaseModel):
@@ -60,6 +61,8 @@ class GateResult(BaseModel):
                 what += f"; {c.failing_count} {noun}: {shown}{more}"
             if c.observed is not None:
                 what += f"; observed {c.observed}"
+            if c.allowed is not None:
+                what += f", allowed {c.allowed}"
             lines.append(what)
         return "\n".join(lines)
 
@@ -195,6 +198,19 @@ def suite_entries(
     return out, skipped
 
 
+def _measured(value: Any) -> str | None:
+    if value is None:
+        return None
+    return f"{float(value):.3f}" if isinstance(value, int | float) else str(value)
+
+
+def _bounds(kwargs: dict[str, Any]) -> str | None:
+    low, high = kwargs.get("min_value"), kwargs.get("max_value")
+    if low is None and high is None:
+        return None
+    return f"{'-inf' if low is None else f'{low:.3f}'}..{'inf' if high is None else f'{high:.3f}'}"
+
+
 def _quiet() -> None:
     """No analytics and no progress bars from Great Expectations."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
@@ -224,6 +240,11 @@ def run_gate(
     shutil.rmtree(docs, ignore_errors=True)
     docs.mkdir(parents=True, exist_ok=True)
     context = gx.get_context(mode="ephemeral")
+    # The ephemeral context's own site is a temporary folder it makes at once: not ours to keep.
+    for site in (context.variables.data_docs_sites or {}).values():
+        base = site.get("store_backend", {}).get("base_directory")
+        if base and Path(base).name.startswith("tmp"):
+            shutil.rmtree(base, ignore_errors=True)
     context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
     context.add_data_docs_site(
         site_name=SITE,
@@ -281,11 +302,8 @@ def run_gate(
                     column=config.kwargs.get("column") or config.kwargs.get("column_A"),
                     failing=sorted(set(failing)),
                     failing_count=len(set(failing)),
-                    observed=None
-                    if observed is None
-                    else f"{float(observed):.3f}"
-                    if isinstance(observed, int | float)
-                    else str(observed),
+                    observed=_measured(observed),
+                    allowed=_bounds(config.kwargs) if observed is not None else None,
                 )
             )
     return GateResult(

@@ -70,15 +70,17 @@ def test_a_build_with_quality_control_reports_decisions_and_selected_examples(tm
     spec = tmp_path / "spec.yaml"
     spec.write_text(
         "name: small\nsources: [{kind: folder, path: scenes/images}]\n"
-        "stages: [ingest, extract, generate, filter, consensus, select, review]\n"
-        "options: {select: {target: 2}, review: {auto: true}}\noutput: out\n",
+        "stages: [ingest, extract, generate, filter, consensus, select, review, publish]\n"
+        "options: {select: {target: 2}, review: {auto: true},\n"
+        "  publish: {allow_unreviewed: true, letter_tolerance: 1, longest_answer_share: 1}}\n"
+        "output: out\n",
         encoding="utf-8",
     )
     summary = build(str(spec))
     run = RunFolder(tmp_path / "out")
     scored = {r.question_id: r for r in run.table(ScoredRecord).records()}
     assert summary.stages == [
-        "ingest", "extract", "generate", "filter", "consensus", "select", "review"
+        "ingest", "extract", "generate", "filter", "consensus", "select", "review", "publish"
     ]  # fmt: skip
     assert list(summary.summaries) == summary.stages
     assert len(scored) == summary.table_rows["candidates"]
@@ -98,3 +100,8 @@ def test_a_build_with_quality_control_reports_decisions_and_selected_examples(tm
         1 for r in scored.values() if r.decision == "selected" and not r.flags
     )
     assert f"open the review app: benchfoundry review serve --out {run.root}" in text
+    release = summary.of("publish")
+    assert release.written and release.rows == review.auto_accepted == release.auto_only
+    assert release.release == str(tmp_path / "releases" / "small" / release.version)
+    assert f"  release: {release.release}" in text and "  load it: from datasets" in text
+    assert (run.root / "reports" / "data_docs" / "index.html").is_file()
