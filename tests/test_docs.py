@@ -59,3 +59,15 @@ def test_a_rejection_needs_a_registered_reason():
     assert Rejection("x", "tsv", "no_rows", "d").to_record().reason == "no_rows"
     with pytest.raises(ValueError, match="not registered for stage ingest"):
         Rejection("x", "tsv", "made_up_reason", "d")
+
+
+def test_every_gate_check_and_release_column_is_documented():
+    from tasks.publish_files import columns
+    from validation.gate import checks_file
+
+    text = (DOCS / "publish.md").read_text(encoding="utf-8")
+    for check in checks_file():
+        assert re.search(rf"^\| `{re.escape(check['id'])}(\[X\])?` \|", text, flags=re.M), check
+    for name, _, _ in columns("ABCD"):
+        if name not in "ABCD":
+            assert re.search(rf"^\| [^|]*`{name}`", text, flags=re.M), name
