@@ -22,7 +22,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-DIMENSIONS = ("instances_counting", "instance_attributes", "instance_location", "scene_understanding")
+DIMENSIONS = (
+    "instances_counting",
+    "instance_attributes",
+    "instance_location",
+    "scene_understanding",
+)
 
 
 def build(root: Path, questions: int, images: int, side: int) -> int:
@@ -50,10 +55,20 @@ def build(root: Path, questions: int, images: int, side: int) -> int:
             ids.append(image_id(data))
             batch.append(
                 ImageRecord(
-                    image_id=ids[-1], source=f"bench/{len(ids)}.jpg", source_kind="folder",
-                    width=side, height=side, format="JPEG", mode="RGB", n_bytes=len(data),
-                    phash="0" * 16, duplicate_of=None, duplicate_distance=None,
-                    license="CC0-1.0", meta={}, bytes=data,
+                    image_id=ids[-1],
+                    source=f"bench/{len(ids)}.jpg",
+                    source_kind="folder",
+                    width=side,
+                    height=side,
+                    format="JPEG",
+                    mode="RGB",
+                    n_bytes=len(data),
+                    phash="0" * 16,
+                    duplicate_of=None,
+                    duplicate_distance=None,
+                    license="CC0-1.0",
+                    meta={},
+                    bytes=data,
                 )  # fmt: skip
             )
         run.table(ImageRecord).append(batch)
@@ -70,16 +85,33 @@ def build(root: Path, questions: int, images: int, side: int) -> int:
         candidates.append(c)
         scored.append(
             ScoredRecord(
-                question_id=qid, image_id=c.image_id, dimension=c.dimension, answer=c.answer,
-                hits_text=0, hits_text_circular=None, n_text_models=1, text_hit_by=[],
-                hits_vlm=i % 2, hits_vlm_circular=None, n_vlm_models=1, vlm_hit_by=[],
-                flags=[], difficulty="hard", decision="selected", reason="bench", rank=i,
+                question_id=qid,
+                image_id=c.image_id,
+                dimension=c.dimension,
+                answer=c.answer,
+                hits_text=0,
+                hits_text_circular=None,
+                n_text_models=1,
+                text_hit_by=[],
+                hits_vlm=i % 2,
+                hits_vlm_circular=None,
+                n_vlm_models=1,
+                vlm_hit_by=[],
+                flags=[],
+                difficulty="hard",
+                decision="selected",
+                reason="bench",
+                rank=i,
             )  # fmt: skip
         )
         reviews.append(
             ReviewRecord(
-                question_id=qid, reviewer="ann", decision="accept", tool="bench",
-                candidate_hash=candidate_hash(c), decided_at=now(),
+                question_id=qid,
+                reviewer="ann",
+                decision="accept",
+                tool="bench",
+                candidate_hash=candidate_hash(c),
+                decided_at=now(),
             )  # fmt: skip
         )
     run.table(CandidateRecord).append(candidates)

@@ -21,6 +21,7 @@ DEFAULTS = {
     "TRANSFORMERS_VERBOSITY": "error",
     "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
     "TOKENIZERS_PARALLELISM": "false",
+    "GX_ANALYTICS_ENABLED": "False",  # Great Expectations (the publish gate): no analytics
 }
 
 

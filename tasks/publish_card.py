@@ -203,8 +203,8 @@ def body(
         "",
         "`hits_text`: how many text-only models (and blind baselines) answered right without the "
         "image; `hits_vlm`: how many vision-language models answered right with it, under "
-        "CircularEval. Low counts mean hard questions; a question a text-only model answers is "
-        "flagged by quality control (MMStar).",
+        "CircularEval. Low counts mean hard questions; the quality-control rules below say which "
+        "counts were dropped or flagged.",
         "",
         "## Chance baselines",
         "",

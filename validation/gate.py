@@ -5,6 +5,7 @@ given, for a passing run and a failing one alike."""
 
 from __future__ import annotations
 
+import html
 import logging
 import os
 import re
@@ -112,8 +113,16 @@ def answer_is_longest(options: Sequence[str], answer: str) -> bool:
     return all(mine > other for other in lengths)
 
 
+def _safe(text: str) -> str:
+    """Text from the data as the gate's frame holds it: HTML-escaped, because Data Docs put the
+    values of failing rows into their pages as they are (escaping is one-to-one, so uniqueness
+    and set membership read the same)."""
+    return html.escape(text, quote=True)
+
+
 def gate_frame(rows: Sequence[GateRow]) -> Any:
-    """The release table as the gate sees it: its own scalar columns and those computed per row."""
+    """The release table as the gate sees it: its own scalar columns (text escaped, `_safe`) and
+    those computed per row."""
     import pandas as pd
 
     records = []
@@ -121,10 +130,10 @@ def gate_frame(rows: Sequence[GateRow]) -> Any:
         n = len(r.options)
         record: dict[str, Any] = {
             "index": r.index,
-            "question_id": r.question_id,
-            "question": r.question,
-            "answer": r.answer,
-            "dimension": r.dimension,
+            "question_id": _safe(r.question_id),
+            "question": _safe(r.question),
+            "answer": _safe(r.answer),
+            "dimension": _safe(r.dimension),
             "human_reviewed": r.human_reviewed,
             "image_decodes": r.image_decodes,
             "n_options": n,
@@ -171,7 +180,7 @@ def suite_entries(
     """(check, expectation type, filled keyword arguments) for each expectation, and the ids of
     the checks the options turn off."""
     values: dict[str, Any] = {
-        "dimensions": sorted(dimensions),
+        "dimensions": sorted(_safe(d) for d in dimensions),
         "max_options": len(LETTERS),
         "longest_answer_share": longest_answer_share,
         "allow_unreviewed": allow_unreviewed,
@@ -291,7 +300,10 @@ def run_gate(
             config = one.expectation_config
             check = by_id[config.meta["check"]]
             found = one.result or {}
-            failing = [str(i.get("question_id")) for i in found.get("unexpected_index_list") or []]
+            failing = [
+                html.unescape(str(i.get("question_id")))
+                for i in found.get("unexpected_index_list") or []
+            ]
             observed = found.get("observed_value")
             results.append(
                 GateCheck(

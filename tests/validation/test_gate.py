@@ -104,3 +104,13 @@ def test_allow_unreviewed_skips_the_human_decision_check(tmp_path):
 def test_a_question_that_names_its_options_gives_nothing_away(tmp_path):
     rows = _with(good_rows(), 3, question="Are there 3 limes or 3 plums?")
     assert gate(rows, tmp_path).success
+
+
+def test_data_docs_escape_what_comes_from_the_data(tmp_path):
+    rows = _with(good_rows(), 3, dimension="<script>alert(1)</script>", question_id="<b>q</b>")
+    result = gate(rows, tmp_path)
+    assert [c.id for c in result.failures()] == ["dimension_in_taxonomy"]
+    assert result.failures()[0].failing == ["<b>q</b>"], "ids are reported as they are"
+    pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "docs").rglob("*.html")]
+    assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in page for page in pages)
+    assert not any("<script>alert(1)" in page or "<b>q</b>" in page for page in pages)
