@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,14 @@ from benchfoundry.reviews import status
 from benchfoundry.spec import DEFAULT_TAXONOMY
 from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder, atomic_write_json
-from benchfoundry.taxonomy import load_taxonomy
+from benchfoundry.taxonomy import Taxonomy, load_taxonomy
 from tasks.publish_card import EMBEDDED_PROVIDERS, CardInputs, write_card
 from tasks.publish_files import spool_images, write_parquet, write_tsv
 from tasks.publish_rows import ImageInfo, ReleaseRow, Selection, select, short_path
 from validation.gate import GateResult, GateRow, run_gate
 
 TMP_PREFIX = ".tmp-"
+Changes = dict[str, list[str]]  # added, removed, changed: question ids
 
 
 class PublishError(ValueError):
@@ -174,7 +176,7 @@ def _extractors(run: RunFolder, image_ids: set[str]) -> dict[str, int]:
     return dict(found)
 
 
-def _tiny_models(spec: dict[str, Any], rows: list[ReleaseRow]) -> list[str]:
+def _tiny_models(spec: dict[str, Any]) -> list[str]:
     from benchfoundry.gateway.models import resolve
     from benchfoundry.gateway.setup import default_catalogue
 
@@ -236,202 +238,218 @@ def _fsync_tree(root: Path) -> None:
             os.close(fd)
 
 
-def publish_release(stage: StageRun) -> PublishSummary:
-    """The stage's one job: select, gate, write, rename, point `latest` at it."""
+@dataclass
+class Release:
+    """One publish under way: what it releases, where, and the gate's verdict."""
+
+    run: RunFolder
+    stage: StageRun
+    spec: dict[str, Any]
+    name: str
+    taxonomy: Taxonomy
+    selection: Selection
+    version: str
+    folder: Path  # <to>/<name>
+    gate: GateResult | None = None
+
+    @property
+    def rows(self) -> list[ReleaseRow]:
+        return self.selection.rows
+
+    @property
+    def final(self) -> Path:
+        return self.folder / self.version
+
+
+def prepare(stage: StageRun) -> Release:
+    """What the run's decisions release, and its version; an error when that is nothing."""
     run = RunFolder(stage.run)
     options = stage.options.publish
     spec = _spec_of(stage, run)
     name = stage.name or spec.get("name") or run.root.name
     taxonomy_name = stage.taxonomy or spec.get("taxonomy") or DEFAULT_TAXONOMY
-    taxonomy = load_taxonomy(taxonomy_name)
     selection = _selection(run, taxonomy_name, options.allow_unreviewed)
     if selection.missing_images:
         raise PublishError(
             f"{len(selection.missing_images)} accepted questions have no image in the run: "
             + ", ".join(selection.missing_images[:10])
         )
-    rows = selection.rows
-    if not rows:
+    if not selection.rows:
         why = ", ".join(f"{v} {k}" for k, v in selection.left_out.items()) or "no candidates"
         raise PublishError(f"nothing to publish: no question was accepted in review ({why})")
-    version = content_hash([name, [r.model_dump(mode="json") for r in rows]], length=12)
-    folder = Path(options.to) / name
-    final = folder / version
-    folder.mkdir(parents=True, exist_ok=True)
-    _clean_stale(folder)
-    tmp = folder / f"{TMP_PREFIX}{version}-{os.getpid()}"
-    try:
-        spool = tmp / ".images"
-        decoded = spool_images(run, {r.image_id for r in rows}, spool)
-        gate = run_gate(
-            [
-                GateRow(
-                    **r.model_dump(
-                        include={"index", "question_id", "question", "options", "answer"}
-                        | {"dimension", "human_reviewed"}
-                    ),
-                    image_decodes=decoded.get(r.image_id) is None,
-                )
-                for r in rows
-            ],
-            dimensions=["/".join(taxonomy.path(d.id)) for d in taxonomy.leaves()],
-            docs=run.root / "reports" / "data_docs",
-            letter_tolerance=options.letter_tolerance,
-            longest_answer_share=options.longest_answer_share,
-            allow_unreviewed=options.allow_unreviewed,
-            name=name,
-        )
-        if not gate.success:
-            raise GateFailed(gate)
-        parent = releases.read_latest(folder)
-        if final.exists():
-            return _already(stage, run, final, version, rows, selection, gate, name)
-        changes = (
-            releases.changes(
-                releases.digests(folder / parent), {r.question_id: r.digest() for r in rows}
-            )
-            if parent and (folder / parent).is_dir()
-            else {"added": sorted(r.question_id for r in rows), "removed": [], "changed": []}
-        )
-        data = write_parquet(
-            rows, spool, tmp / "data", options.rows_per_file, options.row_group_rows
-        )
-        crash_point("publish.after_data")
-        write_tsv(rows, spool, tmp / f"{name}.tsv")
-        shutil.rmtree(spool)
-        image_ids = {r.image_id for r in rows}
-        inputs = CardInputs(
-            name=name,
-            pretty_name=options.pretty_name or name,
-            description=spec.get("description") or stage.description,
-            version=version,
-            code_version=code_version(),
-            license=options.license,
-            sources=[
-                _short_source(s) for s in run.read_manifest().get("ingest", {}).get("sources", [])
-            ],
-            extractors=_extractors(run, image_ids),
-            qc=_qc_lines(run.read_manifest()),
-            review=_review_lines(run, rows),
-            tiny_models=_tiny_models(spec, rows),
-            allow_unreviewed=options.allow_unreviewed,
-            num_bytes=sum(p.stat().st_size for p in data),
-        )
-        write_card(rows, inputs, taxonomy, tmp)
-        files = {
-            str(p.relative_to(tmp)): {"sha256": releases.file_sha256(p), "bytes": p.stat().st_size}
-            for p in sorted(tmp.rglob("*"))
-            if p.is_file()
-        }
-        atomic_write_json(
-            tmp / releases.MANIFEST,
-            {
-                "name": name,
-                "version": version,
-                "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "parent": parent,
-                "rows": len(rows),
-                "images": len(image_ids),
-                "files": files,
-                "spec": spec,
-                "spec_hash": content_hash(spec, length=16),
-                "code_version": inputs.code_version,
-                "changes": changes,
-                "review": {
-                    "human_reviewed": sum(r.human_reviewed for r in rows),
-                    "auto_only": sum(not r.human_reviewed for r in rows),
-                    "allow_unreviewed": options.allow_unreviewed,
-                    "left_out": selection.left_out,
-                },
-                "gate": {
-                    "success": gate.success,
-                    "expectations": len(gate.checks),
-                    "skipped": gate.skipped,
-                },
-            },
-        )
-        _fsync_tree(tmp)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if final.exists():  # another publish of the same content got there first
-                return _already(stage, run, final, version, rows, selection, gate, name)
-            raise
-        releases.write_latest(folder, version)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return _summary(run, final, version, rows, selection, gate, name, True, folder, parent, changes)
-
-
-def _already(
-    stage: StageRun,
-    run: RunFolder,
-    final: Path,
-    version: str,
-    rows: list[ReleaseRow],
-    selection: Selection,
-    gate: GateResult,
-    name: str,
-) -> PublishSummary:
-    """This content is published as `version` already: nothing is written; a folder of that
-    version whose files no longer match its manifest is refused, never rewritten."""
-    problems = releases.verify(final)
-    manifest = releases.read_manifest(final)
-    if problems or manifest.get("rows") != len(rows):
-        raise PublishError(
-            f"version {version} already exists in {final.parent} with other content "
-            f"({'; '.join(problems) or 'another row count'}): a published version is never "
-            "rewritten; remove that folder by hand if it is damaged"
-        )
-    changes = manifest.get("changes", {})
-    return _summary(
-        run,
-        final,
-        version,
-        rows,
-        selection,
-        gate,
-        name,
-        False,
-        final.parent,
-        manifest.get("parent"),
-        changes,
+    version = content_hash([name, [r.model_dump(mode="json") for r in selection.rows]], length=12)
+    return Release(
+        run=run,
+        stage=stage,
+        spec=spec,
+        name=name,
+        taxonomy=load_taxonomy(taxonomy_name),
+        selection=selection,
+        version=version,
+        folder=Path(options.to) / name,
     )
 
 
+def check(release: Release, spool: Path) -> GateResult:
+    """The publish gate on the release rows (images read into `spool` and decoded there)."""
+    options = release.stage.options.publish
+    decoded = spool_images(release.run, {r.image_id for r in release.rows}, spool)
+    taxonomy = release.taxonomy
+    return run_gate(
+        [
+            GateRow(
+                **r.model_dump(include=set(GateRow.model_fields) - {"image_decodes"}),
+                image_decodes=decoded.get(r.image_id) is None,
+            )
+            for r in release.rows
+        ],
+        dimensions=["/".join(taxonomy.path(d.id)) for d in taxonomy.leaves()],
+        docs=release.run.root / "reports" / "data_docs",
+        letter_tolerance=options.letter_tolerance,
+        longest_answer_share=options.longest_answer_share,
+        allow_unreviewed=options.allow_unreviewed,
+        name=release.name,
+    )
+
+
+def _card_inputs(release: Release, data: list[Path]) -> CardInputs:
+    options, run = release.stage.options.publish, release.run
+    manifest = run.read_manifest()
+    return CardInputs(
+        name=release.name,
+        pretty_name=options.pretty_name or release.name,
+        description=release.spec.get("description") or release.stage.description,
+        version=release.version,
+        code_version=code_version(),
+        license=options.license,
+        sources=[_short_source(s) for s in manifest.get("ingest", {}).get("sources", [])],
+        extractors=_extractors(run, {r.image_id for r in release.rows}),
+        qc=_qc_lines(manifest),
+        review=_review_lines(run, release.rows),
+        tiny_models=_tiny_models(release.spec),
+        allow_unreviewed=options.allow_unreviewed,
+        num_bytes=sum(p.stat().st_size for p in data),
+    )
+
+
+def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes: Changes) -> None:
+    """Every file of the release into `tmp`, the manifest last."""
+    options, rows = release.stage.options.publish, release.rows
+    data = write_parquet(rows, spool, tmp / "data", options.rows_per_file, options.row_group_rows)
+    crash_point("publish.after_data")
+    write_tsv(rows, spool, tmp / f"{release.name}.tsv")
+    shutil.rmtree(spool)
+    inputs = _card_inputs(release, data)
+    write_card(rows, inputs, release.taxonomy, tmp)
+    files = {
+        str(p.relative_to(tmp)): {"sha256": releases.file_sha256(p), "bytes": p.stat().st_size}
+        for p in sorted(tmp.rglob("*"))
+        if p.is_file()
+    }
+    gate = release.gate
+    assert gate is not None
+    atomic_write_json(
+        tmp / releases.MANIFEST,
+        {
+            "name": release.name,
+            "version": release.version,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "parent": parent,
+            "rows": len(rows),
+            "images": len({r.image_id for r in rows}),
+            "files": files,
+            "spec": release.spec,
+            "spec_hash": content_hash(release.spec, length=16),
+            "code_version": inputs.code_version,
+            "changes": changes,
+            "review": {
+                "human_reviewed": sum(r.human_reviewed for r in rows),
+                "auto_only": sum(not r.human_reviewed for r in rows),
+                "allow_unreviewed": options.allow_unreviewed,
+                "left_out": release.selection.left_out,
+            },
+            "gate": {
+                "success": gate.success,
+                "expectations": len(gate.checks),
+                "skipped": gate.skipped,
+            },
+        },
+    )
+
+
+def publish_release(stage: StageRun) -> PublishSummary:
+    """The stage's one job: select, gate, write under a hidden name, rename, point `latest`."""
+    release = prepare(stage)
+    folder = release.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    _clean_stale(folder)
+    tmp = folder / f"{TMP_PREFIX}{release.version}-{os.getpid()}"
+    try:
+        release.gate = check(release, tmp / ".images")
+        if not release.gate.success:
+            raise GateFailed(release.gate)
+        if release.final.exists():
+            return _already(release)
+        parent = releases.read_latest(folder)
+        new = {r.question_id: r.digest() for r in release.rows}
+        changes = (
+            releases.changes(releases.digests(folder / parent), new)
+            if parent and (folder / parent).is_dir()
+            else releases.changes({}, new)
+        )
+        write(release, tmp, tmp / ".images", parent, changes)
+        _fsync_tree(tmp)
+        try:
+            os.rename(tmp, release.final)
+        except OSError:
+            if release.final.exists():  # another publish of the same content got there first
+                return _already(release)
+            raise
+        releases.write_latest(folder, release.version)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _summary(release, True, parent, changes)
+
+
+def _already(release: Release) -> PublishSummary:
+    """This content is published as its version already: nothing is written; a folder of that
+    version whose files no longer match its manifest is refused, never rewritten."""
+    problems = releases.verify(release.final)
+    manifest = releases.read_manifest(release.final)
+    if problems or manifest.get("rows") != len(release.rows):
+        raise PublishError(
+            f"version {release.version} already exists in {release.folder} with other content "
+            f"({'; '.join(problems) or 'another row count'}): a published version is never "
+            "rewritten; remove that folder by hand if it is damaged"
+        )
+    return _summary(release, False, manifest.get("parent"), manifest.get("changes", {}))
+
+
 def _summary(
-    run: RunFolder,
-    final: Path,
-    version: str,
-    rows: list[ReleaseRow],
-    selection: Selection,
-    gate: GateResult,
-    name: str,
-    written: bool,
-    folder: Path,
-    parent: str | None,
-    changes: dict[str, list[str]],
+    release: Release, written: bool, parent: str | None, changes: Changes
 ) -> PublishSummary:
+    rows, gate = release.rows, release.gate
+    assert gate is not None
     return PublishSummary(
-        run=str(run.root),
-        name=name,
-        version=version,
-        release=str(final),
+        run=str(release.run.root),
+        name=release.name,
+        version=release.version,
+        release=str(release.final),
         written=written,
-        latest=releases.read_latest(folder),
+        latest=releases.read_latest(release.folder),
         parent=parent,
         rows=len(rows),
         images=len({r.image_id for r in rows}),
         per_dimension=dict(sorted(Counter(r.dimension for r in rows).items())),
         human_reviewed=sum(r.human_reviewed for r in rows),
         auto_only=sum(not r.human_reviewed for r in rows),
-        left_out=selection.left_out,
+        left_out=release.selection.left_out,
         changes=releases.change_counts(changes),
         gate=gate,
-        files=sorted(releases.read_manifest(final).get("files", {})),
+        files=sorted(releases.read_manifest(release.final).get("files", {})),
         load=(
             "from datasets import load_dataset; ds = load_dataset('parquet', data_files="
-            f"'{final}/data/*.parquet', split='train')"
+            f"'{release.final}/data/*.parquet', split='train')"
         ),
     )
 
