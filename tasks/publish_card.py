@@ -230,14 +230,15 @@ def body(
         "",
         *(f"- {k} ({v} images)" for k, v in sorted(inputs.extractors.items())),
         "",
-        "Questions, by generator and prompt:",
+        "Questions, by generator and prompt (id and hash of the template that asked):",
         "",
         *_table(
-            ["generator", "prompt", "questions"],
+            ["generator", "prompt", "prompt hash", "questions"],
             [
-                [g, p or "-", n]
-                for (g, p), n in sorted(
-                    Counter((r.generator, r.prompt_id) for r in rows).items(), key=str
+                [g, p or "-", h or "-", n]
+                for (g, p, h), n in sorted(
+                    Counter((r.generator, r.prompt_id, r.prompt_hash) for r in rows).items(),
+                    key=str,
                 )
             ],
         ),

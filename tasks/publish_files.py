@@ -31,6 +31,7 @@ META_FIELDS = (
     "license",
     "generator",
     "prompt_id",
+    "prompt_hash",
 )
 EXTENSIONS = {
     "JPEG": "jpg",
@@ -150,6 +151,7 @@ def row_dict(row: ReleaseRow, image: bytes, letters: str) -> dict[str, Any]:
             "license": row.license,
             "generator": row.generator,
             "prompt_id": row.prompt_id,
+            "prompt_hash": row.prompt_hash,
         },
         "options": row.options,
     }

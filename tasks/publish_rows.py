@@ -39,6 +39,7 @@ class ReleaseRow(BaseModel):
     source: str  # where the question came from (a generator, a seed file's row)
     generator: str
     prompt_id: str | None
+    prompt_hash: str | None
     image_source: str
     image_format: str
     license: str | None
@@ -189,6 +190,7 @@ def select(
                 source=c.source,
                 generator=c.generator,
                 prompt_id=c.prompt_id,
+                prompt_hash=c.prompt_hash,
                 image_source=short_path(image.source),
                 image_format=image.format,
                 license=image.license,
