@@ -13,6 +13,7 @@ ENV = "BENCHFOUNDRY_CRASH_AT"
 POINTS = {
     "storage.before_rename": "a file is written in full under its temporary name, not yet renamed",
     "publish.after_data": "a release's Parquet files are written in its hidden folder, nothing else",
+    "publish.before_latest": "a release is renamed into place, `latest` not yet moved to it",
 }
 
 

@@ -27,3 +27,8 @@ def letters(n: int) -> str:
     if not 0 <= n <= MAX_OPTIONS:
         raise ValueError(f"{n} options; a question has at most {MAX_OPTIONS}")
     return LETTERS[:n]
+
+
+def is_letter_of(answer: object, n: int) -> bool:
+    """Whether `answer` is exactly one letter of a question with `n` options (not '', not 'AB')."""
+    return isinstance(answer, str) and len(answer) == 1 and answer in LETTERS[:n]

@@ -24,6 +24,7 @@ class PublishSummary(BaseModel):
     auto_only: int  # accepted by the automatic reviewer only (allow_unreviewed)
     left_out: dict[str, int]  # why candidates are not in the release
     changes: dict[str, int]  # added, removed, changed against the parent
+    tsv_differences: list[str] = []  # questions VLMEvalKit's TSV reader reads otherwise
     gate: GateResult
     files: list[str]  # relative to the release folder
     load: str  # a line of Python that loads it with `datasets`

@@ -13,7 +13,7 @@ from itertools import combinations
 from typing import Any
 
 from benchfoundry.ids import content_hash
-from benchfoundry.letters import LETTERS
+from benchfoundry.letters import LETTERS, is_letter_of
 from benchfoundry.records import (
     REVIEW_DECISIONS,
     CandidateRecord,
@@ -31,7 +31,9 @@ class ReviewError(ValueError):
 
 
 def now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{time.time_ns() % 10**9:09d}Z"
+    """The time, to the nanosecond, from one clock reading (so that decisions sort in order)."""
+    ns = time.time_ns()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 10**9)) + f".{ns % 10**9:09d}Z"
 
 
 def candidate_hash(candidate: CandidateRecord) -> str:
@@ -100,7 +102,7 @@ def check(
         raise ReviewError("a rejection needs a reason")
     if decision.decision == "fix_answer":
         letters = LETTERS[: len(options)]
-        if decision.new_answer not in letters:
+        if not is_letter_of(decision.new_answer, len(options)):
             raise ReviewError(
                 f"answer '{decision.new_answer}' is not one of the options' letters {', '.join(letters)}"
             )
@@ -121,7 +123,7 @@ def check(
                 )
             if len(decision.new_options) != len(candidate.options) and decision.new_answer is None:
                 raise ReviewError("the number of options changed: give the answer letter too")
-        if decision.new_answer is not None and decision.new_answer not in LETTERS[: len(options)]:
+        if decision.new_answer is not None and not is_letter_of(decision.new_answer, len(options)):
             raise ReviewError(f"answer '{decision.new_answer}' is not one of the options' letters")
     if decision.decision == "move":
         if not decision.new_dimension:

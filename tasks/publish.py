@@ -7,12 +7,15 @@ into place, so a crash leaves no half release and `latest` still names the previ
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
-import time
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,7 @@ from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder, atomic_write_json
 from benchfoundry.taxonomy import Taxonomy, load_taxonomy
 from tasks.publish_card import EMBEDDED_PROVIDERS, CardInputs, write_card
-from tasks.publish_files import spool_images, write_parquet, write_tsv
+from tasks.publish_files import spool_images, tsv_differences, write_parquet, write_tsv
 from tasks.publish_rows import ImageInfo, ReleaseRow, Selection, select, short_path
 from validation.gate import GateResult, GateRow, run_gate
 
@@ -92,6 +95,30 @@ def _spec_of(stage: StageRun, run: RunFolder) -> dict[str, Any]:
         "models": stage.models,
         "options": stage.options.model_dump(mode="json"),
     }
+
+
+def portable(value: Any) -> Any:
+    """The spec as a release shows it: absolute paths cut to their last parts (`short_path`),
+    so that the folders of the machine that built it stay out."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v) for v in value]
+    if isinstance(value, str) and value.startswith("/"):
+        return short_path(value, keep=2)
+    return value
+
+
+def source_roots(sources: list[str]) -> list[Path]:
+    """The folders the ingested sources read from (a folder, or a table file's folder)."""
+    roots = []
+    for text in sources:
+        kind, _, rest = text.partition(":")
+        if kind == "folder":
+            roots.append(Path(rest))
+        elif kind in {"tsv", "parquet"}:
+            roots.append(Path(rest).parent)
+    return roots
 
 
 def _short_source(text: str) -> str:
@@ -171,7 +198,7 @@ def _extractors(run: RunFolder, image_ids: set[str]) -> dict[str, int]:
     for row in data:
         if row["image_id"] in image_ids:
             for e in row["extractors"]:
-                model = f" {e['model']}" if e.get("model") else ""
+                model = f" {short_path(e['model'])}" if e.get("model") else ""
                 found[f"{e['role']}: {e['backend']}{model} {e['version']}"] += 1
     return dict(found)
 
@@ -210,6 +237,7 @@ def _selection(run: RunFolder, taxonomy_name: str, include_auto: bool) -> Select
         load_taxonomy(taxonomy_name),
         include_auto,
         {q for b in run.table(ReviewBatchRecord).records() for q in b.question_ids},
+        source_roots(run.read_manifest().get("ingest", {}).get("sources", [])),
     )
 
 
@@ -251,6 +279,7 @@ class Release:
     version: str
     folder: Path  # <to>/<name>
     gate: GateResult | None = None
+    tsv_differences: list[str] = field(default_factory=list)
 
     @property
     def rows(self) -> list[ReleaseRow]:
@@ -277,7 +306,14 @@ def prepare(stage: StageRun) -> Release:
     if not selection.rows:
         why = ", ".join(f"{v} {k}" for k, v in selection.left_out.items()) or "no candidates"
         raise PublishError(f"nothing to publish: no question was accepted in review ({why})")
-    version = content_hash([name, [r.model_dump(mode="json") for r in selection.rows]], length=12)
+    shaping = options.model_dump(
+        mode="json", include={"rows_per_file", "row_group_rows", "license", "pretty_name"}
+    )
+    version = content_hash(
+        [name, shaping, spec.get("description") or stage.description]
+        + [r.model_dump(mode="json") for r in selection.rows],
+        length=12,
+    )
     return Release(
         run=run,
         stage=stage,
@@ -329,6 +365,7 @@ def _card_inputs(release: Release, data: list[Path]) -> CardInputs:
         tiny_models=_tiny_models(release.spec),
         allow_unreviewed=options.allow_unreviewed,
         num_bytes=sum(p.stat().st_size for p in data),
+        tsv_differences=len(release.tsv_differences),
     )
 
 
@@ -337,7 +374,12 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
     options, rows = release.stage.options.publish, release.rows
     data = write_parquet(rows, spool, tmp / "data", options.rows_per_file, options.row_group_rows)
     crash_point("publish.after_data")
-    write_tsv(rows, spool, tmp / f"{release.name}.tsv")
+    tsv = tmp / f"{release.name}.tsv"
+    write_tsv(rows, spool, tsv)
+    try:
+        release.tsv_differences = tsv_differences(rows, tsv)
+    except ValueError as exc:
+        raise PublishError(f"the VLMEvalKit TSV is broken: {exc}") from None
     shutil.rmtree(spool)
     inputs = _card_inputs(release, data)
     write_card(rows, inputs, release.taxonomy, tmp)
@@ -353,15 +395,16 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
         {
             "name": release.name,
             "version": release.version,
-            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "created_at": datetime.now(UTC).isoformat(timespec="microseconds"),
             "parent": parent,
             "rows": len(rows),
             "images": len({r.image_id for r in rows}),
             "files": files,
-            "spec": release.spec,
+            "spec": portable(release.spec),
             "spec_hash": content_hash(release.spec, length=16),
             "code_version": inputs.code_version,
             "changes": changes,
+            "tsv_differences": release.tsv_differences,
             "review": {
                 "human_reviewed": sum(r.human_reviewed for r in rows),
                 "auto_only": sum(not r.human_reviewed for r in rows),
@@ -379,35 +422,49 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
 
 def publish_release(stage: StageRun) -> PublishSummary:
     """The stage's one job: select, gate, write under a hidden name, rename, point `latest`."""
+    shutil.rmtree(Path(stage.run) / "reports" / "data_docs", ignore_errors=True)  # this run's only
     release = prepare(stage)
     folder = release.folder
     folder.mkdir(parents=True, exist_ok=True)
-    _clean_stale(folder)
-    tmp = folder / f"{TMP_PREFIX}{release.version}-{os.getpid()}"
-    try:
-        release.gate = check(release, tmp / ".images")
-        if not release.gate.success:
-            raise GateFailed(release.gate)
-        if release.final.exists():
-            return _already(release)
-        parent = releases.read_latest(folder)
-        new = {r.question_id: r.digest() for r in release.rows}
-        changes = (
-            releases.changes(releases.digests(folder / parent), new)
-            if parent and (folder / parent).is_dir()
-            else releases.changes({}, new)
-        )
-        write(release, tmp, tmp / ".images", parent, changes)
-        _fsync_tree(tmp)
+    with _locked(folder):
+        _clean_stale(folder)
+        tmp = folder / f"{TMP_PREFIX}{release.version}-{os.getpid()}"
         try:
-            os.rename(tmp, release.final)
-        except OSError:
-            if release.final.exists():  # another publish of the same content got there first
-                return _already(release)
-            raise
-        releases.write_latest(folder, release.version)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            return _publish(release, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """One publish at a time per release name (on this file system)."""
+    with open(folder / ".lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _publish(release: Release, tmp: Path) -> PublishSummary:
+    folder = release.folder
+    release.gate = check(release, tmp / ".images")
+    if not release.gate.success:
+        raise GateFailed(release.gate)
+    if release.final.exists():
+        return _already(release)
+    parent = releases.read_latest(folder)
+    new = {r.question_id: r.digest() for r in release.rows}
+    changes = (
+        releases.changes(releases.digests(folder / parent), new)
+        if parent and (folder / parent).is_dir()
+        else releases.changes({}, new)
+    )
+    write(release, tmp, tmp / ".images", parent, changes)
+    _fsync_tree(tmp)
+    os.rename(tmp, release.final)
+    crash_point("publish.before_latest")
+    releases.write_latest(folder, release.version)
     return _summary(release, True, parent, changes)
 
 
@@ -422,7 +479,22 @@ def _already(release: Release) -> PublishSummary:
             f"({'; '.join(problems) or 'another row count'}): a published version is never "
             "rewritten; remove that folder by hand if it is damaged"
         )
+    _repair_latest(release, manifest)
     return _summary(release, False, manifest.get("parent"), manifest.get("changes", {}))
+
+
+def _repair_latest(release: Release, manifest: dict[str, Any]) -> None:
+    """A publish that died between its rename and `latest` left `latest` on an older version
+    (or none): point it at this one when this one is newer. Republishing the content of an
+    older version leaves `latest` where it is."""
+    current = releases.read_latest(release.folder)
+    if current == release.version:
+        return
+    if current is not None and (release.folder / current).is_dir():
+        newest = releases.read_manifest(release.folder / current).get("created_at", "")
+        if newest >= manifest.get("created_at", ""):
+            return
+    releases.write_latest(release.folder, release.version)
 
 
 def _summary(
@@ -445,6 +517,8 @@ def _summary(
         auto_only=sum(not r.human_reviewed for r in rows),
         left_out=release.selection.left_out,
         changes=releases.change_counts(changes),
+        tsv_differences=release.tsv_differences
+        or releases.read_manifest(release.final).get("tsv_differences", []),
         gate=gate,
         files=sorted(releases.read_manifest(release.final).get("files", {})),
         load=(

@@ -40,6 +40,7 @@ class CardInputs(BaseModel):
     tiny_models: list[str]  # embedded offline models that judged or wrote questions
     allow_unreviewed: bool
     num_bytes: int
+    tsv_differences: int = 0  # questions VLMEvalKit's TSV reader reads otherwise
 
 
 def size_category(n: int) -> str:
@@ -135,9 +136,17 @@ def histogram(rows: Sequence[ReleaseRow], path: Path) -> None:
     plt.close(fig)
 
 
+def _md(value: object) -> str:
+    """Text from the data or the spec, safe in Markdown: no HTML, no links, one line."""
+    text = " ".join(str(value).split())
+    for raw, safe in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("[", "\\["), ("]", "\\]")):
+        text = text.replace(raw, safe)
+    return text
+
+
 def _cell(value: object) -> str:
     """A value from the data, safe in a Markdown table (no column breaks, no markup)."""
-    return str(value).replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
+    return _md(value).replace("|", "\\|")
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -151,9 +160,9 @@ def body(
 ) -> list[str]:
     auto = sum(not r.human_reviewed for r in rows)
     images = len({r.image_id for r in rows})
-    lines = [f"# {inputs.pretty_name}", ""]
+    lines = [f"# {_md(inputs.pretty_name)}", ""]
     if inputs.description:
-        lines += [inputs.description, ""]
+        lines += [_md(inputs.description), ""]
     lines += [
         f"Version `{inputs.version}`: {len(rows)} multiple-choice questions on {images} images, "
         f"one split (`test`). Built with benchfoundry {inputs.code_version}.",
@@ -172,6 +181,13 @@ def body(
             f"packages ({', '.join(inputs.tiny_models)}): their hit counts and difficulty bins "
             "say little about what strong models find hard."
         )
+    if inputs.tsv_differences:
+        limits.append(
+            f"In `{inputs.name}.tsv`, {inputs.tsv_differences} questions have an option that "
+            "VLMEvalKit's reader (pandas) takes for missing (`None`, `NA`...) or turns into a "
+            "number (`3` as `3.0`); the Parquet files have them as written. The manifest lists "
+            "their ids (`tsv_differences`)."
+        )
     if limits:
         lines += ["## Known limits", "", *(f"- {x}" for x in limits), ""]
     by_dim = Counter(r.dimension for r in rows)
@@ -180,7 +196,7 @@ def body(
         "## What it measures",
         "",
         f"Dimensions of the `{taxonomy.name}` taxonomy (version {taxonomy.version})"
-        + (f": {taxonomy.description}" if taxonomy.description else "."),
+        + (f": {_md(taxonomy.description)}" if taxonomy.description else "."),
         "Each question has one correct option; `answer` is its letter.",
         "",
         *_table(
@@ -220,7 +236,7 @@ def body(
         "",
         "Sources:",
         "",
-        *(f"- {s}" for s in inputs.sources or ["(not recorded)"]),
+        *(f"- {_md(s)}" for s in inputs.sources or ["(not recorded)"]),
         "",
         "Image licences (as the sources give them):",
         "",
@@ -228,7 +244,7 @@ def body(
         "",
         "Visual facts:",
         "",
-        *(f"- {k} ({v} images)" for k, v in sorted(inputs.extractors.items())),
+        *(f"- {_md(k)} ({v} images)" for k, v in sorted(inputs.extractors.items())),
         "",
         "Questions, by generator and prompt (id and hash of the template that asked):",
         "",
@@ -245,11 +261,11 @@ def body(
         "",
         "Quality control:",
         "",
-        *(f"- {x}" for x in inputs.qc or ["(not recorded)"]),
+        *(f"- {_md(x)}" for x in inputs.qc or ["(not recorded)"]),
         "",
         "Review:",
         "",
-        *(f"- {x}" for x in inputs.review),
+        *(f"- {_md(x)}" for x in inputs.review),
         "",
         "## Files",
         "",

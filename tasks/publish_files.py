@@ -230,6 +230,36 @@ def tsv_columns(letters: str) -> list[str]:
     ]
 
 
+def _cell(text: str) -> str:
+    """A TSV cell: line ends as '\\n' (quoted by the writer); a bare '\\r' would end the row
+    for pandas' reader."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def tsv_differences(rows: Sequence[ReleaseRow], path: Path) -> list[str]:
+    """The questions whose text VLMEvalKit's reader (`pandas.read_csv(sep='\\t')`) reads back
+    otherwise than written: an option pandas takes for missing (`None`, `NA`...) or, in a letter
+    column of numbers, for a float. A TSV whose rows do not come back one for one is an error."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, sep="\t")
+    letters = letter_columns(rows)
+    if len(frame) != len(rows) or [int(i) for i in frame["index"]] != [r.index for r in rows]:
+        raise ValueError(f"{path} does not read back row for row ({len(frame)} of {len(rows)})")
+    out = []
+    for r, line in zip(rows, frame.to_dict("records"), strict=True):
+        wanted = [
+            r.question,
+            *(r.options[i] if i < len(r.options) else None for i in range(len(letters))),
+        ]
+        found = [line["question"], *(line[x] for x in letters)]
+        for want, got in zip(wanted, found, strict=True):
+            if (not want and not pd.isna(got)) or (want and got != _cell(want)):
+                out.append(r.question_id)
+                break
+    return out
+
+
 def write_tsv(rows: Sequence[ReleaseRow], images: Path, path: Path) -> None:
     """VLMEvalKit's MCQ layout: integer index, base64 image, question, hint, A.., answer,
     category, l2-category, split. A row whose image an earlier row already carries has that
@@ -245,13 +275,15 @@ def write_tsv(rows: Sequence[ReleaseRow], images: Path, path: Path) -> None:
             else:
                 first[r.image_id] = r.index
                 image = base64.b64encode(_image_bytes(images, r.image_id)).decode("ascii")
-            options = [r.options[i] if i < len(r.options) else "" for i in range(len(letters))]
+            options = [
+                _cell(r.options[i]) if i < len(r.options) else "" for i in range(len(letters))
+            ]
             writer.writerow(
                 [
                     r.index,
                     image,
-                    r.question,
-                    r.hint or "",
+                    _cell(r.question),
+                    _cell(r.hint or ""),
                     *options,
                     r.answer,
                     r.category,

@@ -81,13 +81,18 @@ class Selection(BaseModel):
     missing_images: list[str]  # question ids whose image is not in the run
 
 
-def short_path(text: str, keep: int = 3) -> str:
-    """A local path as a release shows it: its last parts only (no user's folders), with any
-    `#row` reference kept; other references as they are."""
+def short_path(text: str, roots: Sequence[Path] = (), keep: int = 2) -> str:
+    """A local path as a release shows it, with no folders of the machine that built it: from
+    the source folder it lies in (`images/cat.jpg` under `/home/me/images`), else its last
+    `keep` parts; a `#row` reference is kept, other references are left as they are."""
     path, hash_, ref = text.partition("#")
     if not path.startswith("/"):
         return text
-    return "/".join(Path(path).parts[-keep:]) + hash_ + ref
+    here = Path(path)
+    for root in sorted(roots, key=lambda r: -len(r.parts)):
+        if here.is_relative_to(root) and here != root:
+            return f"{root.name}/{here.relative_to(root)}{hash_}{ref}"
+    return "/".join(here.parts[-keep:]) + hash_ + ref
 
 
 def _dimension_fields(taxonomy: Taxonomy, dimension: str) -> tuple[str, str, str]:
@@ -125,6 +130,7 @@ def select(
     taxonomy: Taxonomy,
     include_auto: bool,
     batched: set[str],
+    roots: Sequence[Path] = (),
 ) -> Selection:
     """The released rows in index order (by dimension path, then question id). Questions that
     only the automatic reviewer accepted are released only with `include_auto`; `batched` are
@@ -146,7 +152,8 @@ def select(
                 qc = scored[c.question_id].decision if c.question_id in scored else "unassessed"
                 left[f"not sent to review (quality control: {qc})"] += 1
             continue
-        if counting.candidate_hash != candidate_hash(c):
+        counted = [counting] + [r for n, r in decisions.items() if state == "agreed" and n != AUTO]
+        if any(r.candidate_hash != candidate_hash(c) for r in counted):
             left["decided on content that has changed since"] += 1
             continue
         if counting.decision == "reject":
@@ -187,11 +194,11 @@ def select(
                 hits_text=s.hits_text if s else None,
                 hits_vlm=s.hits_vlm if s else None,
                 difficulty=s.difficulty if s else None,
-                source=c.source,
+                source=short_path(c.source, roots),
                 generator=c.generator,
                 prompt_id=c.prompt_id,
                 prompt_hash=c.prompt_hash,
-                image_source=short_path(image.source),
+                image_source=short_path(image.source, roots),
                 image_format=image.format,
                 license=image.license,
                 reviewers=who,

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from benchfoundry.letters import LETTERS
+from benchfoundry.letters import LETTERS, is_letter_of
 
 SITE = "benchfoundry"
 SHOWN_IDS = 20  # failing rows named per check in a message
@@ -97,7 +97,7 @@ def _appears(needle: str, haystack: str) -> bool:
 def answer_in_question(question: str, options: Sequence[str], answer: str) -> bool:
     """The answer's text is written in the question while no other option's is (a question that
     names its options, `is it red or blue?`, gives nothing away)."""
-    if answer not in LETTERS[: len(options)]:
+    if not is_letter_of(answer, len(options)):
         return False
     q = _norm(question)
     right = _norm(options[LETTERS.index(answer)])
@@ -106,7 +106,7 @@ def answer_in_question(question: str, options: Sequence[str], answer: str) -> bo
 
 
 def answer_is_longest(options: Sequence[str], answer: str) -> bool:
-    if answer not in LETTERS[: len(options)]:
+    if not is_letter_of(answer, len(options)):
         return False
     lengths = [len(o.strip()) for o in options]
     mine = lengths.pop(LETTERS.index(answer))
@@ -138,7 +138,7 @@ def gate_frame(rows: Sequence[GateRow]) -> Any:
             "image_decodes": r.image_decodes,
             "n_options": n,
             "distinct_options": len({_norm(o) for o in r.options if o.strip()}),
-            "answer_in_options": r.answer in LETTERS[:n],
+            "answer_in_options": is_letter_of(r.answer, n),
             "answer_in_question": answer_in_question(r.question, r.options, r.answer),
             "answer_is_longest": int(answer_is_longest(r.options, r.answer)),
         }

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -303,6 +304,18 @@ def test_a_publish_killed_after_its_data_files_leaves_no_release(run, tmp_path):
     child = publish(run, options)  # the next publish clears what the dead one left
     assert child.written and child.parent == first.version
     assert not [p for p in folder.iterdir() if p.name.startswith(".tmp-")]
+    # killed after the rename, before `latest` moved: the next publish of it repairs `latest`
+    record(run, [Decision("q07", "ann", "accept")], tool="app")
+    env["BENCHFOUNDRY_CRASH_AT"] = "publish.before_latest"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(run.root), str(tmp_path / "releases")],
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    assert len(releases.versions(folder)) == 3 and releases.read_latest(folder) == child.version
+    third = publish(run, options)
+    assert not third.written and releases.read_latest(folder) == third.version != child.version
+    assert publish(run, options).latest == third.version
 
 
 def test_a_failing_gate_stops_the_release_and_names_the_rows(run, tmp_path):
@@ -311,9 +324,9 @@ def test_a_failing_gate_stops_the_release_and_names_the_rows(run, tmp_path):
     record(run, [Decision("q04", "ann", "edit", new_question="Is it option 4-0?")], tool="app")
     with pytest.raises(PublishError, match=r"answer_not_in_question .*1 row: q04"):
         publish(run, _options(tmp_path, letter_tolerance=0.5))
-    assert not (tmp_path / "releases" / "bench").exists() or not list(
-        (tmp_path / "releases" / "bench").iterdir()
-    )
+    folder = tmp_path / "releases" / "bench"
+    assert not releases.versions(folder) and releases.read_latest(folder) is None
+    assert not [p for p in folder.iterdir() if p.name.startswith(".tmp-")]
     docs = run.root / "reports" / "data_docs" / "index.html"
     assert docs.is_file()
 
@@ -350,3 +363,41 @@ def test_publish_and_releases_commands(run, tmp_path, prefect_api):
     assert f"bench {summary['version']}  (latest)" in listing.output
     assert "10 questions (9 decided by a person, 1 automatic only)" in listing.output
     assert "parent none: added 10, removed 0, changed 0" in listing.output
+
+
+def test_tsv_text_that_pandas_reads_otherwise_is_reported(run, tmp_path, candidate_record):
+    image = run.table(CandidateRecord).records()[0].image_id
+    odd = candidate_record(
+        "q20", image, dimension="instances_counting", question="How many?\r\nCount them.",
+        options=["None", "3"], answer="B",
+    )  # fmt: skip
+    run.table(CandidateRecord).append([odd])
+    record(run, [Decision("q20", "ann", "accept")], tool="app")
+    summary = publish(run, _options(tmp_path, letter_tolerance=0.5))
+    assert summary.tsv_differences == ["q20"], "'None' reads as missing in VLMEvalKit's reader"
+    folder = tmp_path / "releases" / "bench" / summary.version
+    import pandas as pd
+
+    frame = pd.read_csv(folder / "bench.tsv", sep="\t")
+    assert len(frame) == summary.rows == 10, "a carriage return does not split a row"
+    row = frame[frame["index"] == next(i for i, q in _ids(folder) if q == "q20")].iloc[0]
+    assert row["question"] == "How many?\nCount them." and row["B"] == "3" and pd.isna(row["C"])
+    assert (
+        "1 questions have an option that VLMEvalKit's reader" in (folder / "README.md").read_text()
+    )
+    assert releases.read_manifest(folder)["tsv_differences"] == ["q20"]
+
+
+def _ids(folder):
+    table = pq.read_table(folder / "data", columns=["index", "question_id"]).to_pylist()
+    return [(r["index"], r["question_id"]) for r in table]
+
+
+def test_release_paths_keep_no_local_folders():
+    from tasks.publish_rows import short_path
+
+    roots = [Path("/home/me/photos"), Path("/data/bench")]
+    assert short_path("/home/me/photos/cats/a.jpg", roots) == "photos/cats/a.jpg"
+    assert short_path("/data/bench/q.tsv#index=3", roots) == "bench/q.tsv#index=3"
+    assert short_path("/home/alice/x.jpg") == "alice/x.jpg"
+    assert short_path("image:abc#counting", roots) == "image:abc#counting"

@@ -113,6 +113,12 @@ def test_the_automatic_reviewer_accepts_only_what_passed_every_check(run):
         (Decision("q00", "ann", "approve"), "decision 'approve' is not one of"),
         (Decision("q00", "ann", "reject"), "a rejection needs a reason"),
         (Decision("q00", "ann", "fix_answer", new_answer="E"), "not one of the options' letters"),
+        (Decision("q00", "ann", "fix_answer", new_answer=""), "not one of the options' letters"),
+        (Decision("q00", "ann", "fix_answer", new_answer="BC"), "not one of the options' letters"),
+        (
+            Decision("q00", "ann", "edit", new_question="Q?", new_answer="AB"),
+            "not one of the options' letters",
+        ),
         (Decision("q00", "ann", "fix_answer", new_answer="A"), "already A"),
         (
             Decision("q00", "ann", "edit", new_options=["x", "x", "y", "z"]),

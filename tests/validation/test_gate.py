@@ -114,3 +114,9 @@ def test_data_docs_escape_what_comes_from_the_data(tmp_path):
     pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "docs").rglob("*.html")]
     assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in page for page in pages)
     assert not any("<script>alert(1)" in page or "<b>q</b>" in page for page in pages)
+
+
+@pytest.mark.parametrize("answer", ["", "AB", "a", "A "])
+def test_an_answer_is_exactly_one_letter_of_the_options(answer, tmp_path):
+    result = gate(_with(good_rows(), 3, answer=answer), tmp_path)
+    assert [c.id for c in result.failures()] == ["answer_among_options"], result.message()
