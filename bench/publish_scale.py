@@ -44,9 +44,9 @@ def build(root: Path, questions: int, images: int, side: int) -> int:
     run = RunFolder(root)
     rng = np.random.default_rng(0)
     ids, stored = [], 0
-    for start in range(0, images, 500):
+    for start in range(0, images, 32):  # parts of 32 images, as ingest writes them
         batch = []
-        for _ in range(start, min(images, start + 500)):
+        for _ in range(start, min(images, start + 32)):
             pixels = rng.integers(0, 255, size=(side, side, 3), dtype=np.uint8)
             buffer = io.BytesIO()
             Image.fromarray(pixels).save(buffer, format="JPEG", quality=90)

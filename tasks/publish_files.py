@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import io
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -242,7 +243,21 @@ def tsv_differences(rows: Sequence[ReleaseRow], path: Path) -> list[str]:
     column of numbers, for a float. A TSV whose rows do not come back one for one is an error."""
     import pandas as pd
 
-    frame = pd.read_csv(path, sep="\t")
+    # The whole file at once, as VLMEvalKit reads it (types are inferred per column), but with
+    # the image column left out line by line first: the text is what matters, and the images
+    # would take memory in proportion to the release.
+    text = io.StringIO()
+    with path.open(encoding="utf-8", newline="") as handle:
+        writer = csv.writer(text, delimiter="\t", lineterminator="\n")
+        csv.field_size_limit(2**31 - 1)  # an image's base64 is one field
+        reader = csv.reader(handle, delimiter="\t")
+        header = next(reader)
+        image = header.index("image")
+        writer.writerow(header[:image] + header[image + 1 :])
+        for fields in reader:
+            writer.writerow(fields[:image] + fields[image + 1 :])
+    text.seek(0)
+    frame = pd.read_csv(text, sep="\t")
     letters = letter_columns(rows)
     if len(frame) != len(rows) or [int(i) for i in frame["index"]] != [r.index for r in rows]:
         raise ValueError(f"{path} does not read back row for row ({len(frame)} of {len(rows)})")
