@@ -358,6 +358,17 @@ def test_publish_and_releases_commands(run, tmp_path, prefect_api):
     assert summary["release"] == str(to / "bench" / summary["version"])
     again = runner.invoke(app, args)
     assert again.exit_code == 0 and "already published (nothing written)" in again.output
+    # without --spec, the build manifest's spec says where (its JSON is not always a spec again)
+    built = {"name": "bench", "options": {"publish": {"to": str(tmp_path / "other")}}}
+    built["options"]["consensus"] = {"bins": {"easy": 1.0, "hard": 0.5}}  # keys sorted
+    run.update_manifest("build", {"spec": built})
+    by_manifest = runner.invoke(app, ["publish", "--out", str(run.root), "--json"])
+    assert by_manifest.exit_code == 1 and "letter_balance[A]" in by_manifest.output
+    built["options"]["publish"]["letter_tolerance"] = 0.5
+    run.update_manifest("build", {"spec": built})
+    by_manifest = runner.invoke(app, ["publish", "--out", str(run.root), "--json"])
+    assert by_manifest.exit_code == 0, by_manifest.output
+    assert json.loads(by_manifest.stdout)["release"].startswith(str(tmp_path / "other" / "bench"))
     listing = runner.invoke(app, ["releases", "--to", str(to)])
     assert listing.exit_code == 0
     assert f"bench {summary['version']}  (latest)" in listing.output
