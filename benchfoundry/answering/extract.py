@@ -45,7 +45,7 @@ _MARKERS = [
     r"\banswer\s*(?:is|would be|should be|=|:)\s*(?:option|choice|letter)?\s*[:\-]?\s*[\(\[\*\"']*([A-Z])\b(?![\w'])",
     r"\b(?:correct|right|best|final)\s+(?:answer|option|choice)\s*(?:is|would be|:)?\s*[:\-]?\s*(?:option|choice)?\s*[\(\[\*\"']*([A-Z])\b(?![\w'])",
     r"\b(?:option|choice)\s*[\(\[]?([A-Z])\b(?![\w'])",
-    r"\bi (?:choose|pick|select|would choose|would pick|go with)\s*(?:option|choice)?\s*[\(\[]?([A-Z])\b(?![\w'])",
+    r"\bi(?:'d| would)? (?:choose|pick|select|go with|say|answer)\s*(?:option|choice)?\s*[\(\[]?([A-Z])\b(?![\w'])",
     r"答案\s*(?:是|为|：|:)?\s*[\(（]?([A-Z])",
     r"(?:选择|选)\s*[\(（]?([A-Z])",
 ]
@@ -53,7 +53,7 @@ _NEGATED = re.compile(
     r"\b(?:not|isn't|is not|never|except|rather than|instead of)\s+(?:option\s+)?[\(\[]?([A-Z])\b(?![\w'])",
     re.IGNORECASE,
 )
-_BARE = re.compile(r"^[\(\[\*\"'“]*([A-Z])[\)\]\*\"'”]*[.:)]?$")
+_BARE = re.compile(r"^[\(\[\*\"'“]*([A-Za-z])[\)\]\*\"'”]*[.:)]?$")
 _LEADING = re.compile(r"^[\(\[\*]*([A-Z])(?:[\)\]\*]+[\s.:,\-]*|[.:,\-]+\s*|\s*$)")
 _TOKEN = re.compile(r"(?<![A-Za-z0-9'])([A-Z])(?![A-Za-z0-9'])")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
@@ -112,18 +112,64 @@ def _number(text: str) -> float | None:
         return None
 
 
+# After "I", only these make it the letter: "I would" and "I can" are the pronoun.
+_I_LETTER_VERBS = frozenset(["or", "and", "nor", "is", "was", "seems", "looks", "fits", "matches"])
+
+
 def _word_letter(text: str, position: int) -> bool:
     """True when the capital at `position` is the article "A" or pronoun "I" of a sentence."""
     letter = text[position]
     following = re.match(r"\s+([A-Za-z']{2,})", text[position + 1 :])
-    return (
-        letter in "AI" and following is not None and following.group(1).lower() not in _LETTER_VERBS
-    )
+    if letter not in "AI" or following is None:
+        return False
+    verbs = _I_LETTER_VERBS if letter == "I" else _LETTER_VERBS
+    return following.group(1).lower() not in verbs
 
 
 def _bracketed(text: str, position: int) -> bool:
     """A letter written as a label, "(C)" or "[C]", which counts even inside a long response."""
     return position > 0 and text[position - 1] in "([" and text[position + 1 : position + 2] in ")]"
+
+
+# Number words read as the numbers they name (`three` for an option `3`); "one" only as the whole
+# response, since "the one on the left" names no number.
+_NUMBER_WORDS = {
+    w: float(i)
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+
+
+def _lower_letter(text: str, position: int) -> bool:
+    """A lower-case letter that stands for an option (`option c`, `the answer is b.`): a word of
+    its own (not the `s` of `options`), and not `a` or `i`, which are the article and the pronoun
+    unless bracketed (`(a)`)."""
+    if position > 0 and text[position - 1].isalpha():
+        return False
+    return text[position] not in "ai" or _bracketed(text, position)
 
 
 def _decide(letters: set[str], valid: str, rule: str) -> Extraction | None:
@@ -143,9 +189,12 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
     text = normalise(response or "")
     if not text:
         return Extraction(Z, "heuristic", "empty response")
-    # 1. The whole response is a letter: "B", "(B)", "B.", "**B**", "[B]".
+    # 1. The whole response is a letter: "B", "(B)", "B.", "**B**", "[B]", "d" (not "a").
     if (bare := _BARE.match(text)) is not None:
-        return _decide({bare.group(1)}, valid, "bare letter") or Extraction(
+        letter = bare.group(1)
+        if letter.islower() and not _lower_letter(text, bare.start(1)):
+            return Extraction(None, "heuristic", f"a lone '{letter}' may be a word, not a letter")
+        return _decide({letter.upper()}, valid, "bare letter") or Extraction(
             None, "heuristic", "unreachable"
         )
     negated = {m.group(1).upper() for m in _NEGATED.finditer(text) if m.group(1).isupper()}
@@ -153,9 +202,11 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
     marked = set()
     for pattern in _MARKERS:
         for match in re.finditer(pattern, text, flags=re.IGNORECASE):
-            letter = match.group(1)
-            if letter.isupper() and not _word_letter(text, match.start(1)):
+            letter, at = match.group(1), match.start(1)
+            if letter.isupper() and not _word_letter(text, at):
                 marked.add(letter)
+            elif letter.islower() and _lower_letter(text, at):
+                marked.add(letter.upper())
     refusal = _REFUSALS.search(text) is not None
     # 3. Letters standing alone ("B. a dog", "It is C.", "D, not B"); articles are not letters.
     short = len(text.split()) <= 12
@@ -221,6 +272,10 @@ def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
             None, "heuristic", f"mentions options {', '.join(valid[i] for i in found)}"
         )
     numbers = {float(n) for n in _NUMBER.findall(text)}
+    words = plain.split()
+    numbers |= {
+        _NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS and (w != "one" or len(words) == 1)
+    }
     option_numbers = {i: _number(o) for i, o in enumerate(options)}
     matched = {
         valid[i] for i, value in option_numbers.items() if value is not None and value in numbers

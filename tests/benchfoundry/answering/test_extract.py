@@ -14,7 +14,13 @@ NESTED = ["cat", "black cat", "dog"]
 TABLE = [
     # bare letters in their many forms
     ("B", ANIMALS, "B"),
-    ("b", ANIMALS, None),
+    ("b", ANIMALS, "B"),
+    ("d", ANIMALS, "D"),
+    ("(d)", ANIMALS, "D"),
+    ("a", ANIMALS, None),  # the article, or A: undecided
+    ("i", ANIMALS + ["an owl"] * 5, None),  # the pronoun, or I
+    ("(a)", ANIMALS, "A"),
+    ("e", ANIMALS, None),
     ("(B)", ANIMALS, "B"),
     ("B.", ANIMALS, "B"),
     ("B)", ANIMALS, "B"),
@@ -37,7 +43,19 @@ TABLE = [
     ("The correct answer is A.", ANIMALS, "A"),
     ("The correct option is C, a bird.", ANIMALS, "C"),
     ("Option B", ANIMALS, "B"),
-    ("option b", ANIMALS, None),
+    ("option b", ANIMALS, "B"),
+    ("Option c", ANIMALS, "C"),
+    ("the final answer is b.", ANIMALS, "B"),
+    ("Answer: (d)", ANIMALS, "D"),
+    ("answer: a", ANIMALS, None),
+    ("The answer is a cat.", ANIMALS, "A"),  # the option's text, not the letter
+    ("option e", ANIMALS, None),
+    ("The final answers are listed below.", ANIMALS, None),
+    ("I'd pick C. bird", ANIMALS, "C"),
+    ("I'd pick c", ANIMALS, "C"),
+    ("I would choose b", ANIMALS, "B"),
+    ("I would choose B.", ANIMALS, "B"),
+    ("I'd say D", ANIMALS, "D"),
     ("I choose D.", ANIMALS, "D"),
     ("Correct answer: **C**", ANIMALS, "C"),
     ("Final answer: A", ANIMALS, "A"),
@@ -67,6 +85,12 @@ TABLE = [
     # two options, or a letter that is not an option: undecided
     ("B or C", ANIMALS, None),
     ("A, B", ANIMALS, None),
+    (
+        "A, since the sign is red and octagonal, drivers must come to a full stop before the line.",
+        ["stop", "go", "yield", "turn left"],
+        "A",
+    ),
+    ("A, since the sign is red...", ANIMALS, "A"),
     ("(A) cat (B) dog", ANIMALS, None),
     ("Either B or D could be right.", ANIMALS, None),
     ("The answer is B or C.", ANIMALS, None),
@@ -98,7 +122,12 @@ TABLE = [
     ("I count 5 people in the image.", COUNTS, "D"),
     ("Between 2 and 3.", COUNTS, None),
     ("There are 7 birds.", COUNTS, None),
-    ("three", COUNTS, None),
+    ("three", COUNTS, "B"),
+    ("There are three.", COUNTS, "B"),
+    ("There are three, not two.", COUNTS, None),
+    ("one", ["1", "2", "3"], "A"),
+    ("the one on the left", ["1", "2", "3"], None),
+    ("Three or four.", COUNTS, None),
     # yes / no
     ("Yes", YES_NO, "A"),
     ("No, it is not.", YES_NO, "B"),
