@@ -55,17 +55,42 @@ def test_score_command_reads_every_format(tmp_path, suffix):
     assert {"index", "extracted", "extracted_by", "hit"} <= set(rows.columns)
 
 
-def test_score_with_a_judge_reads_the_undecided(tmp_path):
+def test_score_with_a_judge_reads_the_undecided_and_a_rerun_replays_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     path = tmp_path / "p.tsv"
     _frame().to_csv(path, sep="\t", index=False)
     with TestServer(Script(rules=[Rule("A", pattern="Either A or B")], default="Z")) as server:
-        result = CliRunner().invoke(
-            app, ["score", str(path), "--judge", f"openai/judge@{server.base_url}", "--json"]
-        )
+        args = ["score", str(path), "--judge", f"openai/judge@{server.base_url}", "--json"]
+        result = CliRunner().invoke(app, args)
         assert server.stats.requests == 1, "only the undecided row went to the judge"
+        again = CliRunner().invoke(app, args)
+        assert server.stats.requests == 1, "the rerun replays the judge's answer from the cache"
+        text = CliRunner().invoke(app, args[:-1])
+        assert server.stats.requests == 1
     payload = json.loads(result.stdout)
     assert payload["scores"]["extracted_by"] == {"heuristic": 5, "llm": 1}
     assert payload["rows"][-1]["extracted"] == "A" and payload["rows"][-1]["hit"]
+    cache = tmp_path / "cache" / "benchfoundry" / "judge_cache.sqlite"
+    assert payload["judge"]["calls"] == 1 and payload["judge"]["cache"] == str(cache)
+    replay = json.loads(again.stdout)
+    assert replay["judge"]["cached"] == 1 and replay["scores"] == payload["scores"]
+    assert (
+        f"judge openai/judge@{server.base_url}: 1 calls (1 from the cache {cache})" in text.output
+    )
+
+
+def test_score_keeps_its_judge_cache_beside_the_output_or_where_told(tmp_path):
+    path = tmp_path / "p.tsv"
+    _frame().to_csv(path, sep="\t", index=False)
+    with TestServer(Script(rules=[Rule("A", pattern="Either A or B")], default="Z")) as server:
+        judge = ["--judge", f"openai/judge@{server.base_url}"]
+        out = tmp_path / "rows" / "r.parquet"
+        out.parent.mkdir()
+        CliRunner().invoke(app, ["score", str(path), *judge, "--out", str(out)])
+        assert (out.parent / "judge_cache.sqlite").is_file()
+        chosen = tmp_path / "mine.sqlite"
+        CliRunner().invoke(app, ["score", str(path), *judge, "--cache", str(chosen)])
+        assert chosen.is_file() and server.stats.requests == 2
 
 
 def test_score_fails_clearly(tmp_path):
