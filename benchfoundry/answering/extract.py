@@ -49,6 +49,7 @@ _MARKERS = [
     r"答案\s*(?:是|为|：|:)?\s*[\(（]?([A-Z])",
     r"(?:选择|选)\s*[\(（]?([A-Z])",
 ]
+_MARKER_PATTERNS = [re.compile(p, re.IGNORECASE) for p in _MARKERS]
 _NEGATED = re.compile(
     r"\b(?:not|isn't|is not|never|except|rather than|instead of)\s+(?:option\s+)?[\(\[]?([A-Z])\b(?![\w'])",
     re.IGNORECASE,
@@ -56,6 +57,7 @@ _NEGATED = re.compile(
 _BARE = re.compile(r"^[\(\[\*\"'“]*([A-Za-z])[\)\]\*\"'”]*[.:)]?$")
 _LEADING = re.compile(r"^[\(\[\*]*([A-Z])(?:[\)\]\*]+[\s.:,\-]*|[.:,\-]+\s*|\s*$)")
 _TOKEN = re.compile(r"(?<![A-Za-z0-9'])([A-Z])(?![A-Za-z0-9'])")
+_LISTED = {L: re.compile(rf"[\(\[]?{L}[\)\].:]\s*\S") for L in LETTERS}  # "A) ... B) ..."
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 
 
@@ -91,18 +93,24 @@ _LETTER_VERBS = frozenset(
 )
 
 
+_SPACES = re.compile(r"\s+")
+_PUNCTUATION = re.compile(r"[^\w\s]")
+_NEXT_WORD = re.compile(r"\s+([A-Za-z']{2,})")
+
+
+def _nfkc(text: str) -> str:
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
 def normalise(text: str) -> str:
     """Full-width forms to ASCII, markdown emphasis and code marks removed, spaces collapsed."""
-    text = unicodedata.normalize("NFKC", text)
-    text = text.replace("**", "").replace("__", "").replace("`", "")
-    return re.sub(r"\s+", " ", text).strip()
+    text = _nfkc(text).replace("**", "").replace("__", "").replace("`", "")
+    return _SPACES.sub(" ", text).strip()
 
 
 def _plain(text: str) -> str:
     """Case- and punctuation-insensitive form for comparing option texts."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = re.sub(r"[^\w\s]", " ", text)
-    return re.sub(r"\s+", " ", text).strip()
+    return _SPACES.sub(" ", _PUNCTUATION.sub(" ", _nfkc(text).casefold())).strip()
 
 
 def _number(text: str) -> float | None:
@@ -119,7 +127,7 @@ _I_LETTER_VERBS = frozenset(["or", "and", "nor", "is", "was", "seems", "looks", 
 def _word_letter(text: str, position: int) -> bool:
     """True when the capital at `position` is the article "A" or pronoun "I" of a sentence."""
     letter = text[position]
-    following = re.match(r"\s+([A-Za-z']{2,})", text[position + 1 :])
+    following = _NEXT_WORD.match(text, position + 1)
     if letter not in "AI" or following is None:
         return False
     verbs = _I_LETTER_VERBS if letter == "I" else _LETTER_VERBS
@@ -200,8 +208,8 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
     negated = {m.group(1).upper() for m in _NEGATED.finditer(text) if m.group(1).isupper()}
     # 2. Explicit markers: "the answer is B", "Answer: B", "\boxed{B}", "<answer>B</answer>", "答案是B".
     marked = set()
-    for pattern in _MARKERS:
-        for match in re.finditer(pattern, text, flags=re.IGNORECASE):
+    for pattern in _MARKER_PATTERNS:
+        for match in pattern.finditer(text):
             letter, at = match.group(1), match.start(1)
             if letter.isupper() and not _word_letter(text, at):
                 marked.add(letter)
@@ -227,7 +235,7 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
                 None, "heuristic", f"answer marker, but also names {', '.join(sorted(also))}"
             )
         return _decide(marked, valid, "answer marker")
-    listed = len(letters) > 1 and all(re.search(rf"[\(\[]?{L}[\)\].:]\s*\S", text) for L in letters)
+    listed = len(letters) > 1 and all(_LISTED[L].search(text) for L in letters)
     if letters:
         if refusal:
             return Extraction(None, "heuristic", "refuses but also names a letter")
@@ -241,6 +249,10 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
     return _by_content(text, options, valid)
 
 
+_ARTICLES = ("", "a ", "an ", "the ")
+_YES_NO = re.compile(r"\b(yes|no)\b")
+
+
 def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
     """Option texts, numbers and yes/no within the response."""
     plain = _plain(text)
@@ -248,11 +260,10 @@ def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
     exact = {valid[i] for i, o in enumerate(option_plain) if o and o == plain}
     if len(exact) == 1:
         return Extraction(exact.pop(), "heuristic", "option text")
-    found = [
-        i
-        for i, o in enumerate(option_plain)
-        if o and re.search(rf"(?<!\w){re.escape(o)}(?!\w)", plain)
-    ]
+    # `plain` and the options' plain forms are words joined by single spaces, so a whole-word
+    # match is a match of the space-padded forms (no pattern per option text to compile).
+    padded = f" {plain} "
+    found = [i for i, o in enumerate(option_plain) if o and f" {o} " in padded]
     # An option found only as part of a longer found option ("cat" in "black cat") does not count.
     found = [
         i for i in found if not any(j != i and option_plain[i] in option_plain[j] for j in found)
@@ -260,8 +271,10 @@ def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
     negated_texts = [
         i
         for i in found
-        if re.search(
-            rf"\b(?:not|isn't|no)\s+(?:an?\s+|the\s+)?{re.escape(option_plain[i])}(?!\w)", plain
+        if any(
+            f" {neg} {art}{option_plain[i]} " in padded
+            for neg in ("not", "no")
+            for art in _ARTICLES
         )
     ]
     found = [i for i in found if i not in negated_texts]
@@ -284,7 +297,7 @@ def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
         return _decide(matched, valid, "number")
     yes_no = {p: i for i, p in enumerate(option_plain) if p in ("yes", "no")}
     if yes_no:
-        words = set(re.findall(r"\b(yes|no)\b", plain))
+        words = set(_YES_NO.findall(plain))
         said = {valid[yes_no[w]] for w in words if w in yes_no}
         if len(said) == 1:
             return Extraction(said.pop(), "heuristic", "yes/no")

@@ -80,13 +80,16 @@ def score_predictions(
     frame: pd.DataFrame, gateway: Gateway | None = None, judge: str | None = None
 ) -> tuple[list[RowResult], Scores]:
     """Extract every row's choice (heuristic, then the judge for undecided rows when given)."""
+    # Column by column: each option letter is looked up once, not once per row.
     records = frame.to_dict("records")
+    present = [L for L in LETTERS if L in frame.columns]
+    letter_columns = [[_text(v) for v in frame[L].tolist()] for L in present]
     options = []
-    for row in records:
-        filled = [_text(row.get(L)) for L in LETTERS if L in frame.columns]
-        while filled and not filled[-1]:
-            filled.pop()
-        options.append(tuple(filled))
+    for filled in zip(*letter_columns, strict=True) if present else ((),) * len(records):
+        end = len(filled)
+        while end and not filled[end - 1]:
+            end -= 1
+        options.append(tuple(filled[:end]))
     extractions = extract_all(
         [
             ToExtract(_text(r["question"]), o, _text(r["prediction"]))

@@ -1,0 +1,155 @@
+"""Choice extraction and `score` speed on prediction files shaped like real benchmarks: 20,000
+rows whose responses are of the kinds models write (bare letters, "The answer is C.", "B. text",
+the option's text, long reasoning with a labelled letter, refusals...), with 8, 86 or 20,000
+distinct option sets (every row its own options, as in a real benchmark).
+
+    python bench/score_speed.py [--rows 20000] [--sets 8,86,20000]
+
+Prints rows per CPU-second of `extract_choice`, and of the whole of `score_predictions` (reading
+the options of every row, extracting, scoring). Where VLMEvalKit's `vlmeval` imports (put its
+folder in BENCHFOUNDRY_VLMEVALKIT), also its `can_infer` on the same rows, side by side, and how
+often the two disagree where both decide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+for extra in filter(None, os.environ.get("BENCHFOUNDRY_VLMEVALKIT", "").split(":")):
+    sys.path.append(extra)
+
+WORDS = [
+    "cat",
+    "dog",
+    "bird",
+    "fish",
+    "horse",
+    "red",
+    "green",
+    "blue",
+    "yellow",
+    "black",
+    "white",
+    "table",
+    "chair",
+    "lamp",
+    "window",
+    "door",
+    "car",
+    "bus",
+    "train",
+    "boat",
+    "plane",
+    "tree",
+    "flower",
+    "river",
+    "mountain",
+    "road",
+    "bridge",
+    "sign",
+    "clock",
+    "phone",
+    "book",
+    "cup",
+]
+
+
+def option_sets(n: int, rng: random.Random) -> list[list[str]]:
+    sets = []
+    for i in range(n):
+        k = rng.choice((2, 3, 4, 4, 4))
+        words = rng.sample(WORDS, k)
+        sets.append([f"{w} {i}" if n > 86 else w for w in words])
+    return sets
+
+
+def response(options: list[str], answer: str, rng: random.Random) -> str:
+    text = options["ABCD".index(answer)]
+    kind = rng.random()
+    if kind < 0.30:
+        return answer
+    if kind < 0.50:
+        return f"The answer is {answer}."
+    if kind < 0.65:
+        return f"{answer}. {text}"
+    if kind < 0.78:
+        return f"It is the {text}."
+    if kind < 0.88:
+        return (
+            "Looking at the image carefully, the object in question matches the description "
+            f"best, so I would pick ({answer}) from the list."
+        )
+    if kind < 0.93:
+        return "I cannot determine the answer from the image."
+    return answer.lower()
+
+
+def frame(rows: int, sets: int, seed: int = 0):
+    import pandas as pd
+
+    rng = random.Random(seed)
+    pool = option_sets(sets, rng)
+    records = []
+    for i in range(rows):
+        options = pool[i % sets]
+        answer = rng.choice("ABCD"[: len(options)])
+        record = {"index": i, "question": f"Question {i}?", "answer": answer}
+        for j, letter in enumerate("ABCD"):
+            record[letter] = options[j] if j < len(options) else ""
+        record["prediction"] = response(options, answer, rng)
+        records.append(record)
+    return pd.DataFrame(records)
+
+
+def rows_per_second(fn, items) -> float:
+    start = time.process_time()
+    for item in items:
+        fn(*item)
+    return len(items) / max(1e-9, time.process_time() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--sets", default="8,86,20000")
+    args = parser.parse_args()
+
+    from benchfoundry.answering.extract import extract_choice
+    from benchfoundry.answering.predictions import score_predictions
+
+    try:
+        from vlmeval.utils.matching_util import can_infer
+    except ImportError:
+        can_infer = None
+    for sets in (int(s) for s in args.sets.split(",")):
+        data = frame(args.rows, sets)
+        items = [(r["prediction"], [r[x] for x in "ABCD" if r[x]]) for r in data.to_dict("records")]
+        ours = rows_per_second(extract_choice, items)
+        start = time.process_time()
+        score_predictions(data)
+        whole = args.rows / max(1e-9, time.process_time() - start)
+        line = (
+            f"{sets:>6} option sets: extract_choice {ours:>9,.0f} rows/s, "
+            f"score_predictions {whole:>9,.0f} rows/s"
+        )
+        if can_infer is not None:
+            choices = [(p, dict(zip("ABCD", o, strict=False))) for p, o in items]
+            theirs = rows_per_second(can_infer, choices)
+            disagree = 0
+            for (p, o), (_, c) in zip(items, choices, strict=True):
+                a, b = extract_choice(p, o).letter, can_infer(p, c)
+                if a is not None and b and a != b:
+                    disagree += 1
+            line += f"; VLMEvalKit can_infer {theirs:>9,.0f} rows/s, disagreements {disagree}"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
