@@ -49,7 +49,43 @@ _MARKERS = [
     r"答案\s*(?:是|为|：|:)?\s*[\(（]?([A-Z])",
     r"(?:选择|选)\s*[\(（]?([A-Z])",
 ]
-_MARKER_PATTERNS = [re.compile(p, re.IGNORECASE) for p in _MARKERS]
+# Each marker with the lower-case words one of which it cannot match without (a cheap test that
+# spares running the patterns a response cannot match).
+_MARKER_KEYS = [
+    ("\\boxed",),
+    ("<answer>",),
+    ("answer",),
+    ("correct", "right", "best", "final"),
+    ("option", "choice"),
+    ("i ", "i'd "),
+    ("答案",),
+    ("选",),
+]
+_MARKER_PATTERNS = list(
+    zip(
+        [frozenset(k) for k in _MARKER_KEYS],
+        [re.compile(p, re.IGNORECASE) for p in _MARKERS],
+        strict=True,
+    )
+)
+_REFUSAL_KEYS = (
+    "can", "unable", "possible", "no way", "none", "no correct", "no right", "no valid",
+    "not enough", "sorry", "not sure", "don't know", "无法", "不能", "都不",
+)  # fmt: skip
+_NEGATION_KEYS = ("not", "isn't", "never", "except", "rather than", "instead of")
+# One scan of the lower-cased response finds which of these words it holds (longest first, so
+# that a longer word is not hidden by a shorter one at the same place).
+_KEYWORDS = re.compile(
+    "|".join(
+        re.escape(k)
+        for k in sorted(
+            {k for keys in _MARKER_KEYS for k in keys} | set(_REFUSAL_KEYS) | set(_NEGATION_KEYS),
+            key=lambda k: -len(k),
+        )
+    )
+)
+_REFUSAL_SET = frozenset(_REFUSAL_KEYS)
+_NEGATION_SET = frozenset(_NEGATION_KEYS)
 _NEGATED = re.compile(
     r"\b(?:not|isn't|is not|never|except|rather than|instead of)\s+(?:option\s+)?[\(\[]?([A-Z])\b(?![\w'])",
     re.IGNORECASE,
@@ -94,6 +130,7 @@ _LETTER_VERBS = frozenset(
 
 
 _SPACES = re.compile(r"\s+")
+_LOOSE = re.compile(r"\s\s|[^\S ]")  # spaces that normalising changes
 _PUNCTUATION = re.compile(r"[^\w\s]")
 _NEXT_WORD = re.compile(r"\s+([A-Za-z']{2,})")
 
@@ -104,16 +141,31 @@ def _nfkc(text: str) -> str:
 
 def normalise(text: str) -> str:
     """Full-width forms to ASCII, markdown emphasis and code marks removed, spaces collapsed."""
-    text = _nfkc(text).replace("**", "").replace("__", "").replace("`", "")
-    return _SPACES.sub(" ", text).strip()
+    text = _nfkc(text)
+    if "*" in text or "_" in text or "`" in text:
+        text = text.replace("**", "").replace("__", "").replace("`", "")
+    return _SPACES.sub(" ", text).strip() if _LOOSE.search(text) else text.strip()
+
+
+# ASCII punctuation (what `[^\w\s]` matches below 128) to spaces, for the fast path of `_plain`.
+_ASCII_PUNCTUATION = str.maketrans(
+    {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_" or c.isspace())}
+)
 
 
 def _plain(text: str) -> str:
     """Case- and punctuation-insensitive form for comparing option texts."""
-    return _SPACES.sub(" ", _PUNCTUATION.sub(" ", _nfkc(text).casefold())).strip()
+    if text.isascii():
+        return " ".join(text.lower().translate(_ASCII_PUNCTUATION).split())
+    return _SPACES.sub(
+        " ", _PUNCTUATION.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+    ).strip()
 
 
 def _number(text: str) -> float | None:
+    text = text.strip()
+    if not text or not (text[0].isdigit() or text[0] in "+-."):
+        return None  # the common case, without raising
     try:
         return float(text.strip().rstrip("."))
     except ValueError:
@@ -205,17 +257,24 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
         return _decide({letter.upper()}, valid, "bare letter") or Extraction(
             None, "heuristic", "unreachable"
         )
-    negated = {m.group(1).upper() for m in _NEGATED.finditer(text) if m.group(1).isupper()}
+    words = set(_KEYWORDS.findall(text.lower()))
+    negated = (
+        {m.group(1).upper() for m in _NEGATED.finditer(text) if m.group(1).isupper()}
+        if words & _NEGATION_SET
+        else set()
+    )
     # 2. Explicit markers: "the answer is B", "Answer: B", "\boxed{B}", "<answer>B</answer>", "答案是B".
     marked = set()
-    for pattern in _MARKER_PATTERNS:
+    for keys, pattern in _MARKER_PATTERNS:
+        if not keys & words:
+            continue
         for match in pattern.finditer(text):
             letter, at = match.group(1), match.start(1)
             if letter.isupper() and not _word_letter(text, at):
                 marked.add(letter)
             elif letter.islower() and _lower_letter(text, at):
                 marked.add(letter.upper())
-    refusal = _REFUSALS.search(text) is not None
+    refusal = bool(words & _REFUSAL_SET) and _REFUSALS.search(text) is not None
     # 3. Letters standing alone ("B. a dog", "It is C.", "D, not B"); articles are not letters.
     short = len(text.split()) <= 12
     tokens = {
