@@ -14,6 +14,7 @@ POINTS = {
     "storage.before_rename": "a file is written in full under its temporary name, not yet renamed",
     "publish.after_data": "a release's Parquet files are written in its hidden folder, nothing else",
     "publish.before_latest": "a release is renamed into place, `latest` not yet moved to it",
+    "evaluate.after_batch": "an evaluation has stored one batch of a model's results",
 }
 
 

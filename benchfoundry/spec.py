@@ -354,6 +354,41 @@ class PublishOptions(SpecModel):
     pretty_name: str | None = None
 
 
+class EvaluateOptions(SpecModel):
+    """An evaluation: models asked a dataset's questions through the answering engine."""
+
+    dataset: Path | None = Field(
+        default=None,
+        description="a release folder, a VLMEvalKit MCQ TSV or an MMStar Parquet (relative to "
+        "the spec); default: the build's latest release (options.publish.to/<name>)",
+    )
+    models: list[str] = Field(default_factory=list, description="the models to evaluate")
+    mode: Literal["circular", "vanilla"] = "circular"
+    with_image: bool = Field(default=True, description="show the image (false: text only)")
+    judge: str | None = Field(default=None, description="reads answers the heuristic cannot")
+    limit: int | None = Field(default=None, ge=1, description="the first N questions only")
+    base_llm: str | None = Field(
+        default=None,
+        description="the models' base LLM: asked without images, and each model with and "
+        "without, for multi-modal gain and leakage (MMStar)",
+    )
+    batch_size: int = Field(default=32, ge=1, description="questions stored at a time")
+
+    @field_validator("models")
+    @classmethod
+    def _masked(cls, value: list[str]) -> list[str]:
+        from benchfoundry.gateway.models import protect_models
+
+        return protect_models({"evaluate": value})["evaluate"]
+
+    @field_validator("judge", "base_llm")
+    @classmethod
+    def _one_masked(cls, value: str | None) -> str | None:
+        from benchfoundry.gateway.models import protect_models
+
+        return None if value is None else protect_models({"m": [value]})["m"][0]
+
+
 class StageOptions(SpecModel):
     """Per-stage options; each stage adds its section here."""
 
@@ -365,6 +400,7 @@ class StageOptions(SpecModel):
     select: SelectOptions = Field(default_factory=SelectOptions)
     review: ReviewOptions = Field(default_factory=ReviewOptions)
     publish: PublishOptions = Field(default_factory=PublishOptions)
+    evaluate: EvaluateOptions = Field(default_factory=EvaluateOptions)
 
 
 # Who plays which part in a build: generate asks `generator` (and `generator_reasoning` for the
@@ -482,7 +518,12 @@ class BuildSpec(SpecModel):
         publish = self.options.publish
         if not publish.to.is_absolute():
             publish = publish.model_copy(update={"to": fix(publish.to)})
-        options = self.options.model_copy(update={"extract": extract, "publish": publish})
+        evaluate = self.options.evaluate
+        if evaluate.dataset is not None and not evaluate.dataset.is_absolute():
+            evaluate = evaluate.model_copy(update={"dataset": fix(evaluate.dataset)})
+        options = self.options.model_copy(
+            update={"extract": extract, "publish": publish, "evaluate": evaluate}
+        )
         taxonomy = self.taxonomy
         if taxonomy and taxonomy.endswith((".yaml", ".yml")) and not Path(taxonomy).is_absolute():
             taxonomy = str(fix(Path(taxonomy)))

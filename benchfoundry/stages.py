@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from benchfoundry import progress
+from benchfoundry.evaluate_summary import EvaluateSummary, evaluate_markdown, evaluate_text
 from benchfoundry.publish_summary import (
     PublishSummary,
     publish_closing,
@@ -46,6 +47,7 @@ from benchfoundry.report import (
 from benchfoundry.review_summary import ReviewSummary, review_markdown, review_text
 from benchfoundry.spec import (
     ConsensusOptions,
+    EvaluateOptions,
     ExtractOptions,
     FilterOptions,
     GenerateOptions,
@@ -381,6 +383,20 @@ STAGES: dict[str, Stage] = {
             closing=publish_closing,
             requires=("reviews", "review"),
             group="publish",
+        ),
+        Stage(
+            name="evaluate",
+            does="models asked a dataset's questions (CircularEval or vanilla), with intervals",
+            inputs=("spec:dataset (default: the build's latest release)", "spec:models"),
+            outputs=("results", "model_cache.sqlite", "usage.json"),
+            options=EvaluateOptions,
+            summary=EvaluateSummary,
+            entry="tasks.evaluate:run",
+            flow="flows.evaluate:evaluate",
+            markdown=evaluate_markdown,
+            text=evaluate_text,
+            group="evaluate",
+            uses=("catalogue",),
         ),
     )
 }

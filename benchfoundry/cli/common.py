@@ -42,6 +42,7 @@ class UserError(Exception):
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from benchfoundry.answering.predictions import PredictionFileError
+    from benchfoundry.evaluation.datasets import EvalDatasetError
     from benchfoundry.gateway.errors import ModelConfigError
     from benchfoundry.packaged import PackageMissingError
     from benchfoundry.releases import ReleaseError
@@ -60,6 +61,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         SchemaMismatchError,
         PublishError,
         ReleaseError,
+        EvalDatasetError,
         PackageMissingError,
         FileNotFoundError,
         PredictionFileError,

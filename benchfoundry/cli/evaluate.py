@@ -1,4 +1,5 @@
-"""Commands that score models' answers: rescoring a VLMEvalKit prediction file."""
+"""Commands that score models: `evaluate` asks models a dataset's questions; `score` rescores a
+VLMEvalKit prediction file made elsewhere."""
 
 from __future__ import annotations
 
@@ -8,7 +9,16 @@ from typing import Annotated
 
 import typer
 
-from benchfoundry.cli.common import JsonOpt, app, emit, run
+from benchfoundry.cli.common import (
+    JsonOpt,
+    OutOpt,
+    SpecOpt,
+    UserError,
+    VerboseOpt,
+    app,
+    emit,
+    run,
+)
 
 
 def judge_cache_path(out: Path | None) -> Path:
@@ -103,3 +113,69 @@ def score(
         emit(as_json, payload, "\n".join(lines))
 
     run(False, action)
+
+
+@app.command()
+def evaluate(
+    out: OutOpt,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(
+            "--dataset",
+            help="A release folder, a VLMEvalKit MCQ TSV or an MMStar Parquet (default: the "
+            "spec's, else its build's latest release).",
+        ),
+    ] = None,
+    models: Annotated[
+        list[str] | None, typer.Option("--model", help="A model to evaluate (repeat).")
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="circular (default) or vanilla.")
+    ] = None,
+    no_image: Annotated[
+        bool, typer.Option("--no-image", help="Ask without the images (text only).")
+    ] = False,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="Model that reads answers the heuristic cannot.")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="The first N questions.")
+    ] = None,
+    base_llm: Annotated[
+        str | None,
+        typer.Option("--base-llm", help="The models' base LLM: multi-modal gain and leakage."),
+    ] = None,
+    spec: SpecOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Ask models a dataset's questions (CircularEval or vanilla) and score them with intervals."""
+
+    def action() -> None:
+        from benchfoundry.cli.stages import run_stage_command, stage_context
+        from benchfoundry.spec import EvaluateOptions
+
+        context = stage_context("evaluate", out, spec)
+        updates: dict[str, object] = {}
+        for name, value in (
+            ("dataset", dataset.resolve() if dataset else None),
+            ("models", models or None),
+            ("mode", mode),
+            ("judge", judge),
+            ("limit", limit),
+            ("base_llm", base_llm),
+        ):
+            if value is not None:
+                updates[name] = value
+        if no_image:
+            updates["with_image"] = False
+        try:
+            options = EvaluateOptions.model_validate(
+                {**context.options.evaluate.model_dump(), **updates}
+            )
+        except ValueError as exc:
+            raise UserError(f"evaluate: {exc}") from None
+        context.options = context.options.model_copy(update={"evaluate": options})
+        run_stage_command("evaluate", context, as_json, out)
+
+    run(verbose, action)

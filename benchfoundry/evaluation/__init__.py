@@ -1,0 +1,1 @@
+"""Evaluating models on curated datasets: the datasets it reads and the statistics it reports."""

@@ -1,0 +1,305 @@
+"""The evaluate stage: models asked a dataset's multiple-choice questions through the answering
+engine quality control uses (CircularEval with early stop, or vanilla; likelihood ranking for the
+models set to it; a judge for answers the heuristic cannot read), their answers stored in
+`results` a batch at a time. A rerun asks only what is not stored: an interrupted evaluation
+resumes, a model added later runs alone, a new version of a dataset asks only the questions whose
+content changed (results are keyed by the question's content id). Questions whose call failed
+are not stored, so the next run asks them again.
+
+With a base LLM (`base_llm`), each model is also asked without images, and the base LLM without
+images, for MMStar's multi-modal gain and leakage."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from benchfoundry.answering.chance import analytic_chance
+from benchfoundry.answering.engine import AnsweringEngine, QuestionResult
+from benchfoundry.evaluate_summary import DatasetInfo, EvaluateSummary, Gain, ModelScore
+from benchfoundry.evaluation.datasets import (
+    FORMATS,
+    EvalDataset,
+    EvalDatasetError,
+    EvalQuestion,
+    load_eval_dataset,
+)
+from benchfoundry.evaluation.stats import accuracy, gain_and_leakage
+from benchfoundry.faults import crash_point
+from benchfoundry.ids import content_hash
+from benchfoundry.records import ResultRecord
+from benchfoundry.spec import EvaluateOptions
+from benchfoundry.stages import INLINE, Mapper, StageRun
+from benchfoundry.storage import RunFolder
+
+
+class ModelRun(BaseModel):
+    """What one (model, with or without image) job did."""
+
+    model: str
+    with_image: bool
+    run_id: str
+    sees: str
+    asked: int
+    reused: int
+    unanswered: int
+    calls_made: int
+    calls_if_every_pass: int
+    tokens_in: int
+    tokens_out: int
+    cost: float
+
+
+def dataset_path(stage: StageRun) -> Path:
+    """The spec's dataset, else the build's latest release (`<publish.to>/<name>`)."""
+    options = stage.options.evaluate
+    if options.dataset is not None:
+        return Path(options.dataset)
+    if stage.name:
+        return Path(stage.options.publish.to) / stage.name
+    raise EvalDatasetError("give a dataset (options.evaluate.dataset, or --dataset)")
+
+
+def run_id(options: EvaluateOptions, with_image: bool, prompt_id: str) -> str:
+    """The evaluation configuration results are stored under: its mode, whether the image is
+    shown, the prompt template and the judge."""
+    return content_hash([options.mode, with_image, prompt_id, options.judge], length=12)
+
+
+def plan(options: EvaluateOptions, blind: set[str] = frozenset()) -> list[tuple[str, bool]]:
+    """(model, with image) pairs to run: every model as asked; with a base LLM, also every model
+    that can see without images (not the `blind` ones, which see nothing either way) and the base
+    LLM without images."""
+    runs = [(m, options.with_image) for m in options.models]
+    if options.base_llm:
+        runs += [(m, False) for m in options.models if options.with_image and m not in blind]
+        runs.append((options.base_llm, False))
+    seen: set[tuple[str, bool]] = set()
+    return [r for r in runs if not (r in seen or seen.add(r))]
+
+
+def _records(results: Iterable[QuestionResult], rid: str, model: str) -> list[ResultRecord]:
+    return [
+        ResultRecord(
+            run_id=rid,
+            model=model,
+            question_id=p.question_id,
+            pass_index=p.pass_index,
+            option_order=p.option_order,
+            response=p.raw_response,
+            extracted=p.extracted,
+            extracted_by=p.extracted_by,
+            correct=p.correct,
+            score=None,
+            category=r.item.category,
+            l2_category=r.item.l2_category,
+        )
+        for r in results
+        for p in r.passes
+    ]
+
+
+def evaluate_model(
+    run_root: str,
+    path: str,
+    options: EvaluateOptions,
+    model: str,
+    with_image: bool,
+    catalogue: str | None,
+) -> ModelRun:
+    """One model's job, in whichever process runs it: the questions it has no stored results
+    for, a batch at a time."""
+    from benchfoundry.gateway.setup import gateway_for_run
+    from tasks.model_usage import record_usage
+
+    dataset = load_eval_dataset(path, options.limit)
+    gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
+    engine = AnsweringEngine(gateway, judge=options.judge, with_image=with_image)
+    rid = run_id(options, with_image, engine.template.prompt_id)
+    table = RunFolder(run_root).table(ResultRecord)
+    stored = {q for r, m, q, _ in table.key_set() if r == rid and m == model}
+    todo = [q for q in dataset.questions if q.item.question_id not in stored]
+    gateway.prepare(model, [q.item.answer for q in dataset.questions])
+    circular = options.mode == "circular"
+    made = every = unanswered = 0
+    for start in range(0, len(todo), options.batch_size):
+        chunk = [q.item for q in todo[start : start + options.batch_size]]
+        results, report = engine.run(chunk, model, circular=circular)
+        answered = [r for r in results if not any(p.error for p in r.passes)]
+        unanswered += len(results) - len(answered)
+        table.append(_records(answered, rid, model))
+        crash_point("evaluate.after_batch")
+        made += report.calls_made
+        every += report.calls_if_every_pass
+    used = gateway.ledger.totals()
+    record_usage(gateway, run_root)
+    return ModelRun(
+        model=model,
+        with_image=with_image,
+        run_id=rid,
+        sees=gateway.sees(model),
+        asked=len(todo),
+        reused=len(dataset.questions) - len(todo),
+        unanswered=unanswered,
+        calls_made=made,
+        calls_if_every_pass=every,
+        tokens_in=used.tokens_in,
+        tokens_out=used.tokens_out,
+        cost=used.cost,
+    )
+
+
+# --- scores -------------------------------------------------------------------------------------
+
+
+def _outcomes(
+    questions: Sequence[EvalQuestion], passes: dict[str, list[ResultRecord]]
+) -> list[tuple[EvalQuestion, bool, bool, bool]]:
+    """(question, vanilla right, circular right, refused) for every answered question."""
+    out = []
+    for q in questions:
+        found = sorted(passes.get(q.item.question_id, []), key=lambda r: r.pass_index)
+        if not found:
+            continue
+        n = len(q.item.options)
+        circular = len(found) == n and all(r.correct for r in found)
+        out.append((q, found[0].correct, circular, found[0].extracted == "Z"))
+    return out
+
+
+def _grouped(rows, key, circular: bool) -> dict[str, dict]:
+    groups: dict[str, list] = defaultdict(list)
+    for row in rows:
+        groups[key(row[0]) or "uncategorised"].append(row)
+    out = {}
+    for name, group in sorted(groups.items()):
+        out[name] = {"vanilla": accuracy([(q.image_id, v) for q, v, _, _ in group])}
+        if circular:
+            out[name]["circular"] = accuracy([(q.image_id, c) for q, _, c, _ in group])
+    return out
+
+
+def score(
+    dataset: EvalDataset, records: Sequence[ResultRecord], job: ModelRun, circular: bool
+) -> ModelScore:
+    passes: dict[str, list[ResultRecord]] = defaultdict(list)
+    for r in records:
+        if r.run_id == job.run_id and r.model == job.model:
+            passes[r.question_id].append(r)
+    rows = _outcomes(dataset.questions, passes)
+    n = max(1, len(rows))
+    refused = sum(z for *_, z in rows)
+    vanilla_right = sum(v for _, v, _, _ in rows)
+    return ModelScore(
+        model=job.model,
+        sees=job.sees,
+        with_image=job.with_image,
+        run_id=job.run_id,
+        questions=len(rows),
+        unanswered=job.unanswered,
+        vanilla=accuracy([(q.image_id, v) for q, v, _, _ in rows]),
+        circular=accuracy([(q.image_id, c) for q, _, c, _ in rows]) if circular else None,
+        by_category=_grouped(rows, lambda q: q.item.l2_category or q.item.category, circular),
+        by_difficulty=_grouped(rows, lambda q: q.difficulty, circular),
+        refusal_rate=refused / n,
+        upper_bound=(vanilla_right + refused) / n,
+        asked_now=job.asked,
+        reused=job.reused,
+        calls_made=job.calls_made,
+        calls_if_every_pass=job.calls_if_every_pass,
+        tokens_in=job.tokens_in,
+        tokens_out=job.tokens_out,
+        cost=job.cost,
+    )
+
+
+def gains(scores: Sequence[ModelScore], options: EvaluateOptions) -> list[Gain]:
+    """MG and ML of every model that ran with and without images, against the base LLM."""
+    if not options.base_llm:
+        return []
+    metric = options.mode
+    by = {(s.model, s.with_image): s for s in scores}
+    base = by.get((options.base_llm, False))
+    if base is None:
+        return []
+
+    def value(s: ModelScore, category: str | None = None) -> float:
+        if category is not None:
+            a = s.by_category.get(category, {}).get(metric)
+            return a.accuracy if a else 0.0
+        return (s.circular if metric == "circular" else s.vanilla).accuracy  # type: ignore[union-attr]
+
+    out = []
+    for model in options.models:
+        v, wv = by.get((model, True)), by.get((model, False))
+        if v is None or wv is None or model == options.base_llm:
+            continue
+        mg, ml = gain_and_leakage(value(v), value(wv), value(base))
+        per = {}
+        for category in sorted(v.by_category):
+            cmg, cml = gain_and_leakage(
+                value(v, category), value(wv, category), value(base, category)
+            )
+            per[category] = {"mg": cmg, "ml": cml}
+        out.append(
+            Gain(
+                model=model,
+                base=options.base_llm,
+                metric=metric,
+                s_v=value(v),
+                s_wv=value(wv),
+                s_t=value(base),
+                mg=mg,
+                ml=ml,
+                by_category=per,
+            )
+        )
+    return out
+
+
+def _blind(options: EvaluateOptions, catalogue: str | None) -> set[str]:
+    """The models that answer without looking (the blind baselines)."""
+    from benchfoundry.gateway.models import resolve
+    from benchfoundry.gateway.setup import default_catalogue
+
+    known = default_catalogue(catalogue)
+    return {m for m in options.models if resolve(m, known).provider == "blind"}
+
+
+def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
+    """The whole stage: one job per (model, with or without image), then the scores."""
+    options = stage.options.evaluate
+    if not options.models:
+        raise EvalDatasetError("name the models to evaluate (options.evaluate.models, --model)")
+    path = dataset_path(stage)
+    dataset = load_eval_dataset(path, options.limit)  # fails here, before any model is built
+    jobs = [
+        ((stage.run, dataset.path, options, model, with_image, stage.catalogue), 1)
+        for model, with_image in plan(options, _blind(options, stage.catalogue))
+    ]
+    # One model at a time: local models are large, and each job loads its own.
+    done = list(mapper.map(evaluate_model, jobs, label="evaluate", total=len(jobs), ahead=1))
+    records = RunFolder(stage.run).table(ResultRecord).records()
+    circular = options.mode == "circular"
+    scores = [score(dataset, records, job, circular) for job in done]
+    chance = analytic_chance([len(q.item.options) for q in dataset.questions])
+    return EvaluateSummary(
+        run=stage.run,
+        dataset=DatasetInfo(
+            path=dataset.path,
+            format=FORMATS[dataset.format],
+            name=dataset.name,
+            version=dataset.version,
+            questions=len(dataset.questions),
+            refused=dataset.refused,
+        ),
+        mode=options.mode,
+        scores=scores,
+        gains=gains(scores, options),
+        chance_vanilla=chance.random_vanilla,
+        chance_circular=chance.random_circular,
+        results=str(Path(stage.run) / "results"),
+    )
