@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_demo_spec_validates_and_resolves_paths():
     spec = load_spec(REPO / "datasets" / "demo.yaml")
     assert spec.name == "demo" and spec.stages[:3] == ["ingest", "extract", "generate"]
-    assert spec.stages[3:] == ["filter", "consensus", "select", "review", "publish"]
+    assert spec.stages[3:] == ["filter", "consensus", "select", "review", "publish", "evaluate"]
     assert spec.output == REPO / "datasets" / "runs" / "demo"
     assert spec.options.publish.to == REPO / "datasets" / "releases"
     assert spec.options.publish.allow_unreviewed
