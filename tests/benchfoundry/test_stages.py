@@ -44,8 +44,8 @@ def test_a_spec_names_only_registered_stages(tmp_path):
     from benchfoundry.spec import SpecError, load_spec
 
     spec = tmp_path / "s.yaml"
-    spec.write_text("name: s\nsources: [{kind: packaged}]\nstages: [ingest, evaluate]\n")
-    with pytest.raises(SpecError, match=r"\['evaluate'\] are not available.*ingest, extract"):
+    spec.write_text("name: s\nsources: [{kind: packaged}]\nstages: [ingest, report]\n")
+    with pytest.raises(SpecError, match=r"\['report'\] are not available.*ingest, extract"):
         load_spec(spec)
     spec.write_text("name: s\nsources: [{kind: packaged}]\n")
     assert load_spec(spec).stages == list(STAGES)
