@@ -153,3 +153,16 @@ def evaluate_text(summary: EvaluateSummary) -> list[str]:
             out.append(f"  {s.model}: {s.unanswered} questions failed (asked again next run)")
     out.append(f"  results: {summary.results}")
     return out
+
+
+def evaluate_closing(summary: EvaluateSummary) -> list[str]:
+    """The evaluation's place among the build's outputs."""
+    d = summary.dataset
+    best = max(summary.scores, key=lambda s: s.vanilla.accuracy, default=None)
+    lines = [
+        f"  evaluation: {len(summary.scores)} model runs on {d.name} {d.version or ''}".rstrip()
+    ]
+    if best is not None:
+        lines[0] += f" (best vanilla: {_label(best)} {best.vanilla.accuracy:.1%})"
+    lines.append(f"  results: {summary.results}")
+    return lines

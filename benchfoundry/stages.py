@@ -24,7 +24,12 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from benchfoundry import progress
-from benchfoundry.evaluate_summary import EvaluateSummary, evaluate_markdown, evaluate_text
+from benchfoundry.evaluate_summary import (
+    EvaluateSummary,
+    evaluate_closing,
+    evaluate_markdown,
+    evaluate_text,
+)
 from benchfoundry.publish_summary import (
     PublishSummary,
     publish_closing,
@@ -395,6 +400,7 @@ STAGES: dict[str, Stage] = {
             flow="flows.evaluate:evaluate",
             markdown=evaluate_markdown,
             text=evaluate_text,
+            closing=evaluate_closing,
             group="evaluate",
             uses=("catalogue",),
         ),

@@ -13,7 +13,6 @@ from benchfoundry.cli.common import (
     JsonOpt,
     OutOpt,
     SpecOpt,
-    UserError,
     VerboseOpt,
     app,
     emit,
@@ -152,8 +151,7 @@ def evaluate(
     """Ask models a dataset's questions (CircularEval or vanilla) and score them with intervals."""
 
     def action() -> None:
-        from benchfoundry.cli.stages import run_stage_command, stage_context
-        from benchfoundry.spec import EvaluateOptions
+        from benchfoundry.cli.stages import run_stage_command, stage_context, with_options
 
         context = stage_context("evaluate", out, spec)
         updates: dict[str, object] = {}
@@ -169,13 +167,7 @@ def evaluate(
                 updates[name] = value
         if no_image:
             updates["with_image"] = False
-        try:
-            options = EvaluateOptions.model_validate(
-                {**context.options.evaluate.model_dump(), **updates}
-            )
-        except ValueError as exc:
-            raise UserError(f"evaluate: {exc}") from None
-        context.options = context.options.model_copy(update={"evaluate": options})
+        with_options(context, "evaluate", updates, "evaluate")
         run_stage_command("evaluate", context, as_json, out)
 
     run(verbose, action)

@@ -81,7 +81,7 @@ def publish(
     """Run the publish gate on the accepted questions, then write an immutable versioned release."""
 
     def action() -> None:
-        from benchfoundry.cli.stages import run_stage_command
+        from benchfoundry.cli.stages import run_stage_command, with_options
 
         context = _context(out, spec, to)
         updates: dict[str, Any] = {}
@@ -89,9 +89,7 @@ def publish(
             updates["to"] = to.resolve()
         if allow_unreviewed:
             updates["allow_unreviewed"] = True
-        if updates:
-            options = context.options.publish.model_copy(update=updates)
-            context.options = context.options.model_copy(update={"publish": options})
+        with_options(context, "publish", updates, "publish")
         run_stage_command("publish", context, as_json, out)
 
     run(verbose, action)

@@ -55,8 +55,8 @@ def export(
     """Cut the candidates to review into batches per dimension and reviewer (the review stage)."""
 
     def action() -> None:
-        from benchfoundry.cli.stages import run_stage_command, stage_context
-        from benchfoundry.spec import Reviewer, ReviewOptions
+        from benchfoundry.cli.stages import run_stage_command, stage_context, with_options
+        from benchfoundry.spec import Reviewer
 
         context = stage_context("review", out, spec)
         updates: dict[str, Any] = {}
@@ -68,14 +68,7 @@ def export(
             updates["reviewers"] = [Reviewer(name=n) for n in reviewers]
         if batch_size:
             updates["batch_size"] = batch_size
-        if updates:
-            try:
-                options = ReviewOptions.model_validate(
-                    {**context.options.review.model_dump(), **updates}
-                )
-            except ValueError as exc:
-                raise UserError(f"review export: {exc}") from None
-            context.options = context.options.model_copy(update={"review": options})
+        with_options(context, "review", updates, "review export")
         run_stage_command("review", context, as_json, out)
 
     run(verbose, action)

@@ -69,6 +69,19 @@ def stage_context(name: str, out: Path, spec: Path | None) -> Any:
     return StageRun.from_spec(load_spec(spec), str(out.resolve()), [name])
 
 
+def with_options(context: Any, name: str, updates: dict[str, Any], command: str) -> None:
+    """The stage's options section with a command's flags applied, checked as the spec's would
+    be (a bad value is the command's error, naming it)."""
+    if not updates:
+        return
+    section = getattr(context.options, name)
+    try:
+        options = type(section).model_validate({**section.model_dump(), **updates})
+    except ValueError as exc:
+        raise UserError(f"{command}: {exc}") from None
+    context.options = context.options.model_copy(update={name: options})
+
+
 def run_stage_command(name: str, context: Any, as_json: bool, out: Path) -> None:
     """Run one registry stage's flow and print its summary as the registry renders it."""
     from benchfoundry.stages import STAGES
