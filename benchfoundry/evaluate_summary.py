@@ -62,6 +62,7 @@ class EvaluateSummary(BaseModel):
     chance_vanilla: float
     chance_circular: float
     results: str  # the results table's folder
+    report: str | None = None  # its HTML report (RUN/reports/evaluation/report.html)
 
 
 def _acc(a: Accuracy | None) -> str:
@@ -152,6 +153,8 @@ def evaluate_text(summary: EvaluateSummary) -> list[str]:
         if s.unanswered:
             out.append(f"  {s.model}: {s.unanswered} questions failed (asked again next run)")
     out.append(f"  results: {summary.results}")
+    if summary.report:
+        out.append(f"  report: {summary.report} (leaderboard, plots; benchfoundry report RUN...)")
     return out
 
 
@@ -165,4 +168,6 @@ def evaluate_closing(summary: EvaluateSummary) -> list[str]:
     if best is not None:
         lines[0] += f" (best vanilla: {_label(best)} {best.vanilla.accuracy:.1%})"
     lines.append(f"  results: {summary.results}")
+    if summary.report:
+        lines.append(f"  evaluation report: {summary.report}")
     return lines

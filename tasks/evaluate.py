@@ -286,7 +286,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     circular = options.mode == "circular"
     scores = [score(dataset, records, job, circular) for job in done]
     chance = analytic_chance([len(q.item.options) for q in dataset.questions])
-    return EvaluateSummary(
+    summary = EvaluateSummary(
         run=stage.run,
         dataset=DatasetInfo(
             path=dataset.path,
@@ -303,3 +303,8 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         chance_circular=chance.random_circular,
         results=str(Path(stage.run) / "results"),
     )
+    from benchfoundry.evaluation.report import write_summaries
+
+    files = write_summaries([summary], Path(stage.run) / "reports" / "evaluation")
+    summary.report = files.html
+    return summary

@@ -43,6 +43,7 @@ class UserError(Exception):
 def _user_errors() -> tuple[type[BaseException], ...]:
     from benchfoundry.answering.predictions import PredictionFileError
     from benchfoundry.evaluation.datasets import EvalDatasetError
+    from benchfoundry.evaluation.report import ReportError
     from benchfoundry.gateway.errors import ModelConfigError
     from benchfoundry.packaged import PackageMissingError
     from benchfoundry.releases import ReleaseError
@@ -62,6 +63,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         PublishError,
         ReleaseError,
         EvalDatasetError,
+        ReportError,
         PackageMissingError,
         FileNotFoundError,
         PredictionFileError,

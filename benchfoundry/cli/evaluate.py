@@ -171,3 +171,28 @@ def evaluate(
         run_stage_command("evaluate", context, as_json, out)
 
     run(verbose, action)
+
+
+@app.command()
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="Evaluation run folders (EVALRUN...).")],
+    to: Annotated[
+        Path | None,
+        typer.Option("--to", help="Where to write (default: the first run's reports/)."),
+    ] = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Write the leaderboard (Parquet, Markdown), its plots and one self-contained HTML page."""
+
+    def action() -> None:
+        from benchfoundry.evaluation.report import board, markdown, read_summary, write_report
+
+        folder = to or runs[0] / "reports"
+        files = write_report(runs, folder)
+        text = markdown(board([read_summary(r) for r in runs]))
+        text += f"\nLeaderboard: {files.leaderboard_parquet}, {files.leaderboard_markdown}\n"
+        text += f"Report: {files.html}"
+        emit(as_json, files.model_dump(), text)
+
+    run(verbose, action)

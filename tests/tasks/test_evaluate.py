@@ -96,6 +96,8 @@ def test_results_are_exactly_as_scripted_per_category(tmp_path, image_bytes):
     assert summary.chance_circular == pytest.approx(0.25**4)
     stored = RunFolder(tmp_path / "run").table(ResultRecord).records()
     assert len(stored) == 24 and {r.model for r in stored} == {model}
+    assert summary.report == str(tmp_path / "run" / "reports" / "evaluation" / "report.html")
+    assert Path(summary.report).is_file()
 
 
 def test_a_model_added_later_runs_alone_and_a_rerun_asks_nothing(tmp_path, image_bytes):
