@@ -1,7 +1,10 @@
 """What an evaluation reports: per model (with or without the image) accuracy under vanilla
 scoring and CircularEval with 95% intervals, per category and difficulty bin, refusals and
 MMBench's upper bound, calls; multi-modal gain and leakage where a base LLM was given; chance
-baselines for the dataset's exact option counts. Rendered for the CLI, artifacts and reports."""
+baselines for the dataset's exact option counts. On an open-ended set (MM-Vet), per model the
+total score and the scores per capability and per capability integration, each the mean and
+standard deviation over the k gradings, and the gradings that failed. Rendered for the CLI,
+artifacts and reports."""
 
 from __future__ import annotations
 
@@ -41,6 +44,49 @@ class ModelScore(BaseModel):
     cost: float = 0.0
 
 
+class Spread(BaseModel):
+    """A score over k grading runs (MM-Vet): the mean of the runs' scores (each the mean grade,
+    in [0, 1], over the questions graded in that run) and their standard deviation (over the
+    runs, population form as MM-Vet reports it)."""
+
+    mean: float
+    std: float
+    questions: int
+    runs: list[float]
+
+
+class GradingFailure(BaseModel):
+    question_id: str
+    source_id: str  # the dataset's own id
+    grading: int
+    reply: str | None  # the grader's last reply, raw
+    why: str
+
+
+class OpenScore(BaseModel):
+    """One model on an open-ended set."""
+
+    model: str
+    sees: str
+    with_image: bool
+    run_id: str
+    questions: int  # answered, with at least one grade
+    unanswered: int  # the answer or a grading call failed: asked again on the next run
+    gradings: int  # k
+    total: Spread
+    by_capability: dict[str, Spread]  # the dataset's own names: rec, ocr, know, gen, spat, math
+    by_integration: dict[str, Spread]  # the exact capability set: ocr_spat...
+    grading_failures: int
+    failures: list[GradingFailure]  # the first 50, with the raw replies
+    asked_now: int
+    reused: int
+    answer_calls: int
+    grading_calls: int
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+
+
 class Gain(BaseModel):
     model: str
     base: str
@@ -56,12 +102,14 @@ class Gain(BaseModel):
 class EvaluateSummary(BaseModel):
     run: str
     dataset: DatasetInfo
-    mode: str
+    mode: str  # circular, vanilla, or open (graded, an open-ended set)
     scores: list[ModelScore]
     gains: list[Gain]
-    chance_vanilla: float
-    chance_circular: float
+    chance_vanilla: float | None  # None for an open-ended set
+    chance_circular: float | None
     results: str  # the results table's folder
+    open_scores: list[OpenScore] = []
+    grader: str | None = None
     report: str | None = None  # its HTML report (RUN/reports/evaluation/report.html)
 
 
@@ -71,10 +119,64 @@ def _acc(a: Accuracy | None) -> str:
     return f"{a.accuracy:.1%} [{a.low:.1%}, {a.high:.1%}]"
 
 
-def _label(s: ModelScore) -> str:
+def _label(s: ModelScore | OpenScore) -> str:
     sees = {"pixels": "sees the image", "facts": "reads extracted facts", "nothing": "blind"}
     shown = sees.get(s.sees, s.sees) if s.with_image else "no image"
     return f"{s.model} ({shown})"
+
+
+def spread(x: Spread | None) -> str:
+    """An MM-Vet score as it is reported: mean ± standard deviation over the gradings."""
+    return "-" if x is None else f"{x.mean:.1%} ± {100 * x.std:.1f}"
+
+
+def capabilities(summary: EvaluateSummary) -> list[str]:
+    """The open-ended set's capabilities, as the dataset names them."""
+    return sorted({c for s in summary.open_scores for c in s.by_capability})
+
+
+def open_board(summary: EvaluateSummary) -> list[list[str]]:
+    """Rows of an open-ended set's board, best total first: model, total, each capability,
+    grading failures, calls."""
+    names = capabilities(summary)
+    return [
+        [
+            _label(s),
+            spread(s.total),
+            *(spread(s.by_capability.get(c)) for c in names),
+            str(s.grading_failures),
+            f"{s.answer_calls} + {s.grading_calls}",
+        ]
+        for s in sorted(summary.open_scores, key=lambda s: s.total.mean, reverse=True)
+    ]
+
+
+def _open_markdown(summary: EvaluateSummary) -> list[str]:
+    names = capabilities(summary)
+    header = ["model", "total", *names, "grading failures", "calls (answers + gradings)"]
+    lines = [
+        f"Graded by {summary.grader}, {summary.open_scores[0].gradings if summary.open_scores else 0} "
+        "times per answer; each score is the mean over the gradings ± their standard deviation "
+        "(points of 100).",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in open_board(summary)),
+    ]
+    integrations = sorted({c for s in summary.open_scores for c in s.by_integration})
+    if integrations:
+        lines += ["", "| model | " + " | ".join(integrations) + " |"]
+        lines.append("|" + "---|" * (len(integrations) + 1))
+        for s in summary.open_scores:
+            cells = [spread(s.by_integration.get(c)) for c in integrations]
+            lines.append(f"| {_label(s)} | " + " | ".join(cells) + " |")
+    for s in summary.open_scores:
+        for f in s.failures:
+            lines.append(
+                f"- {s.model}: grading {f.grading} of {f.source_id} failed ({f.why}); "
+                f"last reply {f.reply!r}"
+            )
+    return lines
 
 
 def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
@@ -94,15 +196,18 @@ def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
         ]
         for s in sorted(summary.scores, key=key, reverse=True)
     ]
-    rows.append(
-        [
-            "chance (uniform guess)",
-            f"{summary.chance_vanilla:.1%}",
-            f"{summary.chance_circular:.1%}" if summary.mode == "circular" else "-",
-            "-",
-            "-",
-        ]
-    )
+    if summary.chance_vanilla is not None:
+        rows.append(
+            [
+                "chance (uniform guess)",
+                f"{summary.chance_vanilla:.1%}",
+                f"{summary.chance_circular:.1%}"
+                if summary.mode == "circular" and summary.chance_circular is not None
+                else "-",
+                "-",
+                "-",
+            ]
+        )
     return rows
 
 
@@ -113,10 +218,15 @@ def evaluate_markdown(summary: EvaluateSummary) -> str:
         "",
         f"{d.format}, {d.questions} questions ({summary.mode}); results in `{summary.results}`",
         "",
-        "| model | vanilla [95% CI] | CircularEval [95% CI] | refused | calls made |",
-        "|---|---|---|---|---|",
-        *("| " + " | ".join(row) + " |" for row in leaderboard(summary)),
     ]
+    if summary.mode == "open":
+        lines += _open_markdown(summary)
+    else:
+        lines += [
+            "| model | vanilla [95% CI] | CircularEval [95% CI] | refused | calls made |",
+            "|---|---|---|---|---|",
+            *("| " + " | ".join(row) + " |" for row in leaderboard(summary)),
+        ]
     if summary.gains:
         lines += [
             "",
@@ -142,6 +252,22 @@ def evaluate_text(summary: EvaluateSummary) -> list[str]:
     ]
     for row in leaderboard(summary):
         out.append(f"  {row[0]:<44} vanilla {row[1]:<22} circular {row[2]:<22} refused {row[3]}")
+    names = capabilities(summary)
+    for s in sorted(summary.open_scores, key=lambda s: s.total.mean, reverse=True):
+        out.append(
+            f"  {_label(s):<44} total {spread(s.total):<16} "
+            + ", ".join(f"{c} {spread(s.by_capability[c])}" for c in names if c in s.by_capability)
+        )
+        if s.grading_failures:
+            out.append(
+                f"    {s.grading_failures} gradings failed (replies kept in results; "
+                "not counted in the scores)"
+            )
+    if summary.open_scores:
+        out.append(
+            f"  graded by {summary.grader}, {summary.open_scores[0].gradings} times per answer "
+            "(mean ± standard deviation over the gradings, points of 100)"
+        )
     for g in summary.gains:
         out.append(
             f"  multi-modal gain of {g.model} over {g.base} ({g.metric}): MG {g.mg:+.1%}, "
@@ -149,7 +275,7 @@ def evaluate_text(summary: EvaluateSummary) -> list[str]:
         )
     if d.refused:
         out.append("  rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items()))
-    for s in summary.scores:
+    for s in [*summary.scores, *summary.open_scores]:
         if s.unanswered:
             out.append(f"  {s.model}: {s.unanswered} questions failed (asked again next run)")
     out.append(f"  results: {summary.results}")
@@ -162,11 +288,13 @@ def evaluate_closing(summary: EvaluateSummary) -> list[str]:
     """The evaluation's place among the build's outputs."""
     d = summary.dataset
     best = max(summary.scores, key=lambda s: s.vanilla.accuracy, default=None)
-    lines = [
-        f"  evaluation: {len(summary.scores)} model runs on {d.name} {d.version or ''}".rstrip()
-    ]
+    runs = len(summary.scores) + len(summary.open_scores)
+    lines = [f"  evaluation: {runs} model runs on {d.name} {d.version or ''}".rstrip()]
     if best is not None:
         lines[0] += f" (best vanilla: {_label(best)} {best.vanilla.accuracy:.1%})"
+    top = max(summary.open_scores, key=lambda s: s.total.mean, default=None)
+    if top is not None:
+        lines[0] += f" (best: {_label(top)} {spread(top.total)})"
     lines.append(f"  results: {summary.results}")
     if summary.report:
         lines.append(f"  evaluation report: {summary.report}")

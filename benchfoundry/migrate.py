@@ -6,7 +6,8 @@ manifest's `migrations` section says what was upgraded and when.
 Layout 1 (up to 2026-12-01) packed data into strings: `meta` was JSON text (a candidate's
 `flags` and `cost` inside it), a quarantine row's reference was only its `source` text
 (`candidate:<question_id>#<dimension>`, `image:<image_id>#<dimension>`), a judgement's error was
-`"kind: message"`, and judgements and captions recorded no prompt id.
+`"kind: message"`, and judgements and captions recorded no prompt id; results had no grader
+columns (`grader_reply`, `grade_error`: empty for a multiple-choice answer).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ UPGRADES: dict[str, Callable[[Row], Row]] = {
     "quarantine": _quarantine,
     "judgements": _judgement,
     "visual_facts": _facts,
+    "results": dict,  # the grader columns are added empty
 }
 
 

@@ -342,7 +342,11 @@ class ReviewRecord(Record):
 
 
 class ResultRecord(Record):
-    """One model's answer to one question in one evaluation pass."""
+    """One model's answer to one question in one evaluation pass. For an open-ended question
+    (MM-Vet) a row is one of the k gradings of the answer: `pass_index` is the grading, `score`
+    the grade in [0, 1] (None when the grader's replies could not be read: `grade_error` says
+    why, `grader_reply` holds the last of them), `category` the question's capabilities
+    (comma-separated) and `l2_category` their integration (`ocr_spat`)."""
 
     table: ClassVar[str] = "results"
     key: ClassVar[tuple[str, ...]] = ("run_id", "model", "question_id", "pass_index")
@@ -359,6 +363,8 @@ class ResultRecord(Record):
     score: float | None
     category: str | None
     l2_category: str | None
+    grader_reply: str | None = None
+    grade_error: str | None = None
 
 
 ALL_RECORDS: tuple[type[Record], ...] = (

@@ -359,13 +359,17 @@ class EvaluateOptions(SpecModel):
 
     dataset: Path | None = Field(
         default=None,
-        description="a release folder, a VLMEvalKit MCQ TSV or an MMStar Parquet (relative to "
-        "the spec); default: the build's latest release (options.publish.to/<name>)",
+        description="a release folder, a VLMEvalKit MCQ TSV, an MMStar Parquet, or an "
+        "open-ended set (an MM-Vet folder, a VLMEvalKit MMVet TSV) (relative to the spec); "
+        "default: the build's latest release (options.publish.to/<name>)",
     )
     models: list[str] = Field(default_factory=list, description="the models to evaluate")
     mode: Literal["circular", "vanilla"] = "circular"
     with_image: bool = Field(default=True, description="show the image (false: text only)")
-    judge: str | None = Field(default=None, description="reads answers the heuristic cannot")
+    judge: str | None = Field(
+        default=None,
+        description="reads answers the heuristic cannot; on an open-ended set, the grader",
+    )
     limit: int | None = Field(default=None, ge=1, description="the first N questions only")
     base_llm: str | None = Field(
         default=None,
@@ -373,6 +377,15 @@ class EvaluateOptions(SpecModel):
         "without, for multi-modal gain and leakage (MMStar)",
     )
     batch_size: int = Field(default=32, ge=1, description="questions stored at a time")
+    gradings: int = Field(
+        default=5, ge=1, le=20, description="open-ended sets: gradings per answer (MM-Vet: 5)"
+    )
+    grading_tries: int = Field(
+        default=3, ge=1, le=10, description="open-ended sets: tries for a readable grade"
+    )
+    max_answer_tokens: int = Field(
+        default=512, ge=1, description="open-ended sets: the longest answer asked for"
+    )
 
     @field_validator("models")
     @classmethod

@@ -1,18 +1,66 @@
-"""The `evaluate` flow: a dataset and models in, their answers into `results`, scores out; and
-`evaluate_dataset`, the same with the command line's parameters (what a deployment is given)."""
+"""The `evaluate` flow: a dataset and models in, their answers into `results`, scores out, the
+leaderboard as a table artifact; `evaluate_dataset`, the same with the command line's parameters
+(what a deployment is given); and `report`, the leaderboard of several evaluation runs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from prefect import flow
+from prefect.artifacts import create_table_artifact
 
 from benchfoundry.evaluate_summary import EvaluateSummary
+from benchfoundry.evaluation.report import ReportFiles, board, read_summary, write_summaries
 from benchfoundry.stages import StageRun, run_in_flow
+
+
+def board_artifacts(summaries: Sequence[EvaluateSummary], key: str) -> None:
+    """The leaderboard, and each open-ended run's scores per capability, as table artifacts."""
+    create_table_artifact(
+        key=key,
+        table=[r.model_dump(mode="json") for r in board(summaries)],
+        description="Leaderboard: accuracy with 95% intervals (MM-Vet score ± std), chance",
+    )
+    rows = [
+        {
+            "dataset": s.dataset.name,
+            "model": o.model,
+            "with_image": o.with_image,
+            "capability": name,
+            "mean": value.mean,
+            "std": value.std,
+            "questions": value.questions,
+        }
+        for s in summaries
+        for o in s.open_scores
+        for name, value in [("total", o.total), *o.by_capability.items(), *o.by_integration.items()]
+    ]
+    if rows:
+        create_table_artifact(
+            key=f"{key}-capabilities",
+            table=rows,
+            description="MM-Vet scores per capability and integration (mean ± std over gradings)",
+        )
 
 
 @flow(name="evaluate")
 def evaluate(stage: StageRun) -> EvaluateSummary:
     """An evaluation (`tasks.evaluate.run`), one Prefect task per model and image setting."""
-    return run_in_flow("evaluate", stage)
+    summary = run_in_flow("evaluate", stage)
+    board_artifacts([summary], "evaluate-leaderboard")
+    return summary
+
+
+@flow(name="report")
+def report(runs: list[str], to: str) -> ReportFiles:
+    """`benchfoundry report`: the leaderboard of evaluation runs, its plots and HTML page, and
+    the same tables as artifacts."""
+    from pathlib import Path
+
+    summaries = [read_summary(Path(r)) for r in runs]
+    files = write_summaries(summaries, Path(to))
+    board_artifacts(summaries, "leaderboard")
+    return files
 
 
 @flow(name="evaluate-dataset")
@@ -25,6 +73,7 @@ def evaluate_dataset(
     judge: str | None = None,
     limit: int | None = None,
     base_llm: str | None = None,
+    gradings: int = 5,
 ) -> EvaluateSummary:
     """`benchfoundry evaluate` as a flow: the models on the dataset, results into `out`."""
     from benchfoundry.spec import EvaluateOptions
@@ -37,5 +86,6 @@ def evaluate_dataset(
         judge=judge,
         limit=limit,
         base_llm=base_llm,
+        gradings=gradings,
     )
     return evaluate(StageRun.make(out, evaluate=options))

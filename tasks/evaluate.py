@@ -7,7 +7,9 @@ content changed (results are keyed by the question's content id). Questions whos
 are not stored, so the next run asks them again.
 
 With a base LLM (`base_llm`), each model is also asked without images, and the base LLM without
-images, for MMStar's multi-modal gain and leakage."""
+images, for MMStar's multi-modal gain and leakage.
+
+An open-ended set (MM-Vet) is answered in free text and graded (`tasks.evaluate_open`)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,13 @@ from pydantic import BaseModel
 
 from benchfoundry.answering.chance import analytic_chance
 from benchfoundry.answering.engine import AnsweringEngine, QuestionResult
-from benchfoundry.evaluate_summary import DatasetInfo, EvaluateSummary, Gain, ModelScore
+from benchfoundry.evaluate_summary import (
+    DatasetInfo,
+    EvaluateSummary,
+    Gain,
+    ModelScore,
+    OpenScore,
+)
 from benchfoundry.evaluation.datasets import (
     FORMATS,
     EvalDataset,
@@ -34,6 +42,7 @@ from benchfoundry.records import ResultRecord
 from benchfoundry.spec import EvaluateOptions
 from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder
+from tasks.evaluate_open import evaluate_open_model, score_open
 
 
 class ModelRun(BaseModel):
@@ -216,32 +225,35 @@ def score(
     )
 
 
-def gains(scores: Sequence[ModelScore], options: EvaluateOptions) -> list[Gain]:
+def _values(s: ModelScore | OpenScore, metric: str) -> tuple[float, dict[str, float]]:
+    """A score's overall value and its value per category (capability, on an open-ended set)."""
+    if isinstance(s, OpenScore):
+        return s.total.mean, {c: v.mean for c, v in s.by_capability.items()}
+    overall = s.circular if metric == "circular" else s.vanilla
+    per = {c: a[metric].accuracy for c, a in s.by_category.items() if metric in a}
+    return overall.accuracy, per  # type: ignore[union-attr]
+
+
+def gains(
+    scores: Sequence[ModelScore | OpenScore], options: EvaluateOptions, metric: str
+) -> list[Gain]:
     """MG and ML of every model that ran with and without images, against the base LLM."""
     if not options.base_llm:
         return []
-    metric = options.mode
-    by = {(s.model, s.with_image): s for s in scores}
+    by = {(s.model, s.with_image): _values(s, metric) for s in scores}
     base = by.get((options.base_llm, False))
     if base is None:
         return []
-
-    def value(s: ModelScore, category: str | None = None) -> float:
-        if category is not None:
-            a = s.by_category.get(category, {}).get(metric)
-            return a.accuracy if a else 0.0
-        return (s.circular if metric == "circular" else s.vanilla).accuracy  # type: ignore[union-attr]
-
     out = []
     for model in options.models:
         v, wv = by.get((model, True)), by.get((model, False))
         if v is None or wv is None or model == options.base_llm:
             continue
-        mg, ml = gain_and_leakage(value(v), value(wv), value(base))
+        mg, ml = gain_and_leakage(v[0], wv[0], base[0])
         per = {}
-        for category in sorted(v.by_category):
+        for category in sorted(v[1]):
             cmg, cml = gain_and_leakage(
-                value(v, category), value(wv, category), value(base, category)
+                v[1][category], wv[1].get(category, 0.0), base[1].get(category, 0.0)
             )
             per[category] = {"mg": cmg, "ml": cml}
         out.append(
@@ -249,13 +261,13 @@ def gains(scores: Sequence[ModelScore], options: EvaluateOptions) -> list[Gain]:
                 model=model,
                 base=options.base_llm,
                 metric=metric,
-                s_v=value(v),
-                s_wv=value(wv),
-                s_t=value(base),
+                s_v=v[0],
+                s_wv=wv[0],
+                s_t=base[0],
                 mg=mg,
                 ml=ml,
                 by_category=per,
-            )
+            )  # fmt: skip
         )
     return out
 
@@ -269,6 +281,20 @@ def _blind(options: EvaluateOptions, catalogue: str | None) -> set[str]:
     return {m for m in options.models if resolve(m, known).provider == "blind"}
 
 
+def _check_open(dataset: EvalDataset, options: EvaluateOptions, blind: set[str]) -> None:
+    """An open-ended set needs a grader, and models that write answers."""
+    if not options.judge:
+        raise EvalDatasetError(
+            f"{dataset.described} is open-ended: its answers are graded by an LLM; give the "
+            "grader (options.evaluate.judge, --judge MODEL)"
+        )
+    if blind:
+        raise EvalDatasetError(
+            f"{dataset.described} is open-ended; the blind baselines "
+            f"({', '.join(sorted(blind))}) answer multiple-choice questions only"
+        )
+
+
 def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     """The whole stage: one job per (model, with or without image), then the scores."""
     options = stage.options.evaluate
@@ -276,16 +302,29 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         raise EvalDatasetError("name the models to evaluate (options.evaluate.models, --model)")
     path = dataset_path(stage)
     dataset = load_eval_dataset(path, options.limit)  # fails here, before any model is built
+    blind = _blind(options, stage.catalogue)
+    if dataset.open_ended:
+        _check_open(dataset, options, blind)
     jobs = [
         ((stage.run, dataset.path, options, model, with_image, stage.catalogue), 1)
-        for model, with_image in plan(options, _blind(options, stage.catalogue))
+        for model, with_image in plan(options, blind)
     ]
+    job = evaluate_open_model if dataset.open_ended else evaluate_model
     # One model at a time: local models are large, and each job loads its own.
-    done = list(mapper.map(evaluate_model, jobs, label="evaluate", total=len(jobs), ahead=1))
+    done = list(mapper.map(job, jobs, label="evaluate", total=len(jobs), ahead=1))
     records = RunFolder(stage.run).table(ResultRecord).records()
     circular = options.mode == "circular"
-    scores = [score(dataset, records, job, circular) for job in done]
-    chance = analytic_chance([len(q.item.options) for q in dataset.questions])
+    if dataset.open_ended:
+        scores: list = []
+        open_scores = [score_open(dataset, records, j, options.gradings) for j in done]
+        chance, mode = None, "open"
+    else:
+        scores = [score(dataset, records, j, circular) for j in done]
+        open_scores = []
+        chance, mode = (
+            analytic_chance([len(q.item.options) for q in dataset.questions]),
+            options.mode,
+        )
     summary = EvaluateSummary(
         run=stage.run,
         dataset=DatasetInfo(
@@ -293,14 +332,16 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
             format=FORMATS[dataset.format],
             name=dataset.name,
             version=dataset.version,
-            questions=len(dataset.questions),
+            questions=dataset.size,
             refused=dataset.refused,
         ),
-        mode=options.mode,
+        mode=mode,
         scores=scores,
-        gains=gains(scores, options),
-        chance_vanilla=chance.random_vanilla,
-        chance_circular=chance.random_circular,
+        open_scores=open_scores,
+        grader=options.judge if dataset.open_ended else None,
+        gains=gains([*scores, *open_scores], options, mode),
+        chance_vanilla=chance.random_vanilla if chance else None,
+        chance_circular=chance.random_circular if chance else None,
         results=str(Path(stage.run) / "results"),
     )
     from benchfoundry.evaluation.report import write_summaries

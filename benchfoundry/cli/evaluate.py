@@ -121,8 +121,9 @@ def evaluate(
         Path | None,
         typer.Option(
             "--dataset",
-            help="A release folder, a VLMEvalKit MCQ TSV or an MMStar Parquet (default: the "
-            "spec's, else its build's latest release).",
+            help="A release folder, a VLMEvalKit MCQ TSV, an MMStar Parquet, or an open-ended "
+            "set: an MM-Vet folder (mm-vet.json, images/) or a VLMEvalKit MMVet TSV (default: "
+            "the spec's, else its build's latest release).",
         ),
     ] = None,
     models: Annotated[
@@ -135,7 +136,15 @@ def evaluate(
         bool, typer.Option("--no-image", help="Ask without the images (text only).")
     ] = False,
     judge: Annotated[
-        str | None, typer.Option("--judge", help="Model that reads answers the heuristic cannot.")
+        str | None,
+        typer.Option(
+            "--judge",
+            help="Model that reads answers the heuristic cannot; on an open-ended set, the grader.",
+        ),
+    ] = None,
+    gradings: Annotated[
+        int | None,
+        typer.Option("--gradings", min=1, max=20, help="Open-ended sets: gradings per answer (5)."),
     ] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="The first N questions.")
@@ -162,6 +171,7 @@ def evaluate(
             ("judge", judge),
             ("limit", limit),
             ("base_llm", base_llm),
+            ("gradings", gradings),
         ):
             if value is not None:
                 updates[name] = value
@@ -186,11 +196,15 @@ def report(
     """Write the leaderboard (Parquet, Markdown), its plots and one self-contained HTML page."""
 
     def action() -> None:
-        from benchfoundry.evaluation.report import board, markdown, read_summary, write_report
+        from benchfoundry.cli.common import running_flows
+        from benchfoundry.evaluation.report import board, markdown, read_summary
+        from flows.evaluate import report as report_flow
 
         folder = to or runs[0] / "reports"
-        files = write_report(runs, folder)
-        text = markdown(board([read_summary(r) for r in runs]))
+        summaries = [read_summary(r) for r in runs]  # a folder with no evaluation fails here
+        with running_flows(not as_json):
+            files = report_flow([str(r.resolve()) for r in runs], str(folder.resolve()))
+        text = markdown(board(summaries))
         text += f"\nLeaderboard: {files.leaderboard_parquet}, {files.leaderboard_markdown}\n"
         text += f"Report: {files.html}"
         emit(as_json, files.model_dump(), text)

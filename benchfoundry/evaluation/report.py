@@ -1,8 +1,10 @@
 """`benchfoundry report`: the leaderboard of one or more evaluation runs (Parquet and Markdown),
 its plots (per-category accuracy with intervals, vanilla against CircularEval per model, accuracy
-by difficulty bin) and one self-contained HTML page with them (images inline, no CDN, every value
-from the data escaped). Chance baselines are always on the board, labelled as such. Each run's
-evaluation summary is read from its manifest (the evaluate stage writes it there)."""
+by difficulty bin; on open-ended sets, MM-Vet's scores per capability with their spread over the
+gradings) and one self-contained HTML page with them (images inline, no CDN, every value from
+the data escaped). Chance baselines are always on the board of a multiple-choice set, labelled as
+such (an open-ended set has none). Each run's evaluation summary is read from its manifest (the
+evaluate stage writes it there)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from benchfoundry.evaluate_summary import EvaluateSummary, ModelScore, _label
+from benchfoundry.evaluate_summary import (
+    EvaluateSummary,
+    ModelScore,
+    OpenScore,
+    _label,
+    capabilities,
+    spread,
+)
 from benchfoundry.storage import RunFolder, atomic_write_bytes, atomic_write_table
 
 
@@ -29,8 +38,9 @@ class BoardRow(BaseModel):
     dataset: str
     model: str  # as labelled: what it sees
     kind: str  # model, or chance
+    metric: str  # accuracy, or mm-vet (the mean grade over k gradings, on an open-ended set)
     questions: int
-    vanilla: float
+    vanilla: float  # accuracy; on an open-ended set, the MM-Vet total (mean over the gradings)
     vanilla_low: float | None
     vanilla_high: float | None
     circular: float | None
@@ -39,6 +49,8 @@ class BoardRow(BaseModel):
     circular_drop: float | None  # vanilla minus circular
     mg: float | None
     ml: float | None
+    score_std: float | None = None  # MM-Vet: the standard deviation over the gradings
+    grading_failures: int | None = None
 
 
 class ReportFiles(BaseModel):
@@ -73,6 +85,7 @@ def board(summaries: Sequence[EvaluateSummary]) -> list[BoardRow]:
                     dataset=dataset,
                     model=_label(score),
                     kind="model",
+                    metric="accuracy",
                     questions=score.questions,
                     vanilla=score.vanilla.accuracy,
                     vanilla_low=score.vanilla.low,
@@ -85,12 +98,38 @@ def board(summaries: Sequence[EvaluateSummary]) -> list[BoardRow]:
                     ml=gain.ml if gain else None,
                 )
             )
+        for o in s.open_scores:
+            gain = gains.get(o.model) if o.with_image else None
+            rows.append(
+                BoardRow(
+                    run=s.run,
+                    dataset=dataset,
+                    model=_label(o),
+                    kind="model",
+                    metric="mm-vet",
+                    questions=o.questions,
+                    vanilla=o.total.mean,
+                    vanilla_low=None,
+                    vanilla_high=None,
+                    circular=None,
+                    circular_low=None,
+                    circular_high=None,
+                    circular_drop=None,
+                    mg=gain.mg if gain else None,
+                    ml=gain.ml if gain else None,
+                    score_std=o.total.std,
+                    grading_failures=o.grading_failures,
+                )  # fmt: skip
+            )
+        if s.chance_vanilla is None:
+            continue
         rows.append(
             BoardRow(
                 run=s.run,
                 dataset=dataset,
                 model="chance (uniform guess)",
                 kind="chance",
+                metric="accuracy",
                 questions=s.dataset.questions,
                 vanilla=s.chance_vanilla,
                 vanilla_low=None,
@@ -120,7 +159,7 @@ HEADER = [
     "dataset",
     "model",
     "questions",
-    "vanilla [95% CI]",
+    "vanilla [95% CI] (MM-Vet: score ± std)",
     "CircularEval [95% CI]",
     "circular drop",
     "MG",
@@ -133,7 +172,9 @@ def _cells(r: BoardRow) -> list[str]:
         r.dataset,
         r.model,
         str(r.questions),
-        _interval(r.vanilla, r.vanilla_low, r.vanilla_high),
+        f"{r.vanilla:.1%} ± {100 * (r.score_std or 0):.1f} (MM-Vet)"
+        if r.metric == "mm-vet"
+        else _interval(r.vanilla, r.vanilla_low, r.vanilla_high),
         _interval(r.circular, r.circular_low, r.circular_high),
         _pct(r.circular_drop),
         "-" if r.mg is None else f"{r.mg:+.1%}",
@@ -165,7 +206,12 @@ def _plots(summaries: Sequence[EvaluateSummary]) -> dict[str, bytes]:
         plt.close(fig)
         out[name] = buffer.getvalue()
 
+    opened: list[OpenScore] = [o for s in summaries for o in s.open_scores]
+    if opened:
+        save("capabilities.png", _capability_plot(plt, summaries, opened))
     scores: list[tuple[EvaluateSummary, ModelScore]] = [(s, m) for s in summaries for m in s.scores]
+    if not scores:
+        return out
     labels = [_label(m) for _, m in scores]
     # vanilla against CircularEval, per model
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(scores) + 1.5), dpi=100)
@@ -178,7 +224,8 @@ def _plots(summaries: Sequence[EvaluateSummary]) -> dict[str, bytes]:
         label="CircularEval",
     )
     for s in summaries:
-        ax.axvline(s.chance_vanilla, color="grey", linestyle=":", label="chance (vanilla)")
+        if s.chance_vanilla is not None:
+            ax.axvline(s.chance_vanilla, color="grey", linestyle=":", label="chance (vanilla)")
     ax.set_yticks(list(ys), labels)
     ax.set_xlim(0, 1)
     ax.set_xlabel("accuracy")
@@ -234,6 +281,70 @@ def _plots(summaries: Sequence[EvaluateSummary]) -> dict[str, bytes]:
     return out
 
 
+def _capability_plot(plt, summaries: Sequence[EvaluateSummary], opened: Sequence[OpenScore]):
+    """MM-Vet's scores per capability and in total, bars with the spread over the gradings."""
+    names = sorted({c for s in summaries for c in capabilities(s)}) + ["total"]
+    fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
+    width = 0.8 / max(1, len(opened))
+    for i, o in enumerate(opened):
+        spreads = [o.total if c == "total" else o.by_capability.get(c) for c in names]
+        xs = [j + i * width for j in range(len(names))]
+        ax.bar(
+            xs,
+            [x.mean if x else 0 for x in spreads],
+            width,
+            yerr=[x.std if x else 0 for x in spreads],
+            capsize=2,
+            label=_label(o),
+        )
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(names))], names)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("MM-Vet score (mean ± std over gradings)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def _open_html(summaries: Sequence[EvaluateSummary]) -> str:
+    """Per open-ended run: scores per capability and integration, and the failed gradings with
+    the grader's raw replies."""
+    e = html.escape
+    parts = []
+    for s in summaries:
+        if not s.open_scores:
+            continue
+        names = capabilities(s)
+        integrations = sorted({c for o in s.open_scores for c in o.by_integration})
+        head = "".join(f"<th>{e(h)}</th>" for h in ["model", "total", *names, *integrations])
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{e(c)}</td>"
+                for c in [
+                    _label(o),
+                    spread(o.total),
+                    *(spread(o.by_capability.get(c)) for c in names),
+                    *(spread(o.by_integration.get(c)) for c in integrations),
+                ]
+            )
+            + "</tr>"
+            for o in s.open_scores
+        )
+        failures = "".join(
+            f"<li>{e(o.model)}: grading {f.grading} of {e(f.source_id)}: {e(f.why)}; last reply "
+            f"<code>{e(repr(f.reply))}</code></li>"
+            for o in s.open_scores
+            for f in o.failures
+        )
+        parts.append(
+            f"<h2>{e(s.dataset.name)}: scores per capability</h2>"
+            f"<p>Graded by {e(s.grader or '')}, {s.open_scores[0].gradings} times per answer; "
+            "mean ± standard deviation over the gradings (points of 100).</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            + (f"<h3>Failed gradings</h3><ul>{failures}</ul>" if failures else "")
+        )
+    return "".join(parts)
+
+
 def _html(
     rows: Sequence[BoardRow], plots: dict[str, bytes], summaries: Sequence[EvaluateSummary]
 ) -> str:
@@ -263,7 +374,7 @@ def _html(
         "tr.chance td{color:#666;font-style:italic}figure{margin:1rem 0}img{max-width:100%}"
         "</style></head><body><h1>Leaderboard</h1>"
         f"<ul>{datasets}</ul><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        f"{images}</body></html>\n"
+        f"{_open_html(summaries)}{images}</body></html>\n"
     )
 
 

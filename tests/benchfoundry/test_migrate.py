@@ -106,3 +106,26 @@ def test_the_upgraded_folder_keeps_working_with_the_commands(legacy, tmp_path, m
         legacy.table(record).read()
     assert legacy.read_manifest()["migrations"] == migrations, "each part is upgraded once"
     assert len({(m["table"], m["part"]) for m in migrations}) == len(migrations)
+
+
+def test_results_without_grader_columns_gain_them_empty(tmp_path):
+    """A results table from before open-ended grading opens with the grader columns empty."""
+    import pyarrow as pa
+
+    from benchfoundry import storage
+    from benchfoundry.records import ResultRecord
+
+    old = {
+        "run_id": ["r"], "model": ["m"], "question_id": ["q"], "pass_index": [0],
+        "option_order": [["A", "B"]], "response": ["A"], "extracted": ["A"],
+        "extracted_by": ["heuristic"], "correct": [True], "score": [None],
+        "category": ["c"], "l2_category": [None],
+    }  # fmt: skip
+    schema = arrow_schema(ResultRecord)
+    schema = pa.schema([schema.field(name) for name in old])
+    (tmp_path / "results").mkdir()
+    pq.write_table(pa.table(old, schema=schema), tmp_path / "results" / "part-old.parquet")
+    storage._CHECKED.discard((tmp_path / "results").resolve())
+    (record,) = RunFolder(tmp_path).table(ResultRecord).records()
+    assert record.option_order == ["A", "B"] and record.grader_reply is None
+    assert RunFolder(tmp_path).read_manifest()["migrations"][0]["table"] == "results"

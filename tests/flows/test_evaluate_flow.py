@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from pathlib import Path
 
 import yaml
@@ -29,6 +30,18 @@ def test_evaluate_dataset_flow_runs_with_the_commands_parameters(
     (score,) = summary.scores
     assert summary.mode == "vanilla" and score.vanilla.correct == 8 and score.circular is None
     assert server.stats.requests == 8
+    # the leaderboard is a table artifact too, chance labelled
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        (artifact,) = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["evaluate-leaderboard"]))
+        )
+    assert artifact.type == "table"
+    rows = artifact.data if isinstance(artifact.data, list) else json.loads(artifact.data)
+    assert [r["kind"] for r in rows] == ["model", "chance"]
+    assert rows[0]["vanilla"] == 1.0
 
 
 def test_every_deployment_names_a_flow_that_takes_its_parameters():
