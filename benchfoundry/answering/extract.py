@@ -9,16 +9,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 from benchfoundry.letters import LETTERS
 
 Z = "Z"
 
 
-@dataclass(frozen=True)
-class Extraction:
-    """A letter (or Z), who decided it, and why; `letter` None means undecided."""
+class Extraction(NamedTuple):
+    """A letter (or Z), who decided it, and why; `letter` None means undecided. (A named
+    tuple: it is made once per answer read, and costs a third of a frozen dataclass.)"""
 
     letter: str | None
     by: str  # "heuristic", "llm" or "none"
@@ -49,9 +50,10 @@ _MARKERS = [
     r"答案\s*(?:是|为|：|:)?\s*[\(（]?([A-Z])",
     r"(?:选择|选)\s*[\(（]?([A-Z])",
 ]
-# Each marker with the lower-case words one of which it cannot match without (a cheap test that
-# spares running the patterns a response cannot match).
-_MARKER_KEYS = [
+# Each marker with its anchors: the lower-case words one of which every match of it begins with.
+# A marker is tried only where an anchor occurs (a `find` in the lower-cased response), instead
+# of being searched for through the whole response.
+_MARKER_ANCHORS = [
     ("\\boxed",),
     ("<answer>",),
     ("answer",),
@@ -61,38 +63,68 @@ _MARKER_KEYS = [
     ("答案",),
     ("选",),
 ]
-_MARKER_PATTERNS = list(
-    zip(
-        [frozenset(k) for k in _MARKER_KEYS],
-        [re.compile(p, re.IGNORECASE) for p in _MARKERS],
-        strict=True,
-    )
-)
+_MARKER_PATTERNS = [
+    (anchors, re.compile(pattern, re.IGNORECASE))
+    for anchors, pattern in zip(_MARKER_ANCHORS, _MARKERS, strict=True)
+]
 _REFUSAL_KEYS = (
     "can", "unable", "possible", "no way", "none", "no correct", "no right", "no valid",
     "not enough", "sorry", "not sure", "don't know", "无法", "不能", "都不",
 )  # fmt: skip
-_NEGATION_KEYS = ("not", "isn't", "never", "except", "rather than", "instead of")
-# One scan of the lower-cased response finds which of these words it holds (longest first, so
-# that a longer word is not hidden by a shorter one at the same place).
-_KEYWORDS = re.compile(
-    "|".join(
-        re.escape(k)
-        for k in sorted(
-            {k for keys in _MARKER_KEYS for k in keys} | set(_REFUSAL_KEYS) | set(_NEGATION_KEYS),
-            key=lambda k: -len(k),
-        )
-    )
-)
+_NEGATION_ANCHORS = ("not", "isn't", "is not", "never", "except", "rather than", "instead of")
+
+
+_MARKER_BY_ANCHOR = {a: pattern for anchors, pattern in _MARKER_PATTERNS for a in anchors}
+_KEYS = tuple(sorted({*_MARKER_BY_ANCHOR, *_NEGATION_ANCHORS, *_REFUSAL_KEYS}))
 _REFUSAL_SET = frozenset(_REFUSAL_KEYS)
-_NEGATION_SET = frozenset(_NEGATION_KEYS)
+_NEGATION_SET = frozenset(_NEGATION_ANCHORS)
+# The same keys found by one scan: at every position the longest key that starts there (a key
+# hidden by a longer one at its position, "not" in "not sure", never begins a match of its own).
+_KEY_SCAN = re.compile(
+    "(?=(" + "|".join(re.escape(k) for k in sorted(_KEYS, key=lambda k: -len(k))) + "))"
+)
+
+
+def _keys(low: str) -> set[str]:
+    """The anchors and keywords a lower-cased response holds (one scan for a short one,
+    substring tests beyond a few dozen characters, where they are faster)."""
+    if len(low) <= 40:
+        return set(_KEY_SCAN.findall(low))
+    return {k for k in _KEYS if k in low}
+
+
+def _matches(
+    pattern: re.Pattern[str], anchors: Sequence[str], text: str, low: str
+) -> list[re.Match[str]]:
+    """The matches of `pattern` in `text` that begin where one of `anchors` occurs in `low` (the
+    lower-cased text; where lower-casing changes its length, a plain search)."""
+    if len(low) != len(text):
+        return list(pattern.finditer(text))
+    found = []
+    for anchor in anchors:
+        at = low.find(anchor)
+        while at != -1:
+            match = pattern.match(text, at)
+            if match is not None:
+                found.append(match)
+            at = low.find(anchor, at + 1)
+    return found
+
+
 _NEGATED = re.compile(
     r"\b(?:not|isn't|is not|never|except|rather than|instead of)\s+(?:option\s+)?[\(\[]?([A-Z])\b(?![\w'])",
     re.IGNORECASE,
 )
+# A response that is an answer marker and its letter, and nothing else: decided as the full
+# rules would (one marked letter, no other letter, nothing negated, no refusal), in one match.
+_ONLY_MARKER = re.compile(
+    r"(?i:(?:the\s+)?(?:correct\s+|final\s+|right\s+|best\s+)?answer\s*(?:is|:)\s*)"
+    r"[\(\[]?([A-Z])[\)\]]?\.?"
+)
 _BARE = re.compile(r"^[\(\[\*\"'“]*([A-Za-z])[\)\]\*\"'”]*[.:)]?$")
 _LEADING = re.compile(r"^[\(\[\*]*([A-Z])(?:[\)\]\*]+[\s.:,\-]*|[.:,\-]+\s*|\s*$)")
 _TOKEN = re.compile(r"(?<![A-Za-z0-9'])([A-Z])(?![A-Za-z0-9'])")
+_BRACKETED = re.compile(r"(?<=[\(\[])([A-Z])(?=[\)\]])")  # "(C)", "[C]": never a word
 _LISTED = {L: re.compile(rf"[\(\[]?{L}[\)\].:]\s*\S") for L in LETTERS}  # "A) ... B) ..."
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 
@@ -141,25 +173,39 @@ def _nfkc(text: str) -> str:
 
 def normalise(text: str) -> str:
     """Full-width forms to ASCII, markdown emphasis and code marks removed, spaces collapsed."""
-    text = _nfkc(text)
+    if text.isascii():
+        loose = "  " in text or "\n" in text or "\t" in text or "\r" in text or "\x0b" in text
+        loose = loose or "\x0c" in text
+    else:
+        text = unicodedata.normalize("NFKC", text)
+        loose = _LOOSE.search(text) is not None
     if "*" in text or "_" in text or "`" in text:
         text = text.replace("**", "").replace("__", "").replace("`", "")
-    return _SPACES.sub(" ", text).strip() if _LOOSE.search(text) else text.strip()
+        loose = loose or "  " in text
+    return _SPACES.sub(" ", text).strip() if loose else text.strip()
 
 
-# ASCII punctuation (what `[^\w\s]` matches below 128) to spaces, for the fast path of `_plain`.
-_ASCII_PUNCTUATION = str.maketrans(
-    {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_" or c.isspace())}
-)
+# ASCII punctuation (what `[^\w\s]` matches below 128) to spaces and capitals to lower case, for
+# the fast path of `_plain`.
+_ASCII_PLAIN = bytes(
+    ord(c.lower()) if (c.isalnum() or c == "_" or c.isspace()) else ord(" ")
+    for c in map(chr, range(128))
+) + bytes(range(128, 256))
 
 
 def _plain(text: str) -> str:
     """Case- and punctuation-insensitive form for comparing option texts."""
-    if text.isascii():
-        return " ".join(text.lower().translate(_ASCII_PUNCTUATION).split())
+    if text.isascii():  # lower-cased and punctuation to spaces in one pass over the bytes
+        return " ".join(text.encode("ascii").translate(_ASCII_PLAIN).decode("ascii").split())
     return _SPACES.sub(
         " ", _PUNCTUATION.sub(" ", unicodedata.normalize("NFKC", text).casefold())
     ).strip()
+
+
+@lru_cache(maxsize=1 << 16)
+def _option_plain(text: str) -> str:
+    """`_plain` of an option text, remembered: an option is read once per pass and model."""
+    return _plain(text)
 
 
 def _number(text: str) -> float | None:
@@ -233,6 +279,10 @@ def _lower_letter(text: str, position: int) -> bool:
 
 
 def _decide(letters: set[str], valid: str, rule: str) -> Extraction | None:
+    if len(letters) == 1:
+        (letter,) = letters
+        if letter in valid:
+            return Extraction(letter, "heuristic", rule)
     if not letters:
         return None
     invalid = sorted(letters - set(valid))
@@ -257,33 +307,44 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
         return _decide({letter.upper()}, valid, "bare letter") or Extraction(
             None, "heuristic", "unreachable"
         )
-    words = set(_KEYWORDS.findall(text.lower()))
-    negated = (
-        {m.group(1).upper() for m in _NEGATED.finditer(text) if m.group(1).isupper()}
-        if words & _NEGATION_SET
-        else set()
-    )
+    if (only := _ONLY_MARKER.fullmatch(text)) is not None:  # "The answer is B." and nothing else
+        return _decide({only.group(1)}, valid, "answer marker") or Extraction(
+            None, "heuristic", "unreachable"
+        )
+    low = text.lower()
+    keys = _keys(low)  # the anchors and keywords it holds: most hold none
+    # 3 (found first). Letters standing alone ("B. a dog", "It is C.", "D, not B"); articles are
+    # not letters. In a long response only labels ("(C)") count. (`text` has single spaces: 12
+    # words or fewer is 11 spaces or fewer.)
+    short = text.count(" ") <= 11
+    if short:
+        lone = [(m.group(1), m.start(1)) for m in _TOKEN.finditer(text)]
+        tokens = {L for L, at in lone if L not in "AI" or not _word_letter(text, at)}
+    else:
+        tokens = set(_BRACKETED.findall(text))
+    # A negated letter stands alone: a short response with no lone capital negates none.
+    negated = set()
+    if (not short or lone) and not keys.isdisjoint(_NEGATION_SET):
+        anchors = [a for a in _NEGATION_ANCHORS if a in keys]
+        negated = {
+            m.group(1).upper()
+            for m in _matches(_NEGATED, anchors, text, low)
+            if m.group(1).isupper()
+        }
     # 2. Explicit markers: "the answer is B", "Answer: B", "\boxed{B}", "<answer>B</answer>", "答案是B".
     marked = set()
-    for keys, pattern in _MARKER_PATTERNS:
-        if not keys & words:
+    for anchor in keys:
+        pattern = _MARKER_BY_ANCHOR.get(anchor)
+        if pattern is None:
             continue
-        for match in pattern.finditer(text):
+        for match in _matches(pattern, (anchor,), text, low):
             letter, at = match.group(1), match.start(1)
             if letter.isupper() and not _word_letter(text, at):
                 marked.add(letter)
             elif letter.islower() and _lower_letter(text, at):
                 marked.add(letter.upper())
-    refusal = bool(words & _REFUSAL_SET) and _REFUSALS.search(text) is not None
-    # 3. Letters standing alone ("B. a dog", "It is C.", "D, not B"); articles are not letters.
-    short = len(text.split()) <= 12
-    tokens = {
-        m.group(1)
-        for m in _TOKEN.finditer(text)
-        if not _word_letter(text, m.start(1)) and (short or _bracketed(text, m.start(1)))
-    }
     leading = _LEADING.match(text)
-    if leading and not _word_letter(text, 0):
+    if leading and (leading.group(1) not in "AI" or not _word_letter(text, 0)):
         tokens.add(leading.group(1))
     letters = tokens - negated
     marked -= negated
@@ -295,6 +356,7 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
             )
         return _decide(marked, valid, "answer marker")
     listed = len(letters) > 1 and all(_LISTED[L].search(text) for L in letters)
+    refusal = not keys.isdisjoint(_REFUSAL_SET) and _REFUSALS.search(text) is not None
     if letters:
         if refusal:
             return Extraction(None, "heuristic", "refuses but also names a letter")
@@ -315,28 +377,30 @@ _YES_NO = re.compile(r"\b(yes|no)\b")
 def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
     """Option texts, numbers and yes/no within the response."""
     plain = _plain(text)
-    option_plain = [_plain(o) for o in options]
-    exact = {valid[i] for i, o in enumerate(option_plain) if o and o == plain}
-    if len(exact) == 1:
-        return Extraction(exact.pop(), "heuristic", "option text")
+    option_plain = [_option_plain(o) for o in options]
+    if option_plain.count(plain) == 1 and plain:
+        return Extraction(valid[option_plain.index(plain)], "heuristic", "option text")
     # `plain` and the options' plain forms are words joined by single spaces, so a whole-word
     # match is a match of the space-padded forms (no pattern per option text to compile).
     padded = f" {plain} "
-    found = [i for i, o in enumerate(option_plain) if o and f" {o} " in padded]
+    found = [i for i, o in enumerate(option_plain) if o and o in plain and f" {o} " in padded]
     # An option found only as part of a longer found option ("cat" in "black cat") does not count.
-    found = [
-        i for i in found if not any(j != i and option_plain[i] in option_plain[j] for j in found)
-    ]
-    negated_texts = [
-        i
-        for i in found
-        if any(
-            f" {neg} {art}{option_plain[i]} " in padded
-            for neg in ("not", "no")
-            for art in _ARTICLES
-        )
-    ]
-    found = [i for i in found if i not in negated_texts]
+    if len(found) > 1:
+        found = [
+            i
+            for i in found
+            if not any(j != i and option_plain[i] in option_plain[j] for j in found)
+        ]
+    if " not " in padded or " no " in padded:
+        found = [
+            i
+            for i in found
+            if not any(
+                f" {neg} {art}{option_plain[i]} " in padded
+                for neg in ("not", "no")
+                for art in _ARTICLES
+            )
+        ]
     if len(found) == 1:
         return Extraction(valid[found[0]], "heuristic", "option text within the response")
     if len(found) > 1:
