@@ -318,8 +318,14 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
     # words or fewer is 11 spaces or fewer.)
     short = text.count(" ") <= 11
     if short:
-        lone = [(m.group(1), m.start(1)) for m in _TOKEN.finditer(text)]
-        tokens = {L for L, at in lone if L not in "AI" or not _word_letter(text, at)}
+        lone = _TOKEN.findall(text)
+        tokens = set(lone)
+        if "A" in tokens or "I" in tokens:  # the article and the pronoun are not letters
+            tokens = {
+                m.group(1)
+                for m in _TOKEN.finditer(text)
+                if m.group(1) not in "AI" or not _word_letter(text, m.start(1))
+            }
     else:
         tokens = set(_BRACKETED.findall(text))
     # A negated letter stands alone: a short response with no lone capital negates none.
