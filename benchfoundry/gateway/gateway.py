@@ -24,11 +24,12 @@ from benchfoundry.gateway.limits import ModelLimiter, backoff
 from benchfoundry.gateway.messages import Part, normalise, text_of
 from benchfoundry.gateway.models import ModelSpec, resolve
 from benchfoundry.gateway.secrets import redact
-from benchfoundry.gateway.types import MCQ, GenerateParams, OptionScores, Response
+from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores, Response
 from benchfoundry.gateway.usage import Usage, UsageLedger
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -144,43 +145,50 @@ class Gateway:
                 update={"model": spec.name, "cached": True, "cost": 0.0, "latency_s": 0.0}
             )
         estimate = len(text_of(parts)) // 4 + params.max_tokens
-        completion, attempts, latency, errors = self._attempts(
-            spec, lambda: provider.generate(parts, params, mcq), estimate
-        )
-        cost = spec.cost(completion.tokens_in, completion.tokens_out)
-        self.ledger.record(
-            self.stage,
-            spec.name,
-            Usage(
-                calls=1,
+
+        def keep(completion: Completion, attempts: int, latency: float, errors: dict) -> Response:
+            cost = spec.cost(completion.tokens_in, completion.tokens_out)
+            self.ledger.record(
+                self.stage,
+                spec.name,
+                Usage(
+                    calls=1,
+                    tokens_in=completion.tokens_in,
+                    tokens_out=completion.tokens_out,
+                    cost=cost,
+                    latency_s=latency,
+                    attempts=attempts,
+                    errors=errors,
+                ),
+            )
+            response = Response(
+                model=spec.name,
+                text=completion.text,
+                finish_reason=completion.finish_reason,
                 tokens_in=completion.tokens_in,
                 tokens_out=completion.tokens_out,
-                cost=cost,
                 latency_s=latency,
+                cost=cost,
+                cached=False,
                 attempts=attempts,
-                errors=errors,
-            ),
-        )
-        response = Response(
-            model=spec.name,
-            text=completion.text,
-            finish_reason=completion.finish_reason,
-            tokens_in=completion.tokens_in,
-            tokens_out=completion.tokens_out,
-            latency_s=latency,
-            cost=cost,
-            cached=False,
-            attempts=attempts,
-        )
-        if self.cache is not None:
-            self.cache.put(key, response)
-        return response
+            )
+            if self.cache is not None:
+                self.cache.put(key, response)
+            return response
+
+        return self._attempts(spec, lambda: provider.generate(parts, params, mcq), estimate, keep)
 
     def _attempts(
-        self, spec: ModelSpec, attempt_once: Callable[[], T], estimate: int
-    ) -> tuple[T, int, float, dict[str, int]]:
+        self,
+        spec: ModelSpec,
+        attempt_once: Callable[[], T],
+        estimate: int,
+        keep: Callable[[T, int, float, dict[str, int]], R],
+    ) -> R:
         """Run `attempt_once` under the model's limits, retrying transient failures with backoff
-        and jitter; (result, attempts, latency, errors) or a `ModelCallError`."""
+        and jitter; then `keep(result, attempts, latency, errors)` (journal and cache), still
+        holding the model's slot, so that a process killed at any moment has at most the
+        model's concurrency of answered calls it did not keep. Raises `ModelCallError`."""
         limiter = self.limiter(spec)
         errors: dict[str, int] = {}
         started = time.monotonic()
@@ -188,6 +196,7 @@ class Gateway:
             try:
                 with limiter.slot(estimate):
                     result = attempt_once()
+                    kept = keep(result, attempt + 1, time.monotonic() - started, errors)
             except ProviderError as exc:
                 errors[exc.kind] = errors.get(exc.kind, 0) + 1
                 message = redact(exc.message, (spec.api_key_env,) if spec.api_key_env else ())
@@ -211,7 +220,7 @@ class Gateway:
                 )
                 self.clock.sleep(delay)
                 continue
-            return result, attempt + 1, time.monotonic() - started, errors
+            return kept
         raise AssertionError("unreachable: the loop returns or raises")
 
     def generate_many(
@@ -239,27 +248,28 @@ class Gateway:
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             self.ledger.record(self.stage, spec.name, Usage(calls=1, cached=1))
             return OptionScores.model_validate_json(hit.text)
-        scores, attempts, latency, errors = self._attempts(
-            spec, lambda: provider.score_options(parts, list(options)), 0
-        )
-        self.ledger.record(
-            self.stage,
-            spec.name,
-            Usage(calls=1, latency_s=latency, attempts=attempts, errors=errors),
-        )
-        if self.cache is not None:
-            self.cache.put(
-                key,
-                Response(
-                    model=spec.name,
-                    text=scores.model_dump_json(),
-                    finish_reason="scores",
-                    tokens_in=0,
-                    tokens_out=0,
-                    latency_s=latency,
-                    cost=0.0,
-                    cached=False,
-                    attempts=attempts,
-                ),
+
+        def keep(scores: OptionScores, attempts: int, latency: float, errors: dict) -> OptionScores:
+            self.ledger.record(
+                self.stage,
+                spec.name,
+                Usage(calls=1, latency_s=latency, attempts=attempts, errors=errors),
             )
-        return scores
+            if self.cache is not None:
+                self.cache.put(
+                    key,
+                    Response(
+                        model=spec.name,
+                        text=scores.model_dump_json(),
+                        finish_reason="scores",
+                        tokens_in=0,
+                        tokens_out=0,
+                        latency_s=latency,
+                        cost=0.0,
+                        cached=False,
+                        attempts=attempts,
+                    ),
+                )
+            return scores
+
+        return self._attempts(spec, lambda: provider.score_options(parts, list(options)), 0, keep)
