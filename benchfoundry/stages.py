@@ -19,6 +19,7 @@ import importlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -114,6 +115,35 @@ class StageRun(BaseModel):
             stages=list(stages if stages is not None else spec.stages),
             name=spec.name,
             description=spec.description,
+        )
+
+    @classmethod
+    def from_build(cls, run: Any, name: str) -> StageRun | None:
+        """Stage `name`'s context from the build spec the run's manifest keeps, or None when the
+        run has no build manifest. Only that stage's options are taken: the manifest keeps the
+        spec as JSON (keys sorted), which is not always a spec again (the difficulty bins' order,
+        for one). A section that does not validate raises ValueError naming the stage."""
+        from benchfoundry.storage import RunFolder
+
+        built = RunFolder(run).read_manifest().get("build", {}).get("spec")
+        if not built:
+            return None
+        section = StageOptions.model_fields[name].annotation
+        try:
+            options = section.model_validate(built.get("options", {}).get(name, {}))  # type: ignore[union-attr]
+        except ValueError as exc:
+            raise ValueError(
+                f"the build manifest's {name} options do not validate: {exc}"
+            ) from None
+        return cls(
+            run=str(Path(run).resolve()),
+            options=StageOptions(**{name: options}),
+            taxonomy=built.get("taxonomy"),
+            models=built.get("models") or {},
+            catalogue=built.get("model_catalogue"),
+            stages=[name],
+            name=built.get("name"),
+            description=built.get("description") or "",
         )
 
 

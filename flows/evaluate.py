@@ -1,6 +1,8 @@
 """The `evaluate` flow: a dataset and models in, their answers into `results`, scores out, the
 leaderboard as a table artifact; `evaluate_dataset`, the same with the command line's parameters
-(what a deployment is given); and `report`, the leaderboard of several evaluation runs."""
+(what a deployment is given); `evaluate_release`, a new release's evaluation on the models its
+build spec names (run by the `evaluate-on-release` deployment's trigger); and `report`, the
+leaderboard of several evaluation runs."""
 
 from __future__ import annotations
 
@@ -49,6 +51,29 @@ def evaluate(stage: StageRun) -> EvaluateSummary:
     summary = run_in_flow("evaluate", stage)
     board_artifacts([summary], "evaluate-leaderboard")
     return summary
+
+
+@flow(name="evaluate-release")
+def evaluate_release(release: str, run: str) -> EvaluateSummary:
+    """A new release's evaluation: what the `evaluate-on-release` deployment runs when the
+    publish flow announces a release (its event names the release and the build's run folder).
+    The models and settings are the build spec's `options.evaluate` (as the run's manifest
+    keeps it); the dataset is the release; results go to the build's run folder, so models the
+    build itself evaluated on this release are not asked again."""
+    from pathlib import Path
+
+    from benchfoundry.evaluation.datasets import EvalDatasetError
+
+    stage = StageRun.from_build(run, "evaluate")
+    if stage is None:
+        raise EvalDatasetError(f"{run}: no build manifest names the models to evaluate")
+    if not stage.options.evaluate.models:
+        raise EvalDatasetError(
+            f"{run}: the build spec names no models to evaluate (options.evaluate.models)"
+        )
+    options = stage.options.evaluate.model_copy(update={"dataset": Path(release)})
+    stage.options = stage.options.model_copy(update={"evaluate": options})
+    return evaluate(stage)
 
 
 @flow(name="report")

@@ -1,4 +1,7 @@
-"""The `publish` flow: reviewed candidates in, the publish gate, then a versioned release out."""
+"""The `publish` flow: reviewed candidates in, the publish gate, then a versioned release out;
+a new release is announced with the `benchfoundry.release.published` event, on which the
+`evaluate-on-release` deployment's trigger runs its evaluation. `publish_run` is the `publish`
+command as a flow (what the `publish-on-demand` deployment is given)."""
 
 from __future__ import annotations
 
@@ -7,8 +10,70 @@ from prefect import flow
 from benchfoundry.publish_summary import PublishSummary
 from benchfoundry.stages import StageRun, run_in_flow
 
+RELEASE_EVENT = "benchfoundry.release.published"
+
+
+def announce(summary: PublishSummary) -> None:
+    """Emit the event a new release's evaluation is triggered by (nothing for a publish that
+    wrote nothing: that content was released before)."""
+    from prefect.events import emit_event
+
+    if not summary.written:
+        return
+    emit_event(
+        event=RELEASE_EVENT,
+        resource={
+            "prefect.resource.id": f"benchfoundry.release.{summary.name}",
+            "prefect.resource.name": summary.name,
+            "benchfoundry.release.version": summary.version,
+        },
+        payload={
+            "name": summary.name,
+            "version": summary.version,
+            "release": summary.release,
+            "run": summary.run,
+            "rows": summary.rows,
+        },
+    )
+
 
 @flow(name="publish")
 def publish(stage: StageRun) -> PublishSummary:
-    """The release (`tasks.publish.run`) as one Prefect task."""
-    return run_in_flow("publish", stage)
+    """The release (`tasks.publish.run`) as one Prefect task, announced when it is new."""
+    summary = run_in_flow("publish", stage)
+    announce(summary)
+    return summary
+
+
+@flow(name="publish-run")
+def publish_run(
+    out: str,
+    spec_path: str | None = None,
+    to: str | None = None,
+    allow_unreviewed: bool | None = None,
+) -> PublishSummary:
+    """`benchfoundry publish` as a flow: the run folder's accepted questions released with the
+    spec's publish options (else those its build manifest keeps), `to` and `allow_unreviewed`
+    overriding them."""
+    from pathlib import Path
+
+    from benchfoundry.spec import load_spec
+
+    if spec_path is not None:
+        stage = StageRun.from_spec(load_spec(spec_path), str(Path(out).resolve()), ["publish"])
+    else:
+        built = StageRun.from_build(out, "publish")
+        if built is None and to is None:
+            raise ValueError(f"{out}: no build manifest says where releases go; give `to`")
+        stage = built or StageRun(run=str(Path(out).resolve()), stages=["publish"])
+    updates: dict[str, object] = {}
+    if to is not None:
+        updates["to"] = Path(to).resolve()
+    if allow_unreviewed is not None:
+        updates["allow_unreviewed"] = allow_unreviewed
+    if updates:
+        options = stage.options.publish.model_validate(
+            {**stage.options.publish.model_dump(), **updates}
+        )
+        stage.options = stage.options.model_copy(update={"publish": options})
+    return publish(stage)

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import io
 import os
+import socket
+import subprocess
+import sys
 import tempfile
+import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -136,3 +141,59 @@ def scored_record() -> Callable[..., object]:
         return ScoredRecord(**{**values, **fields})
 
     return make
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """A real Prefect server on 127.0.0.1, with its own home; stopped afterwards."""
+    home = tmp_path_factory.mktemp("prefect-home")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "DO_NOT_TRACK": "1",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "false",
+    }
+    env.pop("PREFECT_API_URL", None)
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "prefect"),
+            "server",
+            "start",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("prefect server did not start")
+            time.sleep(0.5)
+        yield url, env
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()

@@ -32,31 +32,16 @@ def _context(out: Path, spec: Path | None, to: Path | None) -> Any:
     """The publish stage's context: the spec's, else the build spec the run's manifest keeps,
     else the defaults (which need `--to`)."""
     from benchfoundry.cli.stages import stage_context
-    from benchfoundry.spec import PublishOptions, StageOptions
     from benchfoundry.stages import StageRun
-    from benchfoundry.storage import RunFolder
 
     if spec is not None:
         return stage_context("publish", out, spec)
-    built = RunFolder(out).read_manifest().get("build", {}).get("spec")
-    if built:
-        # Only what publishing reads: the manifest keeps the spec as JSON (keys sorted), which
-        # is not always a spec again (the difficulty bins' order, for one).
-        try:
-            options = PublishOptions.model_validate(built.get("options", {}).get("publish", {}))
-        except ValueError as exc:
-            raise UserError(
-                f"the build manifest's publish options do not validate: {exc}"
-            ) from None
-        return StageRun(
-            run=str(out.resolve()),
-            options=StageOptions(publish=options),
-            taxonomy=built.get("taxonomy"),
-            models=built.get("models") or {},
-            name=built.get("name"),
-            description=built.get("description") or "",
-            stages=["publish"],
-        )
+    try:
+        built = StageRun.from_build(out, "publish")
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if built is not None:
+        return built
     if to is None:
         raise UserError("give --to DIR: no spec (or build manifest) says where releases go")
     return stage_context("publish", out, None)
