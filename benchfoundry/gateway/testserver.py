@@ -128,6 +128,7 @@ class Stats:
         self.in_flight = 0
         self.max_in_flight = 0
         self.bodies: list[dict[str, Any]] = []
+        self.faults: Counter[str] = Counter()  # injected, by kind (429-bare: no Retry-After)
         self.headers: list[dict[str, str]] = []
 
 
@@ -211,15 +212,25 @@ class TestServer:
             for fault in self._faults:
                 if fault.model is None or fault.model == model:
                     self._faults.remove(fault)
+                    self._count(fault)
                     return fault
             draw = self._random.random()
             for kind, rate in self.fault_rates.items():
                 if draw < rate:
                     kinds = FAULT_ALIASES.get(kind, (kind,))
                     chosen = kinds[self._random.randrange(len(kinds))]
-                    return Fault(chosen, delay=self.fault_delay)
+                    # a drawn 429 says how long to wait half the time, as servers do or do not
+                    wait = self._random.choice((None, 0.2)) if chosen == "429" else 1.0
+                    fault = Fault(chosen, retry_after=wait, delay=self.fault_delay)
+                    self._count(fault)
+                    return fault
                 draw -= rate
         return None
+
+    def _count(self, fault: Fault) -> None:
+        bare = fault.kind == "429" and fault.retry_after is None
+        with self.stats.lock:
+            self.stats.faults["429-bare" if bare else fault.kind] += 1
 
     def _over_rate(self) -> float | None:
         """Seconds until a request is allowed again, when the rate limit is exceeded."""

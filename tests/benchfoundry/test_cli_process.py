@@ -3,7 +3,6 @@ credentials never reach a file or an output, and a run killed with SIGKILL leave
 server behind once the next command starts."""
 
 import csv
-import json
 import os
 import signal
 import subprocess
@@ -182,59 +181,3 @@ def test_progress_goes_to_a_log_file_as_plain_lines(tmp_path, image_bytes, prefe
         line.startswith("decode images: 2 of 2 (100%)") and "done in" in line for line in lines
     )
     assert not any("\x1b[" in line for line in lines)  # no terminal control codes
-
-
-def test_no_key_from_the_environment_is_written_by_a_full_build(tmp_path, prefect_home):
-    """Every stage that calls a model (generate, filter, consensus, evaluate and its judge)
-    uses catalogue models whose key comes from the environment; after the whole build and
-    release, no file the run, the release or Prefect wrote holds the key, nor does any output."""
-    from benchfoundry.synthetic import write_corpus
-
-    key = "sk-fake-" + "7f3a9c2e1b" * 4
-    write_corpus(tmp_path / "scenes", n_objects=3, n_text=1, seed=5)
-    with TestServer(Script(default="A")) as server:
-        catalogue = tmp_path / "models.yaml"
-        entries = [
-            f"  - {{name: {name}, provider: openai, model: {name}, base_url: '{server.base_url}',"
-            f" api_key_env: BENCHFOUNDRY_FAKE_KEY, roles: [{role}]}}"
-            for name, role in (("writer", "generator"), ("reader", "text_only"),
-                               ("looker", "vlm"), ("grader", "judge"))
-        ]  # fmt: skip
-        # and the packaged fact reader, which gets questions right so that some pass review
-        entries.append(
-            "  - {name: facts-smollm2, provider: facts, model: smollm2, roles: [vlm],"
-            " options: {mcq: likelihood, max_chars: 600}}"
-        )
-        catalogue.write_text("models:\n" + "\n".join(entries) + "\n", encoding="utf-8")
-        spec = tmp_path / "spec.yaml"
-        spec.write_text(
-            "name: keyed\n"
-            "sources: [{kind: folder, path: scenes/images}, {kind: tsv, path: scenes/questions.tsv}]\n"
-            "stages: [ingest, extract, generate, filter, consensus, select, review, publish, evaluate]\n"
-            "model_catalogue: models.yaml\n"
-            "options:\n"
-            "  extract: {ocr: none}\n"
-            "  filter: {blind: [blind/longest], chance: [blind/random]}\n"
-            "  review: {auto: true}\n"
-            "  publish: {to: releases, allow_unreviewed: true, letter_tolerance: 0.6,\n"
-            "            longest_answer_share: 1.0}\n"
-            "  evaluate: {models: [looker], judge: grader, mode: vanilla}\n"
-            "models: {generator: [writer], text_only: [reader], vlm: [looker, facts-smollm2],\n"
-            "         judge: [grader]}\n"
-            f"output: {tmp_path / 'run'}\n",
-            encoding="utf-8",
-        )
-        env = {**_env(prefect_home), "BENCHFOUNDRY_FAKE_KEY": key}
-        built = subprocess.run(
-            [sys.executable, "-m", "benchfoundry", "build", str(spec), "--json", "--verbose"],
-            capture_output=True, text=True, env=env, cwd=REPO, timeout=600,
-        )  # fmt: skip
-        assert built.returncode == 0, built.stderr[-3000:]
-        sent = {h.get("authorization") for h in server.stats.headers}
-        assert sent == {f"Bearer {key}"}, "every call carried the key"
-        assert {"writer", "reader", "looker"} <= set(server.stats.by_model)
-    summary = json.loads(built.stdout)
-    assert summary["summaries"]["publish"]["written"]
-    for root in (tmp_path / "run", tmp_path / "releases", prefect_home):
-        assert _files_holding(root, key.encode()) == [], root
-    assert key not in built.stdout + built.stderr

@@ -1,0 +1,173 @@
+"""A whole build (every model-calling stage: generate, filter, consensus, evaluate and its
+judge; then review, publish, evaluate) run twice as a user runs it, against the local
+OpenAI-compatible test server: once clean, once with 20% of calls faulted (429 with and without
+Retry-After, 500, 503, timeouts, dropped connections, truncated JSON, empty choices). The faulted
+build completes with every decision, the release and the leaderboard equal to the clean one's,
+every fault retried and counted in the usage report. Both use catalogue models whose key comes
+from the environment: no file the run, the release or Prefect writes holds it, nor any output."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchfoundry.gateway.testserver import Rule, Script, TestServer
+from benchfoundry.records import ScoredRecord
+from benchfoundry.storage import RunFolder
+from benchfoundry.synthetic import write_corpus
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
+KEY = "sk-fake-" + "7f3a9c2e1b" * 4
+FAULTS = {"429": 0.04, "5xx": 0.04, "timeout": 0.03, "drop": 0.03, "malformed": 0.03, "empty": 0.03}
+
+
+def script() -> Script:
+    """Deterministic answers: the writer's drafts do not parse (recorded as refused); the reader
+    says A; the looker says B, except on counting questions, where it says something the
+    heuristic cannot read, for the judge, which says C."""
+
+    def looker(request) -> str:
+        return "Hmm, hard to say which." if re.search(r"how many", request.text, re.I) else "B"
+
+    return Script(
+        rules=[
+            Rule("not json at all", model="writer"),
+            Rule("A", model="reader"),
+            Rule(looker, model="looker"),
+            Rule("C", model="grader"),
+        ],
+        default="A",
+    )
+
+
+def _files_holding(root: Path, needle: bytes) -> list[str]:
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and needle in p.read_bytes()
+    )
+
+
+def _build(folder: Path, faults: dict[str, float] | None, home: Path) -> dict:
+    write_corpus(folder / "scenes", n_objects=3, n_text=1, seed=5)
+    with TestServer(script(), fault_rates=faults, fault_delay=1.0, seed=7) as server:
+        entries = [
+            f"  - {{name: {name}, provider: openai, model: {name}, base_url: '{server.base_url}',"
+            f" api_key_env: BENCHFOUNDRY_FAKE_KEY, roles: [{role}], timeout_s: 0.5,"
+            " max_attempts: 10, concurrency: 4}"
+            for name, role in (("writer", "generator"), ("reader", "text_only"),
+                               ("looker", "vlm"), ("grader", "judge"))
+        ]  # fmt: skip
+        # and the packaged fact reader, which gets questions right so that some pass review
+        entries.append(
+            "  - {name: facts-smollm2, provider: facts, model: smollm2, roles: [vlm],"
+            " options: {mcq: likelihood, max_chars: 600}}"
+        )
+        (folder / "models.yaml").write_text(
+            "models:\n" + "\n".join(entries) + "\n", encoding="utf-8"
+        )
+        spec = folder / "spec.yaml"
+        spec.write_text(
+            "name: keyed\n"
+            "sources: [{kind: folder, path: scenes/images}, {kind: tsv, path: scenes/questions.tsv}]\n"
+            "stages: [ingest, extract, generate, filter, consensus, select, review, publish, evaluate]\n"
+            "model_catalogue: models.yaml\n"
+            "options:\n"
+            "  extract: {ocr: none}\n"
+            "  filter: {blind: [blind/longest], chance: [blind/random]}\n"
+            "  review: {auto: true}\n"
+            "  publish: {to: releases, allow_unreviewed: true, letter_tolerance: 0.6,\n"
+            "            longest_answer_share: 1.0}\n"
+            "  evaluate: {models: [looker], judge: grader, mode: circular}\n"
+            "models: {generator: [writer], text_only: [reader], vlm: [looker, facts-smollm2],\n"
+            "         judge: [grader]}\n"
+            "output: run\n",
+            encoding="utf-8",
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+        env.update(
+            PREFECT_HOME=str(home), DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
+            BENCHFOUNDRY_FAKE_KEY=KEY,
+        )  # fmt: skip
+        built = subprocess.run(
+            [sys.executable, "-m", "benchfoundry", "build", str(spec), "--json", "--verbose"],
+            capture_output=True, text=True, env=env, cwd=REPO, timeout=900,
+        )  # fmt: skip
+        assert built.returncode == 0, built.stderr[-4000:]
+        headers = {h.get("authorization") for h in server.stats.headers}
+        return {
+            "summary": json.loads(built.stdout),
+            "output": built.stdout + built.stderr,
+            "headers": headers,
+            "by_model": dict(server.stats.by_model),
+            "faults": dict(server.stats.faults),
+            "run": folder / "run",
+            "releases": folder / "releases",
+        }
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory) -> dict[str, dict]:
+    home = tmp_path_factory.mktemp("prefect-home")
+    return {
+        "clean": _build(tmp_path_factory.mktemp("clean"), None, home),
+        "faulty": _build(tmp_path_factory.mktemp("faulty"), FAULTS, home),
+        "home": home,  # type: ignore[dict-item]
+    }
+
+
+def _decisions(run: Path) -> dict:
+    return {
+        r.question_id: (r.decision, tuple(r.flags), r.hits_text, r.hits_vlm, r.hits_vlm_circular)
+        for r in RunFolder(run).table(ScoredRecord).records()
+    }
+
+
+def _errors(run: Path) -> int:
+    usage = json.loads((run / "usage.json").read_text(encoding="utf-8"))
+    return sum(
+        sum(u.get("errors", {}).values()) for models in usage.values() for u in models.values()
+    )
+
+
+def test_a_faulted_build_decides_releases_and_scores_as_the_clean_one(builds):
+    clean, faulty = builds["clean"], builds["faulty"]
+    injected = sum(faulty["faults"].values())
+    requests = sum(faulty["by_model"].values())
+    assert injected >= 0.1 * requests, (injected, requests)
+    assert {"429", "429-bare", "500", "503", "slow", "drop", "malformed", "empty"} <= set(
+        faulty["faults"]
+    )
+    # every stage that calls a model met faults, the judge included
+    assert {"writer", "reader", "looker", "grader"} <= set(faulty["by_model"])
+    assert _decisions(faulty["run"]) == _decisions(clean["run"])
+    a, b = clean["summary"]["summaries"], faulty["summary"]["summaries"]
+    print(f"faults {faulty['faults']} in {requests} requests")  # shown with -s
+    assert b["publish"]["version"] == a["publish"]["version"], "the same release"
+    board = [
+        (s["model"], s["vanilla"]["correct"], s["circular"]["correct"])
+        for s in b["evaluate"]["scores"]
+    ]
+    assert board == [
+        (s["model"], s["vanilla"]["correct"], s["circular"]["correct"])
+        for s in a["evaluate"]["scores"]
+    ]
+    assert all(s["unanswered"] == 0 for s in b["evaluate"]["scores"])
+    # every fault was one failed attempt, retried, and the usage report counts it
+    assert _errors(faulty["run"]) == injected
+    assert _errors(clean["run"]) == 0
+
+
+def test_no_key_from_the_environment_is_written_anywhere(builds):
+    for build in (builds["clean"], builds["faulty"]):
+        assert build["headers"] == {f"Bearer {KEY}"}, "every call carried the key"
+        for root in (build["run"], build["releases"], builds["home"]):
+            assert _files_holding(root, KEY.encode()) == [], root
+        assert KEY not in build["output"]
