@@ -29,6 +29,12 @@ class ModelSpec(BaseModel):
     provider: str
     model: str = ""
     base_url: str | None = None
+    replicas: tuple[str, ...] = Field(
+        default=(),
+        description="more endpoints serving the same model (vLLM replicas): calls are spread "
+        "over them and `base_url`, an endpoint that stops answering is left out for a while, and "
+        "all share one cache (keyed by `base_url`)",
+    )
     api_key_env: str | None = Field(
         default=None, description="name of the environment variable holding the API key"
     )
@@ -63,6 +69,14 @@ class ModelSpec(BaseModel):
     def _base_url_is_http(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("base_url must be an http(s) URL")
+        return value
+
+    @field_validator("replicas")
+    @classmethod
+    def _replicas_are_http(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for url in value:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"replica {mask_url(url)} is not an http(s) URL")
         return value
 
     @property

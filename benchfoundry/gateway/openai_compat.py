@@ -4,7 +4,10 @@ through the official `openai` client. Retries are the gateway's, so the client m
 from __future__ import annotations
 
 import email.utils
+import logging
 import os
+import threading
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +20,16 @@ from benchfoundry.gateway.messages import ImagePart, Part, TextPart, has_images
 from benchfoundry.gateway.models import ModelSpec, mask_url
 from benchfoundry.gateway.providers import Provider
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams
+
+log = logging.getLogger(__name__)
+
+
+class _Unreachable(Exception):
+    """An endpoint that could not be reached or did not answer in time: the next one is tried."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -57,6 +70,40 @@ def chat_messages(parts: Sequence[Part], system: str | None) -> list[dict[str, A
     return messages + [{"role": "user", "content": content}]
 
 
+DOWN_FOR_S = 30.0  # how long an endpoint that stopped answering is left out
+
+
+class Endpoints:
+    """The endpoints of one model, used in turn; one that fails to connect or to answer in time
+    is left out for `DOWN_FOR_S` seconds (all of them, when every one is down, are tried
+    again rather than none)."""
+
+    def __init__(self, clients: list[tuple[str, openai.OpenAI]]) -> None:
+        self.clients = clients
+        self._down: dict[int, float] = {}
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def order(self) -> list[int]:
+        """The endpoints to try for one call: up ones from the next in turn, then down ones."""
+        with self._lock:
+            start = self._next
+            self._next = (self._next + 1) % len(self.clients)
+            now = time.monotonic()
+            turn = [(start + k) % len(self.clients) for k in range(len(self.clients))]
+            up = [i for i in turn if self._down.get(i, 0.0) <= now]
+            return up + [i for i in turn if i not in up]
+
+    def failed(self, index: int) -> None:
+        if len(self.clients) > 1:
+            with self._lock:
+                self._down[index] = time.monotonic() + DOWN_FOR_S
+
+    def answered(self, index: int) -> None:
+        with self._lock:
+            self._down.pop(index, None)
+
+
 class OpenAICompatible(Provider):
     sees = "pixels"
 
@@ -76,9 +123,16 @@ class OpenAICompatible(Provider):
             )
         self.base_url = base_url
         self.sees = spec.options.get("sees", "pixels")
-        self.client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=spec.timeout_s
-        )
+        urls = [base_url, *(u for u in spec.replicas if u != base_url)]
+        self.endpoints = Endpoints(
+            [
+                (url or "", openai.OpenAI(
+                    api_key=api_key, base_url=url, max_retries=0, timeout=spec.timeout_s
+                ))
+                for url in urls
+            ]
+        )  # fmt: skip
+        self.client = self.endpoints.clients[0][1]
 
     def cache_identity(self) -> dict[str, str]:
         return {
@@ -107,22 +161,7 @@ class OpenAICompatible(Provider):
                 "type": "json_schema",
                 "json_schema": {"name": "answer", "schema": params.json_schema, "strict": True},
             }
-        try:
-            result = self.client.chat.completions.create(**request)
-        except openai.RateLimitError as exc:
-            raise transient("rate_limited", f"HTTP 429: {exc.message}", _retry_after(exc)) from None
-        except openai.APITimeoutError:
-            raise transient("timeout", f"no answer within {self.spec.timeout_s:g}s") from None
-        except openai.APIConnectionError as exc:
-            raise transient("connection", str(exc) or "connection failed") from None
-        except openai.APIStatusError as exc:
-            if exc.status_code >= 500 or exc.status_code in (408, 409):
-                raise transient(
-                    "server_error", f"HTTP {exc.status_code}: {exc.message}", _retry_after(exc)
-                ) from None
-            raise permanent("bad_request", f"HTTP {exc.status_code}: {exc.message}") from None
-        except (openai.APIResponseValidationError, ValueError) as exc:
-            raise transient("malformed_response", f"unreadable response body: {exc}") from None
+        result = self._create(request)
         if not getattr(result, "choices", None):
             raise transient("empty_response", "the response has no choices")
         choice = result.choices[0]
@@ -139,3 +178,43 @@ class OpenAICompatible(Provider):
             tokens_in=usage.prompt_tokens if usage else 0,
             tokens_out=usage.completion_tokens if usage else 0,
         )
+
+    def _create(self, request: dict[str, Any]) -> Any:
+        """One chat completion: the endpoints in turn, going on to the next when one cannot be
+        reached or does not answer in time (that one is left out for a while); any other
+        failure is the call's, for the gateway to retry or record."""
+        order = self.endpoints.order()
+        for n, index in enumerate(order):
+            url, client = self.endpoints.clients[index]
+            try:
+                result = self._create_at(client, request)
+            except _Unreachable as exc:
+                self.endpoints.failed(index)
+                if n + 1 == len(order):
+                    raise exc.error from None
+                log.info("model %s: endpoint %s %s; trying the next", self.spec.name,
+                         mask_url(url), exc.error.kind)  # fmt: skip
+                continue
+            self.endpoints.answered(index)
+            return result
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _create_at(self, client: openai.OpenAI, request: dict[str, Any]) -> Any:
+        try:
+            return client.chat.completions.create(**request)
+        except openai.RateLimitError as exc:
+            raise transient("rate_limited", f"HTTP 429: {exc.message}", _retry_after(exc)) from None
+        except openai.APITimeoutError:
+            raise _Unreachable(
+                transient("timeout", f"no answer within {self.spec.timeout_s:g}s")
+            ) from None
+        except openai.APIConnectionError as exc:
+            raise _Unreachable(transient("connection", str(exc) or "connection failed")) from None
+        except openai.APIStatusError as exc:
+            if exc.status_code >= 500 or exc.status_code in (408, 409):
+                raise transient(
+                    "server_error", f"HTTP {exc.status_code}: {exc.message}", _retry_after(exc)
+                ) from None
+            raise permanent("bad_request", f"HTTP {exc.status_code}: {exc.message}") from None
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise transient("malformed_response", f"unreadable response body: {exc}") from None
