@@ -17,8 +17,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from benchfoundry.answering.chance import analytic_chance
 from benchfoundry.answering.engine import AnsweringEngine, QuestionResult
 from benchfoundry.evaluate_summary import (
@@ -42,24 +40,14 @@ from benchfoundry.records import ResultRecord
 from benchfoundry.spec import EvaluateOptions
 from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder
-from tasks.evaluate_open import evaluate_open_model, score_open
+from tasks.evaluate_open import JobRun, evaluate_open_model, job_run, score_open
 
 
-class ModelRun(BaseModel):
-    """What one (model, with or without image) job did."""
+class ModelRun(JobRun):
+    """What one job did on a multiple-choice set."""
 
-    model: str
-    with_image: bool
-    run_id: str
-    sees: str
-    asked: int
-    reused: int
-    unanswered: int
     calls_made: int
     calls_if_every_pass: int
-    tokens_in: int
-    tokens_out: int
-    cost: float
 
 
 def dataset_path(stage: StageRun) -> Path:
@@ -122,7 +110,6 @@ def evaluate_model(
     """One model's job, in whichever process runs it: the questions it has no stored results
     for, a batch at a time."""
     from benchfoundry.gateway.setup import gateway_for_run
-    from tasks.model_usage import record_usage
 
     dataset = load_eval_dataset(path, options.limit)
     gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
@@ -143,22 +130,12 @@ def evaluate_model(
         crash_point("evaluate.after_batch")
         made += report.calls_made
         every += report.calls_if_every_pass
-    used = gateway.ledger.totals()
-    record_usage(gateway, run_root)
     return ModelRun(
-        model=model,
-        with_image=with_image,
-        run_id=rid,
-        sees=gateway.sees(model),
-        asked=len(todo),
-        reused=len(dataset.questions) - len(todo),
-        unanswered=unanswered,
+        **job_run(gateway, run_root, model, with_image, rid, len(todo), len(dataset.questions),
+                  unanswered),
         calls_made=made,
         calls_if_every_pass=every,
-        tokens_in=used.tokens_in,
-        tokens_out=used.tokens_out,
-        cost=used.cost,
-    )
+    )  # fmt: skip
 
 
 # --- scores -------------------------------------------------------------------------------------

@@ -30,8 +30,8 @@ from benchfoundry.storage import RunFolder
 FAILURES_KEPT = 50  # failed gradings listed in a summary (all are in results)
 
 
-class OpenModelRun(BaseModel):
-    """What one (model, with or without image) job did on an open-ended set."""
+class JobRun(BaseModel):
+    """What one (model, with or without image) job of the evaluate stage did."""
 
     model: str
     with_image: bool
@@ -40,11 +40,38 @@ class OpenModelRun(BaseModel):
     asked: int
     reused: int
     unanswered: int
-    answer_calls: int
-    grading_calls: int
     tokens_in: int
     tokens_out: int
     cost: float
+
+
+def job_run(
+    gateway,
+    run_root: str,
+    model: str,
+    with_image: bool,
+    rid: str,
+    todo: int,
+    total: int,
+    unanswered: int,
+) -> dict:
+    """The fields every job reports, its usage recorded for the run (the model-usage report)."""
+    from tasks.model_usage import record_usage
+
+    used = gateway.ledger.totals()
+    record_usage(gateway, run_root)
+    return {
+        "model": model, "with_image": with_image, "run_id": rid, "sees": gateway.sees(model),
+        "asked": todo, "reused": total - todo, "unanswered": unanswered,
+        "tokens_in": used.tokens_in, "tokens_out": used.tokens_out, "cost": used.cost,
+    }  # fmt: skip
+
+
+class OpenModelRun(JobRun):
+    """What one job did on an open-ended set."""
+
+    answer_calls: int
+    grading_calls: int
 
 
 def open_run_id(options: EvaluateOptions, with_image: bool, prompt_ids: Sequence[str]) -> str:
@@ -87,7 +114,6 @@ def evaluate_open_model(
     """One model's job on an open-ended set: answers, then k gradings of each, a batch of
     questions at a time."""
     from benchfoundry.gateway.setup import gateway_for_run
-    from tasks.model_usage import record_usage
 
     dataset = load_eval_dataset(path, options.limit)
     gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
@@ -142,22 +168,12 @@ def evaluate_open_model(
         unanswered += sum(q.question_id not in answers or q.question_id in failed for q in chunk)
         table.append(records)
         crash_point("evaluate.after_batch")
-    used = gateway.ledger.totals()
-    record_usage(gateway, run_root)
     return OpenModelRun(
-        model=model,
-        with_image=with_image,
-        run_id=rid,
-        sees=gateway.sees(model),
-        asked=len(todo),
-        reused=len(dataset.open_questions) - len(todo),
-        unanswered=unanswered,
+        **job_run(gateway, run_root, model, with_image, rid, len(todo),
+                  len(dataset.open_questions), unanswered),
         answer_calls=answer_calls,
         grading_calls=grading_calls,
-        tokens_in=used.tokens_in,
-        tokens_out=used.tokens_out,
-        cost=used.cost,
-    )
+    )  # fmt: skip
 
 
 # --- scores -------------------------------------------------------------------------------------
