@@ -78,18 +78,15 @@ _MARKER_BY_ANCHOR = {a: pattern for anchors, pattern in _MARKER_PATTERNS for a i
 _KEYS = tuple(sorted({*_MARKER_BY_ANCHOR, *_NEGATION_ANCHORS, *_REFUSAL_KEYS}))
 _REFUSAL_SET = frozenset(_REFUSAL_KEYS)
 _NEGATION_SET = frozenset(_NEGATION_ANCHORS)
-# The same keys found by one scan: at every position the longest key that starts there (a key
-# hidden by a longer one at its position, "not" in "not sure", never begins a match of its own).
-_KEY_SCAN = re.compile(
-    "(?=(" + "|".join(re.escape(k) for k in sorted(_KEYS, key=lambda k: -len(k))) + "))"
-)
+# Any of the keys, found by one scan: when it finds none the response holds none of them (most
+# responses), and only otherwise are they looked for one by one.
+_ANY_KEY = re.compile("|".join(re.escape(k) for k in sorted(_KEYS, key=lambda k: -len(k))))
 
 
 def _keys(low: str) -> set[str]:
-    """The anchors and keywords a lower-cased response holds (one scan for a short one,
-    substring tests beyond a few dozen characters, where they are faster)."""
-    if len(low) <= 40:
-        return set(_KEY_SCAN.findall(low))
+    """The anchors and keywords a lower-cased response holds."""
+    if _ANY_KEY.search(low) is None:
+        return set()
     return {k for k in _KEYS if k in low}
 
 
@@ -173,9 +170,8 @@ def _nfkc(text: str) -> str:
 
 def normalise(text: str) -> str:
     """Full-width forms to ASCII, markdown emphasis and code marks removed, spaces collapsed."""
-    if text.isascii():
-        loose = "  " in text or "\n" in text or "\t" in text or "\r" in text or "\x0b" in text
-        loose = loose or "\x0c" in text
+    if text.isascii():  # a tab, a new line or another control character, or two spaces
+        loose = not text.isprintable() or "  " in text
     else:
         text = unicodedata.normalize("NFKC", text)
         loose = _LOOSE.search(text) is not None
@@ -352,8 +348,9 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
     leading = _LEADING.match(text)
     if leading and (leading.group(1) not in "AI" or not _word_letter(text, 0)):
         tokens.add(leading.group(1))
-    letters = tokens - negated
-    marked -= negated
+    letters = tokens - negated if negated else tokens
+    if negated:
+        marked -= negated
     if marked:
         also = letters - marked
         if also:

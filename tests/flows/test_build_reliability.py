@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchfoundry.gateway.testserver import Rule, Script, TestServer
-from benchfoundry.records import ScoredRecord
+from benchfoundry.records import CandidateRecord, ScoredRecord
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
 
@@ -28,13 +28,39 @@ KEY = "sk-fake-" + "7f3a9c2e1b" * 4
 FAULTS = {"429": 0.04, "5xx": 0.04, "timeout": 0.03, "drop": 0.03, "malformed": 0.03, "empty": 0.03}
 
 
-def script() -> Script:
+class Oracle:
+    """A vision-language model that knows the answers: it looks each question up among the run's
+    candidates (by its text and options) and names the right option's letter in the order shown,
+    so that questions pass consensus and review with no local model to run."""
+
+    def __init__(self, run: Path) -> None:
+        self.run = run
+        self.known: dict[tuple[str, frozenset[str]], str] = {}
+
+    def answer(self, text: str) -> str:
+        question = re.search(r"^Question: (.*)$", text, re.M)
+        shown = dict(re.findall(r"^([A-Z])\. (.*)$", text, re.M))
+        if question is None or not shown:
+            return "Z"
+        key = (question.group(1).strip(), frozenset(shown.values()))
+        if key not in self.known:
+            for c in RunFolder(self.run).table(CandidateRecord).records():
+                right = c.options["ABCDEFGHIJ".index(c.answer)]
+                self.known[(c.question.strip(), frozenset(c.options))] = right
+        right = self.known.get(key)
+        return next((letter for letter, o in shown.items() if o == right), "Z")
+
+
+def script(run: Path) -> Script:
     """Deterministic answers: the writer's drafts do not parse (recorded as refused); the reader
-    says A; the looker says B, except on counting questions, where it says something the
+    says A; the looker knows the answers, but on counting questions writes something the
     heuristic cannot read, for the judge, which says C."""
+    oracle = Oracle(run)
 
     def looker(request) -> str:
-        return "Hmm, hard to say which." if re.search(r"how many", request.text, re.I) else "B"
+        if re.search(r"how many", request.text, re.I):
+            return "Hmm, hard to say which."
+        return oracle.answer(request.text)
 
     return Script(
         rules=[
@@ -57,19 +83,14 @@ def _files_holding(root: Path, needle: bytes) -> list[str]:
 
 def _build(folder: Path, faults: dict[str, float] | None, home: Path) -> dict:
     write_corpus(folder / "scenes", n_objects=3, n_text=1, seed=5)
-    with TestServer(script(), fault_rates=faults, fault_delay=1.0, seed=7) as server:
+    with TestServer(script(folder / "run"), fault_rates=faults, fault_delay=1.2, seed=7) as server:
         entries = [
             f"  - {{name: {name}, provider: openai, model: {name}, base_url: '{server.base_url}',"
-            f" api_key_env: BENCHFOUNDRY_FAKE_KEY, roles: [{role}], timeout_s: 0.5,"
-            " max_attempts: 10, concurrency: 4}"
+            f" api_key_env: BENCHFOUNDRY_FAKE_KEY, roles: [{role}], timeout_s: 1.0,"
+            " max_attempts: 10, concurrency: 8}"
             for name, role in (("writer", "generator"), ("reader", "text_only"),
                                ("looker", "vlm"), ("grader", "judge"))
         ]  # fmt: skip
-        # and the packaged fact reader, which gets questions right so that some pass review
-        entries.append(
-            "  - {name: facts-smollm2, provider: facts, model: smollm2, roles: [vlm],"
-            " options: {mcq: likelihood, max_chars: 600}}"
-        )
         (folder / "models.yaml").write_text(
             "models:\n" + "\n".join(entries) + "\n", encoding="utf-8"
         )
@@ -86,8 +107,7 @@ def _build(folder: Path, faults: dict[str, float] | None, home: Path) -> dict:
             "  publish: {to: releases, allow_unreviewed: true, letter_tolerance: 0.6,\n"
             "            longest_answer_share: 1.0}\n"
             "  evaluate: {models: [looker], judge: grader, mode: circular}\n"
-            "models: {generator: [writer], text_only: [reader], vlm: [looker, facts-smollm2],\n"
-            "         judge: [grader]}\n"
+            "models: {generator: [writer], text_only: [reader], vlm: [looker], judge: [grader]}\n"
             "output: run\n",
             encoding="utf-8",
         )
@@ -130,11 +150,20 @@ def _decisions(run: Path) -> dict:
     }
 
 
-def _errors(run: Path) -> int:
+# what the gateway calls each fault the server injects
+KINDS = {"429": "rate_limited", "429-bare": "rate_limited", "500": "server_error",
+         "503": "server_error", "slow": "timeout", "drop": "connection",
+         "malformed": "malformed_response", "empty": "empty_response"}  # fmt: skip
+
+
+def _errors(run: Path) -> dict[str, int]:
     usage = json.loads((run / "usage.json").read_text(encoding="utf-8"))
-    return sum(
-        sum(u.get("errors", {}).values()) for models in usage.values() for u in models.values()
-    )
+    found: dict[str, int] = {}
+    for models in usage.values():
+        for u in models.values():
+            for kind, n in u.get("errors", {}).items():
+                found[kind] = found.get(kind, 0) + n
+    return found
 
 
 def test_a_faulted_build_decides_releases_and_scores_as_the_clean_one(builds):
@@ -160,9 +189,17 @@ def test_a_faulted_build_decides_releases_and_scores_as_the_clean_one(builds):
         for s in a["evaluate"]["scores"]
     ]
     assert all(s["unanswered"] == 0 for s in b["evaluate"]["scores"])
-    # every fault was one failed attempt, retried, and the usage report counts it
-    assert _errors(faulty["run"]) == injected
-    assert _errors(clean["run"]) == 0
+    # every fault was one failed attempt, retried, and the usage report counts it by kind (a
+    # loaded machine may add a real timeout or two, never anything else)
+    expected: dict[str, int] = {}
+    for kind, n in faulty["faults"].items():
+        expected[KINDS[kind]] = expected.get(KINDS[kind], 0) + n
+    counted = _errors(faulty["run"])
+    assert {k: v for k, v in counted.items() if k != "timeout"} == {
+        k: v for k, v in expected.items() if k != "timeout"
+    }
+    assert counted.get("timeout", 0) >= expected.get("timeout", 0)
+    assert set(_errors(clean["run"])) <= {"timeout"}
 
 
 def test_no_key_from_the_environment_is_written_anywhere(builds):
