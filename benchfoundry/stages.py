@@ -421,7 +421,8 @@ STAGES: dict[str, Stage] = {
         ),
         Stage(
             name="evaluate",
-            does="models asked a dataset's questions (CircularEval or vanilla), with intervals",
+            does="models asked a dataset's questions (CircularEval or vanilla, or open-ended and "
+            "graded k times), with intervals",
             inputs=("spec:dataset (default: the build's latest release)", "spec:models"),
             outputs=("results", "model_cache.sqlite", "usage.json"),
             options=EvaluateOptions,

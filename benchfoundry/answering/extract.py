@@ -164,10 +164,6 @@ _PUNCTUATION = re.compile(r"[^\w\s]")
 _NEXT_WORD = re.compile(r"\s+([A-Za-z']{2,})")
 
 
-def _nfkc(text: str) -> str:
-    return text if text.isascii() else unicodedata.normalize("NFKC", text)
-
-
 def normalise(text: str) -> str:
     """Full-width forms to ASCII, markdown emphasis and code marks removed, spaces collapsed."""
     if text.isascii():  # a tab, a new line or another control character, or two spaces
