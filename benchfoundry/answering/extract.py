@@ -80,14 +80,82 @@ _REFUSAL_SET = frozenset(_REFUSAL_KEYS)
 _NEGATION_SET = frozenset(_NEGATION_ANCHORS)
 # Any of the keys, found by one scan: when it finds none the response holds none of them (most
 # responses), and only otherwise are they looked for one by one.
-_ANY_KEY = re.compile("|".join(re.escape(k) for k in sorted(_KEYS, key=lambda k: -len(k))))
+
+
+def _trie(words: Sequence[str]) -> str:
+    """A pattern matching exactly `words`, as a trie (`c(?:an|hoice)`): a search tries one
+    branch per first character at each position instead of one per word."""
+    branches, ends = {}, False
+    for word in words:
+        if word:
+            branches.setdefault(word[0], []).append(word[1:])
+        else:
+            ends = True
+    parts = [re.escape(first) + _trie(rest) for first, rest in sorted(branches.items())]
+    if not parts:
+        return ""
+    body = parts[0] if len(parts) == 1 and not ends else f"(?:{'|'.join(parts)})"
+    return body + "?" if ends else body
+
+
+_ANY_KEY = re.compile(_trie(_KEYS))
+
+
+# For an ASCII response, the keys are found from its words instead (one translation of its bytes
+# and a split, where each `in` above is a scan of the whole text): the words that make each key
+# worth trying. A marker or negation pattern begins with a word boundary, so its anchor word
+# stands as a word of its own; "option", "choice" (a letter may follow with no space,
+# "optionB") and the literal markers are looked up as substrings.
+_WORD_BYTES = bytes(c if (97 <= c <= 122 or c == 39) else 32 for c in range(256))  # a-z and '
+_REFUSAL_SEEN = "can"  # stands for "a refusal word occurs" in the returned set
+_NEXT_ANSWER = ("answer", "option", "choice")
+_NEXT_VERB = ("choose", "pick", "select", "go with", "say", "answer")
+# Word: the keys it makes worth trying, and the words one of which must also occur for them (a
+# marker like "best answer" or "I pick" is tried only where both do). A refusal's words (one of
+# them is in every refusal `_REFUSALS` reads in ASCII) give `_REFUSAL_SEEN`; the pattern decides.
+_WORD_KEYS: dict[bytes, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    b"answer": (("answer",), ()),
+    b"not": (("not", _REFUSAL_SEEN), ()),  # "is not B" is found at its "not"
+    b"isn't": (("isn't",), ()),
+    b"never": (("never",), ()),
+    b"except": (("except",), ()),
+    b"rather": (("rather than",), ()),
+    b"instead": (("instead of",), ()),
+    b"correct": (("correct",), _NEXT_ANSWER),
+    b"right": (("right",), _NEXT_ANSWER),
+    b"best": (("best",), _NEXT_ANSWER),
+    b"final": (("final",), _NEXT_ANSWER),
+    b"i": (("i ",), _NEXT_VERB),
+    b"i'd": (("i'd ",), _NEXT_VERB),
+    **{
+        word: ((_REFUSAL_SEEN,), ())
+        for word in (b"cannot", b"can", b"can't", b"unable", b"impossible", b"no", b"none")
+    },
+    b"sorry": ((_REFUSAL_SEEN,), ()),
+    b"don't": ((_REFUSAL_SEEN,), ()),
+}
+_WORD_SET = frozenset(_WORD_KEYS)
+_SUBSTRING_KEYS = ("option", "choice", "\\boxed", "<answer>")
 
 
 def _keys(low: str) -> set[str]:
-    """The anchors and keywords a lower-cased response holds."""
-    if _ANY_KEY.search(low) is None:
+    """The anchors and keywords a lower-cased response holds: each marker anchor and negation
+    anchor that may begin a match, and a refusal key where a refusal may be written."""
+    if len(low) <= 64 and _ANY_KEY.search(low) is None:  # most short responses hold none
         return set()
-    return {k for k in _KEYS if k in low}
+    if not low.isascii():
+        return {k for k in _KEYS if k in low}
+    found = {k for k in _SUBSTRING_KEYS if k in low}
+    for word in _WORD_SET.intersection(low.encode("ascii").translate(_WORD_BYTES).split()):
+        keys, after = _WORD_KEYS[word]
+        if after:
+            for a in after:
+                if a in low:
+                    break
+            else:
+                continue
+        found.update(keys)
+    return found
 
 
 def _matches(
@@ -121,7 +189,25 @@ _ONLY_MARKER = re.compile(
 _BARE = re.compile(r"^[\(\[\*\"'“]*([A-Za-z])[\)\]\*\"'”]*[.:)]?$")
 _LEADING = re.compile(r"^[\(\[\*]*([A-Z])(?:[\)\]\*]+[\s.:,\-]*|[.:,\-]+\s*|\s*$)")
 _TOKEN = re.compile(r"(?<![A-Za-z0-9'])([A-Z])(?![A-Za-z0-9'])")
-_BRACKETED = re.compile(r"(?<=[\(\[])([A-Z])(?=[\)\]])")  # "(C)", "[C]": never a word
+_WORDS_LIKE_LETTERS = ("A", "I")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'")
+
+
+def _token_at(text: str, letter: str) -> list[int]:
+    """Where `letter` stands alone in `text`, as `_TOKEN` finds it (a `find` per occurrence
+    in place of a search with a look-behind)."""
+    found = []
+    at = text.find(letter)
+    while at != -1:
+        if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[
+            at + 1 : at + 2
+        ] not in _WORD_CHARS:
+            found.append(at)
+        at = text.find(letter, at + 1)
+    return found
+
+
+_BRACKETED = re.compile(r"[\(\[]([A-Z])[\)\]]")  # "(C)", "[C]": never a word
 _LISTED = {L: re.compile(rf"[\(\[]?{L}[\)\].:]\s*\S") for L in LETTERS}  # "A) ... B) ..."
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 
@@ -195,9 +281,12 @@ def _plain(text: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
-def _option_plain(text: str) -> str:
-    """`_plain` of an option text, remembered: an option is read once per pass and model."""
-    return _plain(text)
+def _options_plain(options: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The `_plain` forms of a row's option texts, and each padded with a space either side (an
+    empty one as a form no response holds), remembered: a row's options are read once per pass
+    and model."""
+    forms = [_plain(o) for o in options]
+    return forms, [f" {o} " if o else "\0" for o in forms]
 
 
 def _number(text: str) -> float | None:
@@ -313,13 +402,11 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
         lone = _TOKEN.findall(text)
         tokens = set(lone)
         if "A" in tokens or "I" in tokens:  # the article and the pronoun are not letters
-            tokens = {
-                m.group(1)
-                for m in _TOKEN.finditer(text)
-                if m.group(1) not in "AI" or not _word_letter(text, m.start(1))
-            }
+            for word in _WORDS_LIKE_LETTERS:
+                if word in tokens and all(_word_letter(text, at) for at in _token_at(text, word)):
+                    tokens.discard(word)
     else:
-        tokens = set(_BRACKETED.findall(text))
+        tokens = set(_BRACKETED.findall(text)) if "(" in text or "[" in text else set()
     # A negated letter stands alone: a short response with no lone capital negates none.
     negated = set()
     if (not short or lone) and not keys.isdisjoint(_NEGATION_SET):
@@ -341,8 +428,9 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
                 marked.add(letter)
             elif letter.islower() and _lower_letter(text, at):
                 marked.add(letter.upper())
-    leading = _LEADING.match(text)
-    if leading and (leading.group(1) not in "AI" or not _word_letter(text, 0)):
+    # A leading label ("B. because..."); in a short response it is one of the tokens already.
+    leading = None if short else _LEADING.match(text)
+    if leading is not None and (leading.group(1) not in "AI" or not _word_letter(text, 0)):
         tokens.add(leading.group(1))
     letters = tokens - negated if negated else tokens
     if negated:
@@ -376,13 +464,13 @@ _YES_NO = re.compile(r"\b(yes|no)\b")
 def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
     """Option texts, numbers and yes/no within the response."""
     plain = _plain(text)
-    option_plain = [_option_plain(o) for o in options]
+    option_plain, option_padded = _options_plain(tuple(options))
     if option_plain.count(plain) == 1 and plain:
         return Extraction(valid[option_plain.index(plain)], "heuristic", "option text")
     # `plain` and the options' plain forms are words joined by single spaces, so a whole-word
     # match is a match of the space-padded forms (no pattern per option text to compile).
     padded = f" {plain} "
-    found = [i for i, o in enumerate(option_plain) if o and o in plain and f" {o} " in padded]
+    found = [i for i, o in enumerate(option_padded) if o in padded]
     # An option found only as part of a longer found option ("cat" in "black cat") does not count.
     if len(found) > 1:
         found = [

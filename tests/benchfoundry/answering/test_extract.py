@@ -161,6 +161,47 @@ TABLE = [
         ANIMALS,
         "B",
     ),
+    # long responses (their anchor words are read from their words)
+    (
+        "After weighing every detail of the picture, the animal on the mat is clearly not (A), so the correct answer is C.",
+        ANIMALS,
+        "C",
+    ),
+    (
+        "After weighing every detail of the picture and the shape of its ears, I'd pick B without much doubt at all.",
+        ANIMALS,
+        "B",
+    ),
+    (
+        "After weighing every detail of the picture and the shape of its ears, the most plausible reading is optionD here.",
+        ANIMALS,
+        "D",
+    ),
+    (
+        "After weighing every detail of the picture and the shape of its ears, I cannot determine which animal it is.",
+        ANIMALS,
+        "Z",
+    ),
+    (
+        "After weighing every detail of the picture and the shape of its ears, it is (B) rather than (C) in the end.",
+        ANIMALS,
+        "B",
+    ),
+    (
+        "After weighing every detail of the picture and the shape of its ears, the right one sits on the left side.",
+        ANIMALS,
+        None,
+    ),
+    (
+        "After weighing every detail of the picture and the shape of its ears, none of the options fits the animal shown.",
+        ANIMALS,
+        "Z",
+    ),
+    (
+        "After weighing every detail of the picture and the shape of its ears, I would say (C), although it isn't B.",
+        ANIMALS,
+        "C",
+    ),
     # other shapes
     ("Option (C) is correct.", ANIMALS, "C"),
     ("Choice: A", ANIMALS, "A"),
