@@ -1,7 +1,9 @@
 """Crash points: places where a process kills itself with SIGKILL when a test arms them, so crash
 tests stop a writer at a chosen point instead of racing it.
 
-Arm one by naming it in `BENCHFOUNDRY_CRASH_AT` in the environment of the process to kill.
+Arm one by naming it in `BENCHFOUNDRY_CRASH_AT` in the environment of the process to kill; a point
+that takes a detail is armed for one case of it as `point:detail` (`table.after_write:reviews`
+kills the process once the `reviews` table has stored a batch).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ POINTS = {
     "publish.after_data": "a release's Parquet files are written in its hidden folder, nothing else",
     "publish.before_latest": "a release is renamed into place, `latest` not yet moved to it",
     "evaluate.after_batch": "an evaluation has stored one batch of a model's results",
+    "table.after_write": "a table (the detail: its name) has stored a batch of rows",
 }
 
 
-def crash_point(name: str) -> None:
-    """SIGKILL this process here if `name` is armed."""
+def crash_point(name: str, detail: str = "") -> None:
+    """SIGKILL this process here if `name` (or `name:detail`) is armed."""
     assert name in POINTS, f"unknown crash point {name}"
-    if os.environ.get(ENV) == name:
+    armed = os.environ.get(ENV)
+    if armed is not None and (armed == name or armed == f"{name}:{detail}"):
         os.kill(os.getpid(), signal.SIGKILL)

@@ -266,6 +266,7 @@ class Table(Generic[R]):
                 self.path / f"part-{content_hash([list(k) for k in new_keys], length=20)}.parquet"
             )
             atomic_write_table(part, table)
+        crash_point("table.after_write", self.name)
         return WriteResult(self.name, len(new_keys), already, repeated, part)
 
     def rewrite(
@@ -300,6 +301,7 @@ class Table(Generic[R]):
             if rows:
                 atomic_write_table(part, table)
             self._finish_rewrite()
+        crash_point("table.after_write", self.name)
         return WriteResult(self.name, len(batch), len(kept), 0, part if rows else None)
 
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from benchfoundry.gateway.testserver import Rule, Script, TestServer
-from benchfoundry.records import CandidateRecord, ScoredRecord
+from benchfoundry.records import RECORDS_BY_TABLE, CandidateRecord, ScoredRecord
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
 
@@ -81,44 +83,59 @@ def _files_holding(root: Path, needle: bytes) -> list[str]:
     )
 
 
-def _build(folder: Path, faults: dict[str, float] | None, home: Path) -> dict:
+def _setup(folder: Path, server: TestServer, concurrency: int = 8) -> Path:
+    """The corpus, the catalogue (every model on `server`, keyed from the environment) and the
+    spec of a whole build in `folder`; returns the spec."""
     write_corpus(folder / "scenes", n_objects=3, n_text=1, seed=5)
+    entries = [
+        f"  - {{name: {name}, provider: openai, model: {name}, base_url: '{server.base_url}',"
+        f" api_key_env: BENCHFOUNDRY_FAKE_KEY, roles: [{role}], timeout_s: 1.0,"
+        f" max_attempts: 10, concurrency: {concurrency}}}"
+        for name, role in (("writer", "generator"), ("reader", "text_only"),
+                           ("looker", "vlm"), ("grader", "judge"))
+    ]  # fmt: skip
+    (folder / "models.yaml").write_text("models:\n" + "\n".join(entries) + "\n", encoding="utf-8")
+    spec = folder / "spec.yaml"
+    spec.write_text(
+        "name: keyed\n"
+        "sources: [{kind: folder, path: scenes/images}, {kind: tsv, path: scenes/questions.tsv}]\n"
+        "stages: [ingest, extract, generate, filter, consensus, select, review, publish, evaluate]\n"
+        "model_catalogue: models.yaml\n"
+        "options:\n"
+        "  extract: {ocr: none}\n"
+        "  filter: {blind: [blind/longest], chance: [blind/random]}\n"
+        "  review: {auto: true}\n"
+        "  publish: {to: releases, allow_unreviewed: true, letter_tolerance: 0.6,\n"
+        "            longest_answer_share: 1.0}\n"
+        "  evaluate: {models: [looker], judge: grader, mode: circular}\n"
+        "models: {generator: [writer], text_only: [reader], vlm: [looker], judge: [grader]}\n"
+        "output: run\n",
+        encoding="utf-8",
+    )
+    return spec
+
+
+def _env(home: Path, api: str | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env.update(
+        PREFECT_HOME=str(home), DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        BENCHFOUNDRY_FAKE_KEY=KEY,
+    )  # fmt: skip
+    if api:
+        env["PREFECT_API_URL"] = api
+    return env
+
+
+def _build_command(spec: Path) -> list[str]:
+    return [sys.executable, "-m", "benchfoundry", "build", str(spec), "--json", "--verbose"]
+
+
+def _build(folder: Path, faults: dict[str, float] | None, home: Path) -> dict:
     with TestServer(script(folder / "run"), fault_rates=faults, fault_delay=1.2, seed=7) as server:
-        entries = [
-            f"  - {{name: {name}, provider: openai, model: {name}, base_url: '{server.base_url}',"
-            f" api_key_env: BENCHFOUNDRY_FAKE_KEY, roles: [{role}], timeout_s: 1.0,"
-            " max_attempts: 10, concurrency: 8}"
-            for name, role in (("writer", "generator"), ("reader", "text_only"),
-                               ("looker", "vlm"), ("grader", "judge"))
-        ]  # fmt: skip
-        (folder / "models.yaml").write_text(
-            "models:\n" + "\n".join(entries) + "\n", encoding="utf-8"
-        )
-        spec = folder / "spec.yaml"
-        spec.write_text(
-            "name: keyed\n"
-            "sources: [{kind: folder, path: scenes/images}, {kind: tsv, path: scenes/questions.tsv}]\n"
-            "stages: [ingest, extract, generate, filter, consensus, select, review, publish, evaluate]\n"
-            "model_catalogue: models.yaml\n"
-            "options:\n"
-            "  extract: {ocr: none}\n"
-            "  filter: {blind: [blind/longest], chance: [blind/random]}\n"
-            "  review: {auto: true}\n"
-            "  publish: {to: releases, allow_unreviewed: true, letter_tolerance: 0.6,\n"
-            "            longest_answer_share: 1.0}\n"
-            "  evaluate: {models: [looker], judge: grader, mode: circular}\n"
-            "models: {generator: [writer], text_only: [reader], vlm: [looker], judge: [grader]}\n"
-            "output: run\n",
-            encoding="utf-8",
-        )
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
-        env.update(
-            PREFECT_HOME=str(home), DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
-            BENCHFOUNDRY_FAKE_KEY=KEY,
-        )  # fmt: skip
+        spec = _setup(folder, server)
         built = subprocess.run(
-            [sys.executable, "-m", "benchfoundry", "build", str(spec), "--json", "--verbose"],
-            capture_output=True, text=True, env=env, cwd=REPO, timeout=900,
+            _build_command(spec), capture_output=True, text=True, env=_env(home), cwd=REPO,
+            timeout=900,
         )  # fmt: skip
         assert built.returncode == 0, built.stderr[-4000:]
         headers = {h.get("authorization") for h in server.stats.headers}
@@ -128,6 +145,7 @@ def _build(folder: Path, faults: dict[str, float] | None, home: Path) -> dict:
             "headers": headers,
             "by_model": dict(server.stats.by_model),
             "faults": dict(server.stats.faults),
+            "bodies": list(server.stats.bodies),
             "run": folder / "run",
             "releases": folder / "releases",
         }
@@ -208,3 +226,105 @@ def test_no_key_from_the_environment_is_written_anywhere(builds):
         for root in (build["run"], build["releases"], builds["home"]):
             assert _files_holding(root, KEY.encode()) == [], root
         assert KEY not in build["output"]
+
+
+# Where the killed build dies, in order: a crash point (armed with BENCHFOUNDRY_CRASH_AT; the
+# process SIGKILLs itself there) or, while a stage has calls in flight, a SIGKILL of its process
+# group from outside once a model has received a share of the requests it gets in a whole build.
+KILLS = [
+    ("extraction", "table.after_write:visual_facts"),
+    ("generation", "table.after_write:candidates"),
+    ("filtering", ("reader", 0.5)),
+    ("consensus", ("looker", 0.3)),
+    ("selection", "table.after_write:scored"),
+    ("review", "table.after_write:reviews"),
+    ("publishing", "publish.after_data"),
+    ("evaluation", "evaluate.after_batch"),
+]
+SLOTS = 2  # each model's concurrency in the killed build: the calls a kill can leave in flight
+
+
+def _canonical(body: dict) -> str:
+    return json.dumps(body, sort_keys=True)
+
+
+def _repeats(bodies: list[dict]) -> int:
+    return len(bodies) - len({_canonical(b) for b in bodies})
+
+
+# Columns that differ between two builds of the same inputs by nature: when a row was made, and
+# the spec's hash (the killed build's catalogue gives its models fewer slots).
+PER_BUILD = {"created_at", "decided_at", "lead_time_s", "spec_hash"}
+
+
+def _tables(run: Path, root: Path) -> dict[str, list[str]]:
+    """Every table's rows, paths made relative to `root` and per-build columns left out, sorted."""
+    out = {}
+    folder = RunFolder(run)
+    for name in RECORDS_BY_TABLE:
+        table = folder.table_named(name)
+        if table.exists():
+            rows = [
+                {k: v for k, v in r.items() if k not in PER_BUILD} for r in table.read().to_pylist()
+            ]
+            out[name] = sorted(
+                json.dumps(r, sort_keys=True, default=repr).replace(str(root), "ROOT") for r in rows
+            )
+    return out
+
+
+def test_a_build_killed_in_every_stage_ends_as_the_uninterrupted_one(
+    builds, tmp_path, prefect_server
+):
+    clean = builds["clean"]
+    api, _ = prefect_server
+    folder = tmp_path / "killed"
+    folder.mkdir()
+    with TestServer(script(folder / "run"), seed=7) as server:
+        spec = _setup(folder, server, concurrency=SLOTS)
+        for n, (stage, point) in enumerate(KILLS):
+            env = _env(tmp_path / "home", api)
+            if isinstance(point, str):
+                env["BENCHFOUNDRY_CRASH_AT"] = point
+            out = folder / f"attempt-{n}.log"
+            with out.open("wb") as log:
+                proc = subprocess.Popen(
+                    _build_command(spec), stdout=log, stderr=subprocess.STDOUT, env=env,
+                    cwd=REPO, start_new_session=True,
+                )  # fmt: skip
+                if not isinstance(point, str):  # from outside, part of the way into its calls
+                    model, share = point
+                    until = server.stats.by_model[model] + int(share * clean["by_model"][model])
+                    while server.stats.by_model[model] < until:
+                        assert proc.poll() is None, out.read_text()[-3000:]
+                        time.sleep(0.01)
+                    os.killpg(proc.pid, signal.SIGKILL)
+                code = proc.wait(timeout=600)
+            assert code == -signal.SIGKILL, f"not killed in {stage}: {out.read_text()[-3000:]}"
+        final = subprocess.run(
+            _build_command(spec), capture_output=True, text=True, env=_env(tmp_path / "home", api),
+            cwd=REPO, timeout=900,
+        )  # fmt: skip
+        assert final.returncode == 0, final.stderr[-4000:]
+        bodies = list(server.stats.bodies)
+    summary = json.loads(final.stdout)["summaries"]
+    expected = clean["summary"]["summaries"]
+    assert summary["publish"]["version"] == expected["publish"]["version"], "the same release"
+    assert [
+        (s["model"], s["vanilla"]["correct"], s["circular"]["correct"], s["unanswered"])
+        for s in summary["evaluate"]["scores"]
+    ] == [
+        (s["model"], s["vanilla"]["correct"], s["circular"]["correct"], s["unanswered"])
+        for s in expected["evaluate"]["scores"]
+    ], "the same leaderboard"
+    # no record lost or added: every table equal, row by row, to the uninterrupted build's
+    killed_tables = _tables(folder / "run", folder)
+    clean_tables = _tables(clean["run"], clean["run"].parent)
+    assert killed_tables.keys() == clean_tables.keys()
+    for name, rows in clean_tables.items():
+        assert killed_tables[name] == rows, (name, set(killed_tables[name]) ^ set(rows))
+    # the calls made again are at most those in flight at each kill
+    repeated = _repeats(bodies) - _repeats(clean["bodies"])
+    print(f"{len(KILLS)} kills: {len(bodies)} requests, {repeated} repeated")  # shown with -s
+    assert len(bodies) - repeated == len(clean["bodies"])
+    assert repeated <= len(KILLS) * SLOTS * 2, repeated
