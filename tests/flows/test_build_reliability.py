@@ -236,7 +236,6 @@ KILLS = [
     ("generation", "table.after_write:candidates"),
     ("filtering", ("reader", 0.5)),
     ("consensus", ("looker", 0.3)),
-    ("selection", "table.after_write:scored"),
     ("review", "table.after_write:reviews"),
     ("publishing", "publish.after_data"),
     ("evaluation", "evaluate.after_batch"),
