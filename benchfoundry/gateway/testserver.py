@@ -20,6 +20,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 FAULTS = ("400", "429", "500", "503", "slow", "drop", "malformed", "empty")
@@ -130,6 +131,32 @@ class Stats:
         self.bodies: list[dict[str, Any]] = []
         self.faults: Counter[str] = Counter()  # injected, by kind (429-bare: no Retry-After)
         self.headers: list[dict[str, str]] = []
+
+
+class Oracle:
+    """A vision-language model that knows the answers: it looks each question up among the run's
+    candidates (by its text and options) and names the right option's letter in the order shown,
+    so that questions pass consensus and review with no local model to run."""
+
+    def __init__(self, run: str | Path) -> None:
+        self.run = run
+        self.known: dict[tuple[str, frozenset[str]], str] = {}
+
+    def answer(self, text: str) -> str:
+        question = re.search(r"^Question: (.*)$", text, re.M)
+        shown = dict(re.findall(r"^([A-Z])\. (.*)$", text, re.M))
+        if question is None or not shown:
+            return "Z"
+        key = (question.group(1).strip(), frozenset(shown.values()))
+        if key not in self.known:
+            from benchfoundry.records import CandidateRecord
+            from benchfoundry.storage import RunFolder
+
+            for c in RunFolder(self.run).table(CandidateRecord).records():
+                right = c.options["ABCDEFGHIJ".index(c.answer)]
+                self.known[(c.question.strip(), frozenset(c.options))] = right
+        right = self.known.get(key)
+        return next((letter for letter, o in shown.items() if o == right), "Z")
 
 
 def _text_of(messages: list[dict[str, Any]]) -> tuple[str, str | None, int]:

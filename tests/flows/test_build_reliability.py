@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.gateway.testserver import Rule, Script, TestServer
-from benchfoundry.records import RECORDS_BY_TABLE, CandidateRecord, ScoredRecord
+from benchfoundry.gateway.testserver import Oracle, Rule, Script, TestServer
+from benchfoundry.records import RECORDS_BY_TABLE, ScoredRecord
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
 
@@ -28,29 +28,6 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 KEY = "sk-fake-" + "7f3a9c2e1b" * 4
 FAULTS = {"429": 0.04, "5xx": 0.04, "timeout": 0.03, "drop": 0.03, "malformed": 0.03, "empty": 0.03}
-
-
-class Oracle:
-    """A vision-language model that knows the answers: it looks each question up among the run's
-    candidates (by its text and options) and names the right option's letter in the order shown,
-    so that questions pass consensus and review with no local model to run."""
-
-    def __init__(self, run: Path) -> None:
-        self.run = run
-        self.known: dict[tuple[str, frozenset[str]], str] = {}
-
-    def answer(self, text: str) -> str:
-        question = re.search(r"^Question: (.*)$", text, re.M)
-        shown = dict(re.findall(r"^([A-Z])\. (.*)$", text, re.M))
-        if question is None or not shown:
-            return "Z"
-        key = (question.group(1).strip(), frozenset(shown.values()))
-        if key not in self.known:
-            for c in RunFolder(self.run).table(CandidateRecord).records():
-                right = c.options["ABCDEFGHIJ".index(c.answer)]
-                self.known[(c.question.strip(), frozenset(c.options))] = right
-        right = self.known.get(key)
-        return next((letter for letter, o in shown.items() if o == right), "Z")
 
 
 def script(run: Path) -> Script:

@@ -1,19 +1,22 @@
 """The same build under Prefect's thread pool and under Dask worker processes gives the same
-tables: every task parameter is a path, a record or options, and the backends and models are
-built inside the workers. Both builds run as a user runs them (the CLI, in its own process),
-against a real `prefect server start` on 127.0.0.1."""
+tables, stage by stage (ingest, extract, generate, filter, consensus, select, review, publish,
+evaluate), and the same release: every task parameter is a path, a record or options, and the
+backends and models are built inside the workers. The model-calling stages call catalogue
+models on the local OpenAI-compatible test server, from the workers. Both builds run as a user
+runs them (the CLI, in its own process), against a real `prefect server start` on 127.0.0.1."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
+from benchfoundry.gateway.testserver import Oracle, Rule, Script, TestServer
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
 
@@ -21,14 +24,34 @@ pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
 
 
+STAGES = ["ingest", "extract", "generate", "filter", "consensus", "select", "review", "publish",
+          "evaluate"]  # fmt: skip
+
+
+def _catalogue(tmp_path: Path, server: TestServer) -> None:
+    entries = [
+        f"  - {{name: {name}, provider: openai, model: {name}, base_url: '{server.base_url}',"
+        f" roles: [{role}], concurrency: 4}}"
+        for name, role in (("reader", "text_only"), ("looker", "vlm"), ("grader", "judge"))
+    ]
+    (tmp_path / "models.yaml").write_text("models:\n" + "\n".join(entries) + "\n", encoding="utf-8")
+
+
 def _build(tmp_path: Path, name: str, runner: str, url: str, env: dict) -> dict:
     spec = tmp_path / f"{name}.yaml"
     spec.write_text(
-        f"name: {name}\n"
+        "name: runners\n"  # one name: it is part of what a release holds
         "sources: [{kind: folder, path: scenes/images}, {kind: tsv, path: scenes/questions.tsv}]\n"
-        "stages: [ingest, extract, generate, filter]\n"
-        "options: {extract: {batch_size: 1}}\n"
-        "models: {text_only: [blind/longest, blind/similar]}\n"
+        f"stages: [{', '.join(STAGES)}]\n"
+        "model_catalogue: models.yaml\n"
+        "options:\n"
+        "  extract: {batch_size: 1}\n"
+        "  review: {auto: true}\n"
+        f"  publish: {{to: releases-{name}, allow_unreviewed: true, letter_tolerance: 0.6,\n"
+        "            longest_answer_share: 1.0}\n"
+        "  evaluate: {models: [looker, blind/longest], judge: grader, mode: circular}\n"
+        "models: {text_only: [reader, blind/longest, blind/similar], vlm: [looker],\n"
+        "         judge: [grader]}\n"
         f"runner: {runner}\n"
         f"output: {name}\n",
         encoding="utf-8",
@@ -46,12 +69,10 @@ def _build(tmp_path: Path, name: str, runner: str, url: str, env: dict) -> dict:
 
 
 def _rows(run: Path, table: str) -> list[str]:
-    folder = RunFolder(run).table_named(table).path
-    parts = sorted(folder.glob("*.parquet")) if folder.is_dir() else [folder]
     rows = []
-    for part in parts:
-        for row in pq.read_table(part).to_pylist():
-            rows.append(json.dumps(row, default=repr, sort_keys=True))
+    for row in RunFolder(run).table_named(table).read().to_pylist():
+        kept = {k: v for k, v in row.items() if k not in PER_BUILD}
+        rows.append(json.dumps(kept, default=repr, sort_keys=True).replace(str(run), "RUN"))
     return sorted(rows)
 
 
@@ -65,12 +86,37 @@ def _task_runs(url: str, flow_run_name_like: str | None = None) -> list[dict]:
         return json.loads(response.read())
 
 
+# when a row was made, the spec (each build names its own output): not part of the result
+PER_BUILD = ("created_at", "decided_at", "lead_time_s", "spec_hash")
+
+
+def _script(run: Path) -> Script:
+    """Deterministic answers: the reader says A; the looker knows the answers (it looks them up
+    among `run`'s candidates, the same in both builds) but on counting questions writes
+    something only the judge reads, and the judge says C."""
+    oracle = Oracle(run)
+
+    def looker(request) -> str:
+        if re.search(r"how many", request.text, re.I):
+            return "Hard to say which."
+        return oracle.answer(request.text)
+
+    return Script(
+        rules=[Rule("A", model="reader"), Rule(looker, model="looker"), Rule("C", model="grader")],
+        default="A",
+    )
+
+
 def test_thread_pool_and_dask_processes_write_identical_tables(tmp_path, prefect_server):
     url, env = prefect_server
     write_corpus(tmp_path / "scenes", n_objects=3, n_text=1, seed=11)
-    threads = _build(tmp_path, "threads", "{kind: thread}", url, env)
-    dask = _build(tmp_path, "dask", "{kind: dask, workers: 2}", url, env)
-    assert threads["stages"] == dask["stages"] == ["ingest", "extract", "generate", "filter"]
+    with TestServer(_script(tmp_path / "threads")) as server:
+        _catalogue(tmp_path, server)
+        threads = _build(tmp_path, "threads", "{kind: thread}", url, env)
+        dask = _build(tmp_path, "dask", "{kind: dask, workers: 2}", url, env)
+        calls = dict(server.stats.by_model)
+    assert threads["stages"] == dask["stages"] == STAGES
+    assert {"reader", "looker", "grader"} <= set(calls), calls
     for table in (
         "images",
         "image_sources",
@@ -78,12 +124,21 @@ def test_thread_pool_and_dask_processes_write_identical_tables(tmp_path, prefect
         "visual_facts",
         "candidates",
         "judgements",
+        "scored",
+        "review_batches",
+        "reviews",
+        "results",
     ):
         a, b = _rows(tmp_path / "threads", table), _rows(tmp_path / "dask", table)
         assert a and a == b, f"{table} differs between the thread pool and Dask"
+    a, b = threads["summaries"], dask["summaries"]
+    assert a["publish"]["version"] == b["publish"]["version"], "the same release"
+    assert [(s["model"], s["vanilla"], s["circular"]) for s in a["evaluate"]["scores"]] == [
+        (s["model"], s["vanilla"], s["circular"]) for s in b["evaluate"]["scores"]
+    ]
     in_threads, in_dask = threads["summaries"]["extract"], dask["summaries"]["extract"]
     assert in_dask["images_extracted"] == in_threads["images_extracted"] > 0
     assert in_threads["processes"] == 1 and in_threads["in_flow_process"]
     assert in_dask["processes"] >= 1 and not in_dask["in_flow_process"]
     names = {r["name"].rsplit("-", 1)[0] for r in _task_runs(url)}
-    assert {"decode-images", "extract-facts", "filter"} <= names
+    assert {"decode-images", "extract-facts", "filter", "consensus", "evaluate"} <= names
