@@ -19,9 +19,10 @@ $(STAMP): pyproject.toml scripts/setup.sh
 demo: setup
 	$(BIN)/benchfoundry build datasets/demo.yaml
 
+# Two pytest workers, a test file each at a time (a file's fixtures are built once).
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

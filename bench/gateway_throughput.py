@@ -6,6 +6,12 @@ The server answers after `latency` seconds and refuses with 429 above `limit` re
 the model is declared with the same limit (rpm = 60 x limit). Prints the achieved rate against the
 limit (goal: at least 90%), the 429s the server sent, then the rate of a second run served from
 the response cache and the share of calls it replayed.
+
+    python bench/gateway_throughput.py --url URL --model M [--api-key-env VAR] [--requests N]
+
+measures a real OpenAI-compatible endpoint instead (a vLLM replica, say): the calls per second
+it sustains at `--concurrency`, the figure `bench/capacity.py --endpoint-rps` takes. Nothing is
+read from or written to a cache in that mode.
 """
 
 from __future__ import annotations
@@ -28,7 +34,13 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--limit", type=float, default=50.0, help="requests per second")
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--url", help="an OpenAI-compatible endpoint to measure instead")
+    parser.add_argument("--model", default="m", help="the model name the endpoint serves")
+    parser.add_argument("--api-key-env", default=None, help="environment variable with its key")
     args = parser.parse_args()
+    if args.url:
+        endpoint(args)
+        return
     work = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
     with TestServer(latency_s=args.latency, max_rps=args.limit) as server:
         spec = ModelSpec(
@@ -61,6 +73,31 @@ def main() -> None:
             f"replay: {elapsed:.2f} s, {args.requests / elapsed:.0f} calls/s, {100 * hits / args.requests:.0f}% "
             f"from the cache, {server.stats.requests - seen} requests reached the server"
         )
+
+
+def endpoint(args: argparse.Namespace) -> None:
+    """Calls per second a real endpoint sustains at the given concurrency, with no cache."""
+    spec = ModelSpec(
+        name="endpoint",
+        provider="openai",
+        model=args.model,
+        base_url=args.url,
+        api_key_env=args.api_key_env,
+        concurrency=args.concurrency,
+    )
+    requests = [
+        Request(spec, f"Answer with one letter. Question {i}: A or B?")
+        for i in range(args.requests)
+    ]
+    gateway = Gateway(cache=None)
+    start = time.perf_counter()
+    results = gateway.generate_many(requests, workers=args.concurrency)
+    elapsed = time.perf_counter() - start
+    failed = sum(not hasattr(r, "text") for r in results)
+    print(
+        f"{args.requests} calls at concurrency {args.concurrency}: {elapsed:.2f} s, "
+        f"{(args.requests - failed) / elapsed:.1f} answered calls/s; {failed} failed"
+    )
 
 
 if __name__ == "__main__":

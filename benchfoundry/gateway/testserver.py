@@ -308,9 +308,11 @@ class TestServer:
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(body)
+                # counted before the body goes out: a client that has read its answer finds it
+                # counted
                 with server.stats.lock:
                     server.stats.by_status[str(status)] += 1
+                self.wfile.write(body)
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
