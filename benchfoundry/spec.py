@@ -508,7 +508,9 @@ class BuildSpec(SpecModel):
         """A copy with every relative path made absolute against `base`."""
 
         def fix(path: Path | None) -> Path | None:
-            return None if path is None or path.is_absolute() else (base / path).resolve()
+            if path is None or path.is_absolute():
+                return path
+            return (base / path).resolve()
 
         sources = []
         for source in self.sources:

@@ -160,3 +160,21 @@ def test_an_extractor_backend_is_one_registry_line(monkeypatch):
     options = ExtractOptions(ocr="tesseract", ocr_min_score=0.7)
     assert options.settings("ocr") == {"min_score": 0.7, "dir": None}
     assert registry.create("ocr", "tesseract", options.settings("ocr")).name
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_a_model_catalogue_is_kept_whether_its_path_is_relative_or_absolute(tmp_path, absolute):
+    (tmp_path / "models.yaml").write_text(
+        "models:\n  - {name: reader, provider: openai, model: r, base_url: 'http://127.0.0.1:9/v1',"
+        " roles: [text_only]}\n",
+        encoding="utf-8",
+    )
+    where = tmp_path / "models.yaml" if absolute else "models.yaml"
+    spec = load_spec(
+        _spec(
+            tmp_path,
+            f"name: t\nsources: [{{kind: folder, path: .}}]\nmodel_catalogue: {where}\n"
+            "models: {text_only: [reader]}\n",
+        )
+    )
+    assert spec.model_catalogue == tmp_path / "models.yaml"
