@@ -4,7 +4,8 @@
 `workers` processes (or connects to the scheduler at `address`); its workers report their task
 runs to the same Prefect API as the flow (the configured one, or this command's embedded
 server), and are handed the real strings behind masked model names, which never travel in task
-parameters."""
+parameters. `ray` starts a local Ray instance of `workers` CPUs (or joins the cluster at
+`address`) once for the whole build; its workers get the same two things when they start."""
 
 from __future__ import annotations
 
@@ -37,6 +38,10 @@ def task_runner(spec: RunnerSpec) -> Iterator[Any]:
 
         yield ThreadPoolTaskRunner(max_workers=spec.workers)
         return
+    if spec.kind == "ray":
+        with _ray_runner(spec) as runner:
+            yield runner
+        return
     try:
         from distributed import Client, LocalCluster
         from prefect_dask import DaskTaskRunner
@@ -63,3 +68,41 @@ def task_runner(spec: RunnerSpec) -> Iterator[Any]:
     ):
         client.run(remember_all, remembered())
         yield DaskTaskRunner(address=cluster.scheduler_address)
+
+
+@contextmanager
+def _ray_runner(spec: RunnerSpec) -> Iterator[Any]:
+    """One Ray instance for every stage of a build (a runner of its own per stage flow would
+    start and stop one each time): started here, reused by each stage's `RayTaskRunner`, shut
+    down at the end."""
+    try:
+        import ray
+        from prefect_ray import RayTaskRunner
+    except ImportError as exc:
+        raise RuntimeError(
+            f"runner kind 'ray' needs the ray extra (pip install 'benchfoundry[ray]'): {exc}"
+        ) from exc
+    from benchfoundry.gateway.models import remember_all, remembered
+
+    env = {"PREFECT_API_URL": url} if (url := _api_url()) else {}
+    texts = remembered()
+
+    def setup() -> None:  # in each worker as it starts (Ray exports a function, not a partial)
+        remember_all(texts)
+
+    runtime_env = {"env_vars": env, "worker_process_setup_hook": setup}
+    if ray.is_initialized():
+        raise RuntimeError("runner kind 'ray': this process already has a Ray instance")
+    if spec.address:
+        ray.init(address=spec.address, runtime_env=runtime_env, log_to_driver=False)
+    else:
+        ray.init(
+            num_cpus=spec.workers or 2,
+            include_dashboard=False,
+            runtime_env=runtime_env,
+            log_to_driver=False,
+        )
+    try:
+        yield RayTaskRunner()
+    finally:
+        ray.shutdown()

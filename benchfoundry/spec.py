@@ -439,18 +439,21 @@ def role_problem(models: dict[str, list[str]]) -> str | None:
 
 class RunnerSpec(SpecModel):
     """Where the batch stages' Prefect tasks run: `thread` (a thread pool in the flow's
-    process; the default) or `dask` (a Dask cluster: a local one of `workers` processes, or the
-    scheduler at `address`). Task parameters are paths, ids, records and options, so either
-    gives the same tables."""
+    process; the default), `dask` (a Dask cluster: a local one of `workers` processes, or the
+    scheduler at `address`) or `ray` (a Ray instance: a local one with `workers` CPUs, or the
+    cluster at `address`; the `ray` extra). Task parameters are paths, ids, records and
+    options, so each gives the same tables."""
 
-    kind: Literal["thread", "dask"] = "thread"
+    kind: Literal["thread", "dask", "ray"] = "thread"
     workers: int | None = Field(default=None, ge=1)
     address: str | None = None
 
     @model_validator(mode="after")
     def _address_is_dask(self) -> RunnerSpec:
-        if self.address and self.kind != "dask":
-            raise ValueError("runner.address names a Dask scheduler; set kind: dask with it")
+        if self.address and self.kind == "thread":
+            raise ValueError(
+                "runner.address names a Dask scheduler or a Ray cluster; set kind: dask or ray"
+            )
         return self
 
 

@@ -1,5 +1,5 @@
-"""The same build under Prefect's thread pool and under Dask worker processes gives the same
-tables, stage by stage (ingest, extract, generate, filter, consensus, select, review, publish,
+"""The same build under Prefect's thread pool, under Dask worker processes and under Ray workers
+gives the same tables, stage by stage (ingest, extract, generate, filter, consensus, select, review, publish,
 evaluate), and the same release: every task parameter is a path, a record or options, and the
 backends and models are built inside the workers. The model-calling stages call catalogue
 models on the local OpenAI-compatible test server, from the workers. Both builds run as a user
@@ -107,15 +107,16 @@ def _script(run: Path) -> Script:
     )
 
 
-def test_thread_pool_and_dask_processes_write_identical_tables(tmp_path, prefect_server):
+def test_thread_pool_dask_and_ray_write_identical_tables(tmp_path, prefect_server):
     url, env = prefect_server
     write_corpus(tmp_path / "scenes", n_objects=3, n_text=1, seed=11)
     with TestServer(_script(tmp_path / "threads")) as server:
         _catalogue(tmp_path, server)
         threads = _build(tmp_path, "threads", "{kind: thread}", url, env)
         dask = _build(tmp_path, "dask", "{kind: dask, workers: 2}", url, env)
+        ray = _build(tmp_path, "ray", "{kind: ray, workers: 2}", url, env)
         calls = dict(server.stats.by_model)
-    assert threads["stages"] == dask["stages"] == STAGES
+    assert threads["stages"] == dask["stages"] == ray["stages"] == STAGES
     assert {"reader", "looker", "grader"} <= set(calls), calls
     for table in (
         "images",
@@ -129,16 +130,22 @@ def test_thread_pool_and_dask_processes_write_identical_tables(tmp_path, prefect
         "reviews",
         "results",
     ):
-        a, b = _rows(tmp_path / "threads", table), _rows(tmp_path / "dask", table)
-        assert a and a == b, f"{table} differs between the thread pool and Dask"
-    a, b = threads["summaries"], dask["summaries"]
-    assert a["publish"]["version"] == b["publish"]["version"], "the same release"
-    assert [(s["model"], s["vanilla"], s["circular"]) for s in a["evaluate"]["scores"]] == [
-        (s["model"], s["vanilla"], s["circular"]) for s in b["evaluate"]["scores"]
-    ]
+        a = _rows(tmp_path / "threads", table)
+        assert a, table
+        assert a == _rows(tmp_path / "dask", table), f"{table} differs between threads and Dask"
+        assert a == _rows(tmp_path / "ray", table), f"{table} differs between threads and Ray"
+    a = threads["summaries"]
+    for b in (dask["summaries"], ray["summaries"]):
+        assert a["publish"]["version"] == b["publish"]["version"], "the same release"
+        assert [(s["model"], s["vanilla"], s["circular"]) for s in a["evaluate"]["scores"]] == [
+            (s["model"], s["vanilla"], s["circular"]) for s in b["evaluate"]["scores"]
+        ]
     in_threads, in_dask = threads["summaries"]["extract"], dask["summaries"]["extract"]
     assert in_dask["images_extracted"] == in_threads["images_extracted"] > 0
     assert in_threads["processes"] == 1 and in_threads["in_flow_process"]
     assert in_dask["processes"] >= 1 and not in_dask["in_flow_process"]
+    in_ray = ray["summaries"]["extract"]
+    assert in_ray["images_extracted"] == in_threads["images_extracted"]
+    assert in_ray["processes"] >= 1 and not in_ray["in_flow_process"]
     names = {r["name"].rsplit("-", 1)[0] for r in _task_runs(url)}
     assert {"decode-images", "extract-facts", "filter", "consensus", "evaluate"} <= names
