@@ -108,6 +108,9 @@ class ExtractOptions(SpecModel):
         default=None, description="SAM folder, id or .pth file"
     )
     sam_model_type: str = "vit_b"
+    sam_points_per_side: int = Field(
+        default=16, ge=1, le=64, description="the `sam` backend's grid of point prompts per side"
+    )
     captioner: str = "composed"
     captioner_model: str | None = Field(
         default=None, description="hf folder/id, or a model spec for 'vlm'"

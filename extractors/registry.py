@@ -29,7 +29,12 @@ BACKENDS: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
         ),
         "sam": (
             "extractors.segment_sam:SegmentAnything",
-            {**_SEGMENT, "checkpoint": "segmenter_checkpoint", "sam_model_type": "sam_model_type"},
+            {
+                **_SEGMENT,
+                "checkpoint": "segmenter_checkpoint",
+                "sam_model_type": "sam_model_type",
+                "points_per_side": "sam_points_per_side",
+            },
         ),
     },
     "captioner": {

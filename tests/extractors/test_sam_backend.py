@@ -1,0 +1,113 @@
+"""The `sam` segmenter for real: Meta's `segment-anything` in a venv of its own (torch 2.14.1 with
+torchvision 0.29.1, the pair that imports together; the default venv keeps torch 2.13.0), a
+vit_b built through `sam_model_registry` with random weights and saved as a `.pth`, and the
+extract stage's `sam` path over two images as a user runs it (`benchfoundry build`), checking
+that SAM's masks become the images' instances.
+
+The venv (`.venv-sam`, about 5.5 GB, a minute from local files) is made once and reused; it
+holds only torch, torchvision and segment-anything, and reaches benchfoundry and its other
+dependencies through the default venv's site-packages, after its own."""
+
+from __future__ import annotations
+
+import json
+import site
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchfoundry.records import VisualFactsRecord
+from benchfoundry.storage import RunFolder
+from benchfoundry.synthetic import write_corpus
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
+VENV = REPO / ".venv-sam"
+PINS = ["torch==2.14.1", "torchvision==0.29.1", "segment-anything==1.0"]
+
+# A random vit_b predicts no mask the automatic generator keeps (its quality head and stability
+# filters drop them all); its quality head is set to say 1.0 and its mask logits scaled so that
+# the masks it draws are kept. The masks mean nothing; the path from SAM to instances is real.
+CHECKPOINT = """
+import sys, torch
+from segment_anything import sam_model_registry
+torch.manual_seed(0)
+sam = sam_model_registry["vit_b"](checkpoint=None)
+head = sam.mask_decoder.iou_prediction_head.layers[-1]
+with torch.no_grad():
+    head.weight.zero_()
+    head.bias.fill_(1.0)
+    for mlp in sam.mask_decoder.output_hypernetworks_mlps:
+        mlp.layers[-1].weight.mul_(1000.0)
+torch.save(sam.state_dict(), sys.argv[1])
+"""
+
+
+@pytest.fixture(scope="module")
+def sam_python() -> Path:
+    python = VENV / "bin" / "python"
+    stamp = VENV / "benchfoundry-pins.txt"
+    if not (python.exists() and stamp.exists() and stamp.read_text() == " ".join(PINS)):
+        base = getattr(sys, "_base_executable", sys.executable)
+        subprocess.run([base, "-m", "venv", "--clear", str(VENV)], check=True, timeout=300)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", *PINS],
+            check=True, timeout=1200, capture_output=True,
+        )  # fmt: skip
+        stamp.write_text(" ".join(PINS))
+    # benchfoundry and the rest from the default venv, after the SAM venv's own packages (its
+    # editable install's finder is a .pth there, so the folder is added as a site directory)
+    ours = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
+    (VENV / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+     / "zz-benchfoundry.pth").write_text(f"import site; site.addsitedir({ours!r})\n")  # fmt: skip
+    return python
+
+
+def test_sam_masks_become_instances_in_the_extract_stage(tmp_path, sam_python, prefect_server):
+    url, env = prefect_server
+    versions = subprocess.run(
+        [str(sam_python), "-c", "import torch, torchvision, segment_anything; "
+         "print(torch.__version__, torchvision.__version__)"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert versions.returncode == 0, versions.stderr[-2000:]
+    assert versions.stdout.startswith("2.14.1") and " 0.29.1" in versions.stdout
+    checkpoint = tmp_path / "sam_vit_b_random.pth"
+    made = subprocess.run(
+        [str(sam_python), "-c", CHECKPOINT, str(checkpoint)], capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr[-2000:]
+    write_corpus(tmp_path / "scenes", n_objects=2, n_text=0, seed=4)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: sam\n"
+        "sources: [{kind: folder, path: scenes/images}]\n"
+        "stages: [ingest, extract]\n"
+        "options:\n"
+        f"  extract: {{segmenter: sam, segmenter_checkpoint: {checkpoint}, sam_model_type: vit_b,"
+        " sam_points_per_side: 4, ocr: none}\n"
+        "output: run\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [str(sam_python), "-m", "benchfoundry", "build", str(spec), "--json"],
+        capture_output=True, text=True, timeout=900, cwd=REPO,
+        env={**env, "PREFECT_API_URL": url},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    extract = json.loads(done.stdout)["summaries"]["extract"]
+    assert extract["images_extracted"] == 2
+    segmenter = next(e for e in extract["extractors"] if e["role"] == "segmenter")
+    assert segmenter["backend"] == "sam" and segmenter["model"] == str(checkpoint)
+    facts = RunFolder(tmp_path / "run").table(VisualFactsRecord).records()
+    assert len(facts) == 2
+    for record in facts:
+        assert record.instances, f"{record.image_id}: no instance from SAM's masks"
+        for instance in record.instances:
+            x0, y0, x1, y1 = instance.box
+            assert x1 > x0 and y1 > y0 and instance.mask_area > 0
+        (sam,) = [e for e in record.extractors if e.role == "segmenter"]
+        assert sam.backend == "sam" and sam.version == "1.0"
