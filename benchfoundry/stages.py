@@ -125,9 +125,11 @@ class StageRun(BaseModel):
         for one). A section that does not validate raises ValueError naming the stage."""
         from benchfoundry.storage import RunFolder
 
-        built = RunFolder(run).read_manifest().get("build", {}).get("spec")
+        build = RunFolder(run).read_manifest().get("build", {})
+        built = build.get("spec")
         if not built:
             return None
+        _remember_real_models(build.get("spec_path"))
         section = StageOptions.model_fields[name].annotation
         try:
             options = section.model_validate(built.get("options", {}).get(name, {}))  # type: ignore[union-attr]
@@ -145,6 +147,22 @@ class StageRun(BaseModel):
             name=built.get("name"),
             description=built.get("description") or "",
         )
+
+
+def _remember_real_models(spec_path: str | None) -> None:
+    """The manifest keeps model names masked (a URL's credentials hidden); the spec file the
+    build read holds the real strings. Reading it again in this process (a worker that runs a
+    stage from the manifest: the evaluation a new release triggers) remembers them, so the
+    masked names resolve to the real endpoints here too. A file that is gone or no longer reads
+    leaves the names as they are: a model that needs its credentials then fails, saying so."""
+    if not spec_path or not Path(spec_path).is_file():
+        return
+    from benchfoundry.spec import SpecError, load_spec
+
+    try:
+        load_spec(spec_path)
+    except (SpecError, OSError):
+        return
 
 
 # --- running batches --------------------------------------------------------------------------

@@ -96,3 +96,56 @@ def test_a_runner_address_needs_the_dask_kind(tmp_path):
     spec.write_text("name: s\nsources: [{kind: packaged}]\nrunner: {kind: ray}\n")
     with pytest.raises(SpecError, match="runner"):
         load_spec(spec)
+
+
+def test_a_stage_run_from_the_manifest_resolves_masked_models_to_their_real_endpoints(tmp_path):
+    """The manifest names a model whose URL carries credentials masked; a fresh process (a
+    worker running the evaluation a release triggers) that takes the stage from the manifest
+    reaches the real endpoint, read again from the spec file the build used."""
+    import subprocess
+    import sys
+
+    from benchfoundry.ids import content_hash
+    from benchfoundry.spec import load_spec
+    from benchfoundry.storage import RunFolder
+
+    secret = "pw-" + "5e1f" * 4
+    (tmp_path / "images").mkdir()
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(
+        "name: masked\nsources: [{kind: folder, path: images}]\n"
+        f"models: {{vlm: ['openai/m@http://user:{secret}@127.0.0.1:9/v1']}}\n"
+        "options: {evaluate: {models: [blind/random]}}\noutput: run\n",
+        encoding="utf-8",
+    )
+    spec = load_spec(spec_path)
+    spec_json = spec.model_dump(mode="json")
+    run = RunFolder(tmp_path / "run")
+    run.root.mkdir()
+    run.update_manifest(
+        "build",
+        {"spec_path": str(spec_path), "spec": spec_json,
+         "spec_hash": content_hash(spec_json, length=16), "stages": ["evaluate"]},
+    )  # fmt: skip
+    assert secret not in run.manifest_path.read_text(encoding="utf-8")
+    probe = (
+        "import sys\n"
+        "from benchfoundry.stages import StageRun\n"
+        "from benchfoundry.gateway.models import parse_model\n"
+        "stage = StageRun.from_build(sys.argv[1], 'evaluate')\n"
+        "(name,) = stage.models['vlm']\n"
+        "print(sys.argv[2] not in name, sys.argv[2] in (parse_model(name).base_url or ''))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(run.root), secret], capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"], "masked in the name, real on the wire"
+    spec_path.unlink()  # gone: the masked name cannot reach its endpoint, and says why
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(run.root), secret], capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode != 0 and "credentials are masked" in done.stderr
+    assert secret not in done.stderr + done.stdout
