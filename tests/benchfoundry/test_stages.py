@@ -84,16 +84,19 @@ def test_stage_run_from_parts_and_from_a_spec(tmp_path):
     assert loaded.runner.kind == "dask" and loaded.runner.workers == 2
 
 
-def test_a_runner_address_needs_the_dask_kind(tmp_path):
+def test_a_runner_address_needs_the_dask_or_ray_kind(tmp_path):
     from benchfoundry.spec import SpecError, load_spec
 
     spec = tmp_path / "s.yaml"
     spec.write_text(
         "name: s\nsources: [{kind: packaged}]\nrunner: {kind: thread, address: 'tcp://h:8786'}\n"
     )
-    with pytest.raises(SpecError, match="runner.address names a Dask scheduler"):
+    with pytest.raises(SpecError, match="runner.address names a Dask scheduler or a Ray cluster"):
         load_spec(spec)
-    spec.write_text("name: s\nsources: [{kind: packaged}]\nrunner: {kind: ray}\n")
+    for runner in ("{kind: ray}", "{kind: ray, address: 'ray://h:10001'}", "{kind: dask}"):
+        spec.write_text(f"name: s\nsources: [{{kind: packaged}}]\nrunner: {runner}\n")
+        assert load_spec(spec).runner.kind in ("ray", "dask")
+    spec.write_text("name: s\nsources: [{kind: packaged}]\nrunner: {kind: spark}\n")
     with pytest.raises(SpecError, match="runner"):
         load_spec(spec)
 
