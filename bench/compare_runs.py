@@ -10,33 +10,12 @@ compares with one written after it. Prints one line per table and exits 1 when a
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
+from benchfoundry.compare import table_rows
 from benchfoundry.records import RECORDS_BY_TABLE
 from benchfoundry.storage import RunFolder
-
-
-def _normalise(value: Any, roots: list[str]) -> Any:
-    if isinstance(value, str):
-        for root in roots:
-            value = value.replace(root, "ROOT")
-        return value
-    if isinstance(value, dict):
-        return {k: _normalise(v, roots) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_normalise(v, roots) for v in value]
-    return value
-
-
-def rows(run: RunFolder, table: str, roots: list[str], ignore: set[str]) -> list[str]:
-    out = []
-    for row in run.table_named(table).read().to_pylist():
-        kept = {k: v for k, v in row.items() if k not in ignore}
-        out.append(json.dumps(_normalise(kept, roots), sort_keys=True, default=repr))
-    return sorted(out)
 
 
 def main() -> int:
@@ -52,8 +31,8 @@ def main() -> int:
     for table in RECORDS_BY_TABLE:
         if not (a.table_named(table).exists() or b.table_named(table).exists()):
             continue
-        ra = rows(a, table, args.root_a, set(args.ignore))
-        rb = rows(b, table, args.root_b, set(args.ignore))
+        ra = table_rows(a, table, args.root_a, args.ignore)
+        rb = table_rows(b, table, args.root_b, args.ignore)
         same = ra == rb
         differ |= not same
         only_a = len(set(ra) - set(rb))

@@ -40,7 +40,6 @@ models: {{text_only: [reader, blind/longest, blind/similar], vlm: [looker], judg
 runner: {runner}
 output: {out}
 """
-PER_BUILD = ("created_at", "decided_at", "lead_time_s", "spec_hash")
 
 
 def build(work: Path, name: str, runner: str, images: Path, catalogue: Path) -> tuple[dict, float]:
@@ -67,24 +66,6 @@ def build(work: Path, name: str, runner: str, images: Path, catalogue: Path) -> 
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     return json.loads(done.stdout), seconds
-
-
-def tables(run: Path) -> dict[str, list[str]]:
-    from benchfoundry.records import RECORDS_BY_TABLE
-    from benchfoundry.storage import RunFolder
-
-    folder = RunFolder(run)
-    out = {}
-    for name in RECORDS_BY_TABLE:
-        table = folder.table_named(name)
-        if table.exists():
-            rows = [
-                {k: v for k, v in r.items() if k not in PER_BUILD} for r in table.read().to_pylist()
-            ]
-            out[name] = sorted(
-                json.dumps(r, sort_keys=True, default=repr).replace(str(run), "RUN") for r in rows
-            )
-    return out
 
 
 def main() -> None:
@@ -137,7 +118,12 @@ def main() -> None:
                 flush=True,
             )
         calls = server.stats.requests
-    a, b = tables(work / "threads"), tables(work / "dask")
+    from benchfoundry.compare import run_tables
+
+    a, b = (
+        run_tables(work / "threads", [work / "threads"]),
+        run_tables(work / "dask", [work / "dask"]),
+    )
     same = [t for t in a if a[t] == b.get(t)]
     differ = sorted(set(a) ^ set(b) | {t for t in a if a[t] != b.get(t)})
     print(f"{calls} model requests over both builds (latency {args.latency * 1000:.0f} ms)")

@@ -5,8 +5,9 @@ distinct option sets (every row its own options, as in a real benchmark).
 
     python bench/score_speed.py [--rows 20000] [--sets 8,86,20000]
 
-Prints rows per CPU-second (best of five passes, the two taken in turn) of `extract_choice`, and of the whole of `score_predictions` (reading
-the options of every row, extracting, scoring). Where VLMEvalKit's `vlmeval` imports (put its
+Prints rows per CPU-second of `extract_choice` (best of five passes, taken in turn with
+`can_infer`'s), and of the whole of `score_predictions` (reading the options of every row,
+extracting, scoring). Where VLMEvalKit's `vlmeval` imports (put its
 folder in BENCHFOUNDRY_VLMEVALKIT), also its `can_infer` on the same rows, side by side, and how
 often the two disagree where both decide.
 """

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from benchfoundry.compare import run_tables
 from benchfoundry.gateway.testserver import Oracle, Rule, Script, TestServer
-from benchfoundry.records import RECORDS_BY_TABLE, ScoredRecord
+from benchfoundry.records import ScoredRecord
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
 
@@ -228,27 +229,6 @@ def _repeats(bodies: list[dict]) -> int:
     return len(bodies) - len({_canonical(b) for b in bodies})
 
 
-# Columns that differ between two builds of the same inputs by nature: when a row was made, and
-# the spec's hash (the killed build's catalogue gives its models fewer slots).
-PER_BUILD = {"created_at", "decided_at", "lead_time_s", "spec_hash"}
-
-
-def _tables(run: Path, root: Path) -> dict[str, list[str]]:
-    """Every table's rows, paths made relative to `root` and per-build columns left out, sorted."""
-    out = {}
-    folder = RunFolder(run)
-    for name in RECORDS_BY_TABLE:
-        table = folder.table_named(name)
-        if table.exists():
-            rows = [
-                {k: v for k, v in r.items() if k not in PER_BUILD} for r in table.read().to_pylist()
-            ]
-            out[name] = sorted(
-                json.dumps(r, sort_keys=True, default=repr).replace(str(root), "ROOT") for r in rows
-            )
-    return out
-
-
 def test_a_build_killed_in_every_stage_ends_as_the_uninterrupted_one(
     builds, tmp_path, prefect_server
 ):
@@ -294,8 +274,9 @@ def test_a_build_killed_in_every_stage_ends_as_the_uninterrupted_one(
         for s in expected["evaluate"]["scores"]
     ], "the same leaderboard"
     # no record lost or added: every table equal, row by row, to the uninterrupted build's
-    killed_tables = _tables(folder / "run", folder)
-    clean_tables = _tables(clean["run"], clean["run"].parent)
+    # (the killed build's catalogue gives its models fewer slots: its spec hash differs)
+    killed_tables = run_tables(folder / "run", [folder])
+    clean_tables = run_tables(clean["run"], [clean["run"].parent])
     assert killed_tables.keys() == clean_tables.keys()
     for name, rows in clean_tables.items():
         assert killed_tables[name] == rows, (name, set(killed_tables[name]) ^ set(rows))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from benchfoundry.compare import PER_BUILD, table_rows
 from benchfoundry.gateway.testserver import Oracle, Rule, Script, TestServer
 from benchfoundry.storage import RunFolder
 from benchfoundry.synthetic import write_corpus
@@ -68,14 +69,6 @@ def _build(tmp_path: Path, name: str, runner: str, url: str, env: dict) -> dict:
     return json.loads(done.stdout)
 
 
-def _rows(run: Path, table: str) -> list[str]:
-    rows = []
-    for row in RunFolder(run).table_named(table).read().to_pylist():
-        kept = {k: v for k, v in row.items() if k not in PER_BUILD}
-        rows.append(json.dumps(kept, default=repr, sort_keys=True).replace(str(run), "RUN"))
-    return sorted(rows)
-
-
 def _task_runs(url: str, flow_run_name_like: str | None = None) -> list[dict]:
     request = urllib.request.Request(
         f"{url}/task_runs/filter",
@@ -86,8 +79,10 @@ def _task_runs(url: str, flow_run_name_like: str | None = None) -> list[dict]:
         return json.loads(response.read())
 
 
-# when a row was made, the spec (each build names its own output): not part of the result
-PER_BUILD = ("created_at", "decided_at", "lead_time_s", "spec_hash")
+def _rows(run: Path, table: str) -> list[str]:
+    """A table's rows, the run's own folder made relative and per-build columns left out (each
+    build names its own output, so the specs differ)."""
+    return table_rows(RunFolder(run), table, [run], PER_BUILD)
 
 
 def _script(run: Path) -> Script:
