@@ -25,13 +25,6 @@ from PIL import Image  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
-def pytest_collection_modifyitems(config, items) -> None:
-    """Files with slow tests first, the rest in their order: `make test`'s two workers take a
-    file at a time, and the long files started last would leave one worker running alone."""
-    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.path not in slow_files)
-
-
 @pytest.fixture(scope="session")
 def prefect_api() -> Iterator[None]:
     """A real Prefect API (the test harness's temporary server) for flow runs."""

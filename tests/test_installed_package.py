@@ -32,7 +32,7 @@ def test_the_wheel_in_a_fresh_venv_runs_synth_ingest_extract_generate(tmp_path):
         REPO,
         source,
         ignore=shutil.ignore_patterns(
-            ".venv", ".git", ".prefect", "build", "runs", "*.egg-info", "__pycache__", ".*_cache"
+            ".venv*", ".git", ".prefect", "build", "runs", "*.egg-info", "__pycache__", ".*_cache"
         ),
     )
     dist = tmp_path / "dist"

@@ -4,13 +4,15 @@ vit_b built through `sam_model_registry` with random weights and saved as a `.pt
 extract stage's `sam` path over two images as a user runs it (`benchfoundry build`), checking
 that SAM's masks become the images' instances.
 
-The venv (`.venv-sam`, about 5.5 GB, a minute from local files) is made once and reused; it
-holds only torch, torchvision and segment-anything, and reaches benchfoundry and its other
-dependencies through the default venv's site-packages, after its own."""
+The venv (`~/.cache/benchfoundry/venv-sam`, about 5.5 GB, a minute from local files) is made
+once per machine and reused while its pins match; it holds only torch, torchvision and
+segment-anything, and reaches benchfoundry and its other dependencies through the default
+venv's site-packages, after its own."""
 
 from __future__ import annotations
 
 import json
+import os
 import site
 import subprocess
 import sys
@@ -24,7 +26,11 @@ from benchfoundry.synthetic import write_corpus
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
-VENV = REPO / ".venv-sam"
+# Outside the checkout (a copy of the tree must not carry 5.5 GB), in the user's cache like the
+# converted models: made once per machine and pins.
+VENV = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchfoundry" / "venv-sam"
+)
 PINS = ["torch==2.14.1", "torchvision==0.29.1", "segment-anything==1.0"]
 
 # A random vit_b predicts no mask the automatic generator keeps (its quality head and stability
