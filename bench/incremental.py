@@ -40,6 +40,12 @@ output: {out}
 def build(images: Path, out: Path, releases: Path, home: Path) -> tuple[dict, float]:
     spec = out.parent / f"{out.name}.yaml"
     spec.write_text(SPEC.format(images=images, releases=releases, out=out), encoding="utf-8")
+    return timed_build(spec, home)
+
+
+def timed_build(spec: Path, home: Path) -> tuple[dict, float]:
+    """`benchfoundry build SPEC --json` in its own process with its own Prefect home: the
+    summary and the seconds it took."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env.update(PREFECT_HOME=str(home), DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false")
     start = time.perf_counter()

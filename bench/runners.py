@@ -14,17 +14,15 @@ process with its own embedded Prefect server, as a curator runs it; the Dask bui
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from incremental import timed_build  # noqa: E402  (bench/, beside this script)
 
 SPEC = """name: runners
 sources: [{{kind: folder, path: {images}}}]
@@ -52,20 +50,7 @@ def build(work: Path, name: str, runner: str, images: Path, catalogue: Path) -> 
         ),
         encoding="utf-8",
     )  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
-    env.update(
-        PREFECT_HOME=str(work / f"home-{name}"), DO_NOT_TRACK="1",
-        PREFECT_SERVER_ANALYTICS_ENABLED="false",
-    )  # fmt: skip
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "benchfoundry", "build", str(spec), "--json"],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=3600,
-    )  # fmt: skip
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(done.stderr[-3000:])
-    return json.loads(done.stdout), seconds
+    return timed_build(spec, work / f"home-{name}")
 
 
 def main() -> None:
