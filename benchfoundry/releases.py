@@ -145,3 +145,105 @@ def list_releases(to: Path, name: str | None = None) -> list[ReleaseInfo]:
                 )
             )
     return out
+
+
+# --- releases at a URL --------------------------------------------------------------------------
+# A release name's folder at a URL (`s3://bucket/releases/<name>`) is published through a local
+# mirror (`stores.default_workdir`): the publish runs there as on a local disk, then each new
+# version's files are put and its manifest last, created only if absent (the version's atomic
+# point: a reader takes a version only once its manifest is there, and checks every file against
+# it); `latest` is one put of a small object, written under the name's lease.
+
+
+def local_folder(to: str | Path, name: str) -> Path:
+    """Where a publish writes `<to>/<name>`: the folder itself, or a URL's local mirror."""
+    from benchfoundry.stores import default_workdir, is_url
+
+    if is_url(to):
+        return default_workdir(f"{str(to).rstrip('/')}/{name}")
+    return Path(to) / name
+
+
+def _fetch_version(store: Any, version: str, into: Path) -> Path:
+    """A published version at `store/<version>` into `into/<version>`, every file checked
+    against the manifest (which is fetched last, so a partial fetch is never a version)."""
+    target = into / version
+    body = store.read(f"{version}/{MANIFEST}")
+    if body is None:
+        raise ReleaseError(f"{store.url}/{version} is not a published version (no {MANIFEST})")
+    manifest = json.loads(body)
+    if (target / MANIFEST).is_file() and not verify(target):
+        return target
+    for name, entry in sorted(manifest.get("files", {}).items()):
+        path = target / name
+        if path.is_file() and file_sha256(path) == entry["sha256"]:
+            continue
+        store.download(f"{version}/{name}", path, entry["sha256"])
+    atomic_write_bytes(target / MANIFEST, body)
+    return target
+
+
+def pull_for_publish(store: Any, mirror: Path, version: str) -> None:
+    """What a publish of `version` reads, into the mirror: `latest` and the version it names,
+    and `version` itself if it is published already (so that it is verified, not rewritten)."""
+    from benchfoundry.stores import StoreError
+
+    mirror.mkdir(parents=True, exist_ok=True)
+    pointer = store.read(LATEST)
+    for name in [version, pointer.decode("utf-8").strip() if pointer else None]:
+        if name and store.exists(f"{name}/{MANIFEST}"):
+            try:
+                _fetch_version(store, name, mirror)
+            except StoreError as exc:
+                raise ReleaseError(
+                    f"published version {store.url}/{name} is damaged: {exc}"
+                ) from None
+    if pointer:
+        atomic_write_bytes(mirror / LATEST, pointer)
+    else:
+        (mirror / LATEST).unlink(missing_ok=True)
+
+
+def push_published(store: Any, mirror: Path) -> list[str]:
+    """Put the mirror's versions that the store lacks (files, then the manifest, created only if
+    absent), then its `latest`; return the versions put."""
+    put = []
+    for folder in versions(mirror):
+        if store.exists(f"{folder.name}/{MANIFEST}"):
+            continue
+        manifest = read_manifest(folder)
+        for name in sorted(manifest.get("files", {})):
+            store.upload(folder / name, f"{folder.name}/{name}")
+        if not store.create(f"{folder.name}/{MANIFEST}", (folder / MANIFEST).read_bytes()):
+            continue  # the same version put by another publish in between: content-addressed
+        put.append(folder.name)
+    newest = read_latest(mirror)
+    if newest and (store.read(LATEST) or b"").decode("utf-8").strip() != newest:
+        store.write(LATEST, (newest + "\n").encode("utf-8"))
+    return put
+
+
+def fetch(location: str) -> Path:
+    """A dataset at a URL as a local path: a release name's folder (its `latest` version), one
+    published version, or one file (TSV, Parquet), fetched into the working cache and checked."""
+    from benchfoundry.stores import Store, StoreError, default_workdir
+
+    store = Store(location)
+    into = default_workdir(store.url)
+    try:
+        if store.exists(MANIFEST):  # one version
+            parent, version = store.url.rsplit("/", 1)
+            return _fetch_version(Store(parent), version, default_workdir(parent))
+        pointer = store.read(LATEST)
+        if pointer:
+            version = pointer.decode("utf-8").strip()
+            _fetch_version(store, version, into)
+            atomic_write_bytes(into / LATEST, pointer)
+            return into
+        if store.fs.isfile(store.root):
+            name = store.url.rsplit("/", 1)[-1]
+            store.download("", into / name)
+            return into / name
+    except StoreError as exc:
+        raise ReleaseError(f"cannot fetch {location}: {exc}") from None
+    raise ReleaseError(f"{location} is neither a release, a published version nor a file")

@@ -12,9 +12,36 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from benchfoundry.packaged import PACKAGES
+
+
+def _location(value: object) -> object:
+    """A URL of an object store stays text (a `Path` would fold its `//`); anything else is a
+    path."""
+    from benchfoundry.stores import is_url
+
+    if is_url(value):
+        return value
+    return Path(value) if isinstance(value, str) else value
+
+
+# A local path (relative ones against the spec's folder) or a URL such as s3://bucket/prefix.
+Location = Annotated[Path | str, BeforeValidator(_location)]
+
+
+def is_fixed(value: Path | str) -> bool:
+    """A location that needs no resolving: a URL, or an absolute path."""
+    return isinstance(value, str) or value.is_absolute()
 
 
 class SpecModel(BaseModel):
@@ -25,7 +52,7 @@ class FolderSource(SpecModel):
     """Every image file under a folder, recursively."""
 
     kind: Literal["folder"] = "folder"
-    path: Path
+    path: Location
     license: str | None = None
     meta: dict[str, str] = Field(default_factory=dict)
 
@@ -34,8 +61,8 @@ class TsvSource(SpecModel):
     """A VLMEvalKit-style multiple-choice TSV: its rows become images and seed questions."""
 
     kind: Literal["tsv"] = "tsv"
-    path: Path
-    image_root: Path | None = Field(
+    path: Location
+    image_root: Location | None = Field(
         default=None,
         description="folder that `image_path` values are read from, and may not lead out of "
         "(default: the file's folder)",
@@ -48,9 +75,9 @@ class ParquetSource(SpecModel):
     """A Parquet file with an image column and question/options/answer columns (MMStar layout)."""
 
     kind: Literal["parquet"] = "parquet"
-    path: Path
+    path: Location
     image_column: str = "image"
-    image_root: Path | None = Field(
+    image_root: Location | None = Field(
         default=None,
         description="folder that image paths are read from, and may not lead out of (default: "
         "the file's folder)",
@@ -326,9 +353,10 @@ class ReviewOptions(SpecModel):
 class PublishOptions(SpecModel):
     """The release: where versions go, and the publish gate's tolerances (docs/publish.md)."""
 
-    to: Path = Field(
+    to: Location = Field(
         default=Path("releases"),
-        description="the releases folder (relative to the spec's folder): <to>/<name>/<version>/",
+        description="the releases folder (relative to the spec's folder) or a URL "
+        "(s3://bucket/releases): <to>/<name>/<version>/",
     )
     allow_unreviewed: bool = Field(
         default=False,
@@ -360,7 +388,7 @@ class PublishOptions(SpecModel):
 class EvaluateOptions(SpecModel):
     """An evaluation: models asked a dataset's questions through the answering engine."""
 
-    dataset: Path | None = Field(
+    dataset: Location | None = Field(
         default=None,
         description="a release folder, a VLMEvalKit MCQ TSV, an MMStar Parquet, or an "
         "open-ended set (an MM-Vet folder, a VLMEvalKit MMVet TSV) (relative to the spec); "
@@ -483,7 +511,10 @@ class BuildSpec(SpecModel):
         default=None,
         description="model catalogue YAML (default: the packaged benchfoundry/data/models.yaml)",
     )
-    output: Path = Path("runs/default")
+    output: Location = Field(
+        default=Path("runs/default"),
+        description="the run folder (relative to the spec's folder) or a URL (s3://bucket/runs/x)",
+    )
     runner: RunnerSpec = Field(default_factory=RunnerSpec)
 
     @field_validator("models")
@@ -513,8 +544,8 @@ class BuildSpec(SpecModel):
     def resolved(self, base: Path) -> BuildSpec:
         """A copy with every relative path made absolute against `base`."""
 
-        def fix(path: Path | None) -> Path | None:
-            if path is None or path.is_absolute():
+        def fix(path: Path | str | None) -> Path | str | None:
+            if path is None or is_fixed(path):
                 return path
             return (base / path).resolve()
 
@@ -523,10 +554,10 @@ class BuildSpec(SpecModel):
             updates = {}
             for name in ("path", "image_root"):
                 value = getattr(source, name, None)
-                if value is not None and not value.is_absolute():
+                if value is not None and not is_fixed(value):
                     updates[name] = fix(value)
             sources.append(source.model_copy(update=updates))
-        output = self.output if self.output.is_absolute() else fix(self.output)
+        output = fix(self.output)
         extract = self.options.extract
         if extract.ocr_model_dir is not None and not extract.ocr_model_dir.is_absolute():
             extract = extract.model_copy(update={"ocr_model_dir": fix(extract.ocr_model_dir)})
@@ -537,10 +568,10 @@ class BuildSpec(SpecModel):
             if value and not Path(value).is_absolute() and (base / value).exists():
                 extract = extract.model_copy(update={name: str((base / value).resolve())})
         publish = self.options.publish
-        if not publish.to.is_absolute():
+        if not is_fixed(publish.to):
             publish = publish.model_copy(update={"to": fix(publish.to)})
         evaluate = self.options.evaluate
-        if evaluate.dataset is not None and not evaluate.dataset.is_absolute():
+        if evaluate.dataset is not None and not is_fixed(evaluate.dataset):
             evaluate = evaluate.model_copy(update={"dataset": fix(evaluate.dataset)})
         options = self.options.model_copy(
             update={"extract": extract, "publish": publish, "evaluate": evaluate}

@@ -14,6 +14,7 @@ from benchfoundry.runners import task_runner
 from benchfoundry.spec import load_spec
 from benchfoundry.stages import STAGES, StageRun
 from benchfoundry.storage import RunFolder
+from benchfoundry.stores import run_folder_at
 
 
 @flow(name="build")
@@ -23,34 +24,37 @@ def build(spec_path: str, out: str | None = None, stages: list[str] | None = Non
     spec = load_spec(spec_path)
     wanted = spec.stages if stages is None else stages
     chosen = [name for name in STAGES if name in wanted]
-    run = RunFolder(out or spec.output)
-    run.root.mkdir(parents=True, exist_ok=True)
-    spec_json = spec.model_dump(mode="json")
-    run.update_manifest(
-        "build",
-        {
-            "spec_path": str(Path(spec_path).resolve()),
-            "spec": spec_json,
-            "spec_hash": content_hash(spec_json, length=16),
-            "stages": chosen,
-        },
-    )
-    context = StageRun.from_spec(spec, str(run.root), chosen)
-    summaries = {}
-    with task_runner(spec.runner) as runner:
-        for name in chosen:
-            stage_flow = STAGES[name].flow_function()
-            if runner is not None:
-                stage_flow = stage_flow.with_options(task_runner=runner)
-            summaries[name] = stage_flow(context)
-    summary = BuildSummary(
-        spec=spec.name,
-        run=str(run.root),
-        stages=chosen,
-        summaries=summaries,
-        manifest=str(run.manifest_path),
-        **run_state(run).model_dump(),
-    )
+    # A run folder at a URL is worked on in a local working copy, committed after each stage.
+    with run_folder_at(out or spec.output) as where:
+        run = RunFolder(where.path)
+        run.root.mkdir(parents=True, exist_ok=True)
+        spec_json = spec.model_dump(mode="json")
+        run.update_manifest(
+            "build",
+            {
+                "spec_path": str(Path(spec_path).resolve()),
+                "spec": spec_json,
+                "spec_hash": content_hash(spec_json, length=16),
+                "stages": chosen,
+            },
+        )
+        context = StageRun.from_spec(spec, str(run.root), chosen)
+        summaries = {}
+        with task_runner(spec.runner) as runner:
+            for name in chosen:
+                stage_flow = STAGES[name].flow_function()
+                if runner is not None:
+                    stage_flow = stage_flow.with_options(task_runner=runner)
+                summaries[name] = stage_flow(context)
+                where.commit(f"after {name}")
+        summary = BuildSummary(
+            spec=spec.name,
+            run=where.shown,
+            stages=chosen,
+            summaries=summaries,
+            manifest=f"{where.url}/manifest.json" if where.url else str(run.manifest_path),
+            **run_state(run).model_dump(),
+        )
     create_markdown_artifact(
         markdown=build_markdown(summary), key="build-summary", description=f"Build {spec.name}"
     )

@@ -52,11 +52,17 @@ class ModelRun(JobRun):
 
 def dataset_path(stage: StageRun) -> Path:
     """The spec's dataset, else the build's latest release (`<publish.to>/<name>`)."""
+    from benchfoundry.releases import fetch
+    from benchfoundry.stores import is_url
+
     options = stage.options.evaluate
     if options.dataset is not None:
-        return Path(options.dataset)
+        return fetch(options.dataset) if is_url(options.dataset) else Path(options.dataset)
     if stage.name:
-        return Path(stage.options.publish.to) / stage.name
+        to = stage.options.publish.to
+        if is_url(to):  # the name's latest version, fetched into the working cache
+            return fetch(f"{str(to).rstrip('/')}/{stage.name}")
+        return Path(to) / stage.name
     raise EvalDatasetError("give a dataset (options.evaluate.dataset, or --dataset)")
 
 

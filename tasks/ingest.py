@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from benchfoundry import imaging
+from benchfoundry import imaging, stores
 from benchfoundry.ids import image_id, question_id
 from benchfoundry.reasons import Rejection
 from benchfoundry.records import CandidateRecord, ImageRecord, ImageSourceRecord, QuarantineRecord
@@ -26,13 +26,49 @@ from benchfoundry.spec import (
 )
 from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder
+from benchfoundry.stores import is_url
 from tasks.ingest_files import read_folder, read_packaged
-from tasks.ingest_items import RawImage, SeedQuestion, SourceItems, meta_map
+from tasks.ingest_items import RawImage, SeedQuestion, SourceFormatError, SourceItems, meta_map
 from tasks.ingest_tables import read_parquet, read_tsv
 
 
 def read_source(source: Source) -> SourceItems:
-    """Everything one source yields, before decoding."""
+    """Everything one source yields, before decoding. A source at a URL (s3://, gs://...) is
+    read from a copy in the working cache, and every row names it by its URL."""
+    named = {f: getattr(source, f, None) for f in ("path", "image_root")}
+    urls = {f: v for f, v in named.items() if is_url(v)}
+    if not urls:
+        return _read_local(source)
+    try:
+        local = {f: stores.mirror(v) for f, v in urls.items()}
+    except stores.StoreError as exc:
+        raise SourceFormatError(f"source {describe_source(source)}: {exc}") from None
+    items = _read_local(source.model_copy(update=local))
+    prefixes = [(str(local[f]), str(urls[f]).rstrip("/")) for f in urls]
+    return _renamed(items, prefixes)
+
+
+def _renamed(items: SourceItems, prefixes: list[tuple[str, str]]) -> SourceItems:
+    """The items with the working copy's paths given back as the URLs they came from."""
+
+    def back(text: str) -> str:
+        for local, url in prefixes:
+            if text == local or text.startswith(local + "/"):
+                return url + text[len(local) :]
+        return text
+
+    return SourceItems(
+        images=[replace(i, source=back(i.source)) for i in items.images],
+        seeds=[
+            replace(s, source=back(s.source), image_source=back(s.image_source))
+            for s in items.seeds
+        ],
+        rejections=[replace(r, source=back(r.source)) for r in items.rejections],
+        warnings=list(items.warnings),
+    )
+
+
+def _read_local(source: Source) -> SourceItems:
     if isinstance(source, FolderSource):
         return read_folder(source)
     if isinstance(source, TsvSource):

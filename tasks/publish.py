@@ -32,6 +32,7 @@ from benchfoundry.records import (
 from benchfoundry.spec import DEFAULT_TAXONOMY
 from benchfoundry.stages import INLINE, Mapper, StageRun
 from benchfoundry.storage import RunFolder, atomic_write_json
+from benchfoundry.stores import Lease, Store, is_url
 from benchfoundry.taxonomy import Taxonomy, load_taxonomy
 from tasks.publish_card import CardInputs, write_card
 from tasks.publish_files import spool_images, tsv_differences, write_parquet, write_tsv
@@ -50,6 +51,7 @@ from tasks.publish_rows import ImageInfo, ReleaseRow, Selection, select
 from validation.gate import GateResult, GateRow, run_gate
 
 TMP_PREFIX = ".tmp-"
+RELEASE_LEASE = ".lock.json"  # one publish at a time per release name at a URL
 Changes = dict[str, list[str]]  # added, removed, changed: question ids
 
 
@@ -170,7 +172,7 @@ def prepare(stage: StageRun) -> Release:
         taxonomy=load_taxonomy(taxonomy_name),
         selection=selection,
         version=version,
-        folder=Path(options.to) / name,
+        folder=releases.local_folder(options.to, name),
     )
 
 
@@ -269,9 +271,30 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
 
 
 def publish_release(stage: StageRun) -> PublishSummary:
-    """The stage's one job: select, gate, write under a hidden name, rename, point `latest`."""
+    """The stage's one job: select, gate, write under a hidden name, rename, point `latest`.
+    To a URL: the same in the name's local mirror, under the name's lease, then put (new
+    version's files, its manifest created only if absent, then `latest`)."""
     shutil.rmtree(Path(stage.run) / "reports" / "data_docs", ignore_errors=True)  # this run's only
     release = prepare(stage)
+    to = stage.options.publish.to
+    if not is_url(to):
+        return _publish_locally(release)
+    url = f"{str(to).rstrip('/')}/{release.name}"
+    store = Store(url)
+    with Lease(store, RELEASE_LEASE).held():
+        releases.pull_for_publish(store, release.folder, release.version)
+        summary = _publish_locally(release)
+        releases.push_published(store, release.folder)
+    final = f"{url}/{release.version}"
+    return summary.model_copy(
+        update={
+            "release": final,
+            "load": summary.load.replace(str(release.final), final),
+        }
+    )
+
+
+def _publish_locally(release: Release) -> PublishSummary:
     folder = release.folder
     folder.mkdir(parents=True, exist_ok=True)
     with _locked(folder):

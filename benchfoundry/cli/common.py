@@ -49,6 +49,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from benchfoundry.releases import ReleaseError
     from benchfoundry.spec import SpecError
     from benchfoundry.storage import SchemaMismatchError
+    from benchfoundry.stores import StoreError
     from benchfoundry.taxonomy import TaxonomyError
     from extractors.base import ExtractorUnavailable
     from tasks.ingest_items import SourceFormatError
@@ -60,6 +61,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         SpecError,
         SourceFormatError,
         SchemaMismatchError,
+        StoreError,
         PublishError,
         ReleaseError,
         EvalDatasetError,

@@ -30,7 +30,10 @@ from benchfoundry.cli.common import (
 def build(
     spec: Annotated[Path, typer.Argument(help="The build spec (YAML).")],
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Run folder (default: the spec's output).")
+        str | None,
+        typer.Option(
+            "--out", "-o", help="Run folder or URL, s3://... (default: the spec's output)."
+        ),
     ] = None,
     stages: Annotated[
         str | None,
@@ -45,6 +48,7 @@ def build(
         from benchfoundry.report import build_text
         from benchfoundry.spec import load_spec
         from benchfoundry.stages import stage_names
+        from benchfoundry.stores import is_url
         from flows.build import build as build_flow
 
         load_spec(spec)  # fail fast, before Prefect starts, on a spec that does not validate
@@ -52,7 +56,8 @@ def build(
         if chosen is not None and (not chosen or set(chosen) - set(stage_names())):
             raise UserError(f"--stages takes {', '.join(stage_names())}; got {stages!r}")
         with running_flows(not as_json):
-            summary = build_flow(str(spec), str(out.resolve()) if out else None, chosen)
+            where = out if out is None or is_url(out) else str(Path(out).resolve())
+            summary = build_flow(str(spec), where, chosen)
         emit(as_json, summary.model_dump(mode="json"), build_text(summary))
 
     run(verbose, action)

@@ -1,0 +1,527 @@
+"""Storage by URL: run folders, releases and sources on any filesystem fsspec knows (S3, GCS,
+Azure, its in-memory one...). Local paths stay the default and never come here.
+
+An object store has no rename and no file lock, so the guarantees that local storage gets from
+`os.replace` and `flock` come from two primitives every store here offers:
+
+- a put is atomic: an object is there whole or not at all;
+- a put can be conditional (`mode="create"`: S3's `If-None-Match: *`, GCS's generation match 0,
+  an exclusive open elsewhere): it fails when the object exists, so exactly one of two writers
+  racing for a name wins.
+
+A run folder at a URL (`RemoteRun`) is worked on in a local working copy and committed to the
+store: changed files are put at their own names, then a commit object `_commits/<n>.json`
+listing every file with its SHA-256 is created conditionally; that create is the atomic point (a
+reader takes the newest commit and checks every file it fetches against it). A lease object
+(`_lock.json`, also created conditionally) keeps a second build off the run while one holds it,
+and a commit that loses the race for its number is refused, so two writers can never interleave.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchfoundry.storage import atomic_write_json
+
+_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
+COMMITS = "_commits"
+LEASE = "_lock.json"
+STATE = ".remote.json"  # in the working copy: which store and commit it was taken from
+LEASE_SECONDS = 600.0
+# Working-copy files that are never committed: locks, temporary files, SQLite's side files (the
+# cache is committed as a consistent snapshot of its database instead), the state file itself.
+_NEVER = re.compile(r"(^|/)(\.lock|\.tmp-[^/]*|\.remote\.json)$|-(wal|shm|journal)$")
+_EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be reached or read, or a write that would break its guarantees."""
+
+
+class StoreBusy(StoreError):
+    """Another writer holds the run (its lease has not expired) or committed first."""
+
+
+def is_url(value: object) -> bool:
+    """True for `scheme://...` locations other than `file://` (which is a local path)."""
+    if not isinstance(value, str):
+        return False
+    match = _URL.match(value)
+    return bool(match) and match.group("scheme").lower() not in ("file", "local")
+
+
+def local_path(value: str | os.PathLike[str]) -> Path:
+    """A location that is not a URL, as a path (`file://` taken off)."""
+    text = os.fspath(value)
+    return Path(text[len("file://") :] if text.startswith("file://") else text)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Store:
+    """A folder of a filesystem given by URL; every name is relative to it."""
+
+    def __init__(self, url: str) -> None:
+        import fsspec
+
+        self.url = url.rstrip("/")
+        scheme = _URL.match(self.url).group("scheme").lower()  # type: ignore[union-attr]
+        try:
+            self.fs, self.root = fsspec.core.url_to_fs(self.url)
+        except ImportError as exc:
+            extra = _EXTRAS.get(scheme)
+            hint = f"pip install 'benchfoundry[{extra}]'" if extra else "install its fsspec driver"
+            raise StoreError(
+                f"{self.url}: no filesystem for '{scheme}://' ({hint}): {exc}"
+            ) from None
+        except ValueError as exc:
+            raise StoreError(f"{self.url}: {exc}") from None
+        self.root = self.root.rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+    def key(self, name: str) -> str:
+        return f"{self.root}/{name}" if name else self.root
+
+    def read(self, name: str) -> bytes | None:
+        """The object's bytes, or None when there is none."""
+        try:
+            return self.fs.cat_file(self.key(name))
+        except FileNotFoundError:
+            return None
+
+    def read_json(self, name: str) -> Any:
+        data = self.read(name)
+        if data is None:
+            return None
+        try:
+            return json.loads(data)
+        except ValueError as exc:
+            raise StoreError(f"{self.url}/{name} is not JSON: {exc}") from None
+
+    def write(self, name: str, data: bytes) -> None:
+        """Put the object (one put: a reader sees the old bytes or the new ones)."""
+        self.fs.pipe_file(self.key(name), data)
+
+    def create(self, name: str, data: bytes) -> bool:
+        """Put the object only if there is none; False when it exists (another writer won)."""
+        try:
+            self.fs.pipe_file(self.key(name), data, mode="create")
+        except FileExistsError:
+            return False
+        return True
+
+    def exists(self, name: str) -> bool:
+        return bool(self.fs.exists(self.key(name)))
+
+    def delete(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(self.key(name))
+
+    def files(self, prefix: str = "") -> list[str]:
+        """Names of the objects under `prefix` (recursively), sorted."""
+        base = self.key(prefix).rstrip("/")
+        try:
+            found = self.fs.find(base, withdirs=False)
+        except FileNotFoundError:
+            return []
+        cut = len(self.root) + 1
+        return sorted(p[cut:] for p in found if p.startswith(self.root + "/"))
+
+    def folders(self, prefix: str = "") -> list[str]:
+        """Names of the folders directly under `prefix`."""
+        try:
+            found = self.fs.ls(self.key(prefix).rstrip("/"), detail=True)
+        except FileNotFoundError:
+            return []
+        return sorted(
+            e["name"].rstrip("/").rsplit("/", 1)[-1] for e in found if e["type"] == "directory"
+        )
+
+    def download(self, name: str, to: Path, sha256: str | None = None) -> None:
+        """Fetch the object to `to` atomically, checked against `sha256` when given."""
+        to.parent.mkdir(parents=True, exist_ok=True)
+        tmp = to.parent / f".tmp-{uuid.uuid4().hex}-{to.name}"
+        try:
+            try:
+                self.fs.get_file(self.key(name), str(tmp))
+            except FileNotFoundError:
+                raise StoreError(f"{self.url}/{name} is missing") from None
+            if sha256 is not None and sha256_file(tmp) != sha256:
+                raise StoreError(
+                    f"{self.url}/{name} differs from the hash its commit gives "
+                    "(changed by a newer commit while being read, or damaged): run again"
+                )
+            os.replace(tmp, to)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def upload(self, path: Path, name: str) -> None:
+        self.fs.put_file(str(path), self.key(name))
+
+
+def open_store(url: str) -> Store:
+    return Store(url)
+
+
+# --- one writer at a time -------------------------------------------------------------------
+
+
+@dataclass
+class Lease:
+    """A claim on a store folder: `name` created only if absent, naming its holder and when it
+    lapses. A holder that dies stops renewing it; once lapsed, the next writer takes it over."""
+
+    store: Store
+    name: str = LEASE
+    seconds: float = LEASE_SECONDS
+    holder: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def _body(self) -> bytes:
+        return json.dumps(
+            {
+                "holder": self.holder,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "taken_at": _now(),
+                "expires": time.time() + self.seconds,
+            },
+            sort_keys=True,
+        ).encode("utf-8")
+
+    def acquire(self) -> None:
+        for _ in range(3):
+            if self.store.create(self.name, self._body()):
+                return
+            held = self.store.read_json(self.name)
+            if held is None:
+                continue  # released in between: try again
+            if held.get("holder") == self.holder:
+                return
+            if float(held.get("expires", 0)) > time.time():
+                until = datetime.fromtimestamp(float(held["expires"]), UTC).isoformat(
+                    timespec="seconds"
+                )
+                raise StoreBusy(
+                    f"{self.store.url} is being written by another build (pid "
+                    f"{held.get('pid')} on {held.get('host')}, since {held.get('taken_at')}; "
+                    f"its lease lapses at {until} unless renewed)"
+                )
+            self.store.delete(self.name)  # lapsed: its holder died; racing takers meet at create
+        raise StoreBusy(f"{self.store.url}: could not take the lease {self.name}")
+
+    def renew(self) -> None:
+        held = self.store.read_json(self.name)
+        if held is None or held.get("holder") != self.holder:
+            raise StoreBusy(
+                f"{self.store.url}: this build's lease lapsed and another writer took it; "
+                "its work since the last commit stays in the working copy"
+            )
+        self.store.write(self.name, self._body())
+
+    def release(self) -> None:
+        held = self.store.read_json(self.name)
+        if held is not None and held.get("holder") == self.holder:
+            self.store.delete(self.name)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[Lease]:
+        """Hold the lease for the block, renewed from a thread at a third of its length."""
+        self.acquire()
+        stop = threading.Event()
+        lost: list[BaseException] = []
+
+        def keep() -> None:
+            while not stop.wait(self.seconds / 3):
+                try:
+                    self.renew()
+                except Exception as exc:  # noqa: BLE001 - reported when the block ends
+                    lost.append(exc)
+                    return
+
+        thread = threading.Thread(target=keep, name="benchfoundry-lease", daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            stop.set()
+            thread.join()
+            self.release()
+        if lost:
+            raise StoreBusy(str(lost[0]))
+
+
+# --- a run folder at a URL ------------------------------------------------------------------
+
+
+def default_workdir(url: str) -> Path:
+    """Where a store's working copy lives: `$BENCHFOUNDRY_WORKDIR`, else the user's cache."""
+    base = os.environ.get("BENCHFOUNDRY_WORKDIR") or (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchfoundry" / "runs"
+    )
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", url.split("://", 1)[1])[-60:].strip("_")
+    return Path(base) / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:12]}"
+
+
+def _snapshot(path: Path, to: Path) -> None:
+    """A consistent copy of a SQLite database that may be open (its WAL folded in)."""
+    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        target = sqlite3.connect(to)
+        try:
+            source.backup(target)
+        finally:
+            target.close()
+    finally:
+        source.close()
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    number: int
+    files: int
+    uploaded: int
+    bytes_uploaded: int
+    removed: int
+
+
+class RemoteRun:
+    """A run folder at a URL, worked on in a local working copy."""
+
+    def __init__(self, url: str, workdir: Path | None = None) -> None:
+        self.store = Store(url)
+        self.url = self.store.url
+        self.path = (workdir or default_workdir(self.url)).resolve()
+
+    # state of the working copy -------------------------------------------------------------
+
+    def _state(self) -> dict[str, Any]:
+        path = self.path / STATE
+        if not path.is_file():
+            return {}
+        state = json.loads(path.read_text(encoding="utf-8"))
+        return state if state.get("url") == self.url else {}
+
+    def _save_state(self, number: int, files: dict[str, dict[str, Any]]) -> None:
+        atomic_write_json(self.path / STATE, {"url": self.url, "commit": number, "files": files})
+
+    def head(self) -> tuple[int, dict[str, Any]]:
+        """The newest commit's number and body (0 and an empty body for a new run)."""
+        names = [n for n in self.store.files(COMMITS) if re.fullmatch(rf"{COMMITS}/\d+\.json", n)]
+        if not names:
+            return 0, {"files": {}}
+        newest = max(names, key=lambda n: int(n.split("/")[-1].split(".")[0]))
+        body = self.store.read_json(newest)
+        if not isinstance(body, dict) or not isinstance(body.get("files"), dict):
+            raise StoreError(f"{self.url}/{newest} is not a commit")
+        return int(body["number"]), body
+
+    def _local_files(self) -> dict[str, Path]:
+        if not self.path.is_dir():
+            return {}
+        out = {}
+        for path in self.path.rglob("*"):
+            rel = path.relative_to(self.path).as_posix()
+            if path.is_file() and not _NEVER.search(rel):
+                out[rel] = path
+        return out
+
+    def _hash(self, rel: str, path: Path, known: dict[str, dict[str, Any]]) -> str:
+        stat = path.stat()
+        entry = known.get(rel)
+        if (
+            entry
+            and entry.get("bytes") == stat.st_size
+            and entry.get("mtime_ns") == stat.st_mtime_ns
+        ):
+            return entry["sha256"]
+        return sha256_file(path)
+
+    # pull and commit -----------------------------------------------------------------------
+
+    def pull(self) -> int:
+        """Make the working copy the store's newest commit; return its number. A working copy
+        already at that commit keeps its files (work a killed build did since is kept, as a
+        local run folder keeps it); one behind is brought to it, files checked by hash."""
+        number, commit = self.head()
+        state = self._state()
+        if state and state.get("commit") == number:
+            return number
+        self.path.mkdir(parents=True, exist_ok=True)
+        wanted: dict[str, dict[str, Any]] = commit["files"]
+        known = state.get("files", {})
+        local = self._local_files()
+        for rel, entry in sorted(wanted.items()):
+            path = self.path / rel
+            if rel in local and self._hash(rel, path, known) == entry["sha256"]:
+                continue
+            self.store.download(rel, path, entry["sha256"])
+        for rel, path in local.items():
+            if rel not in wanted:
+                path.unlink()
+        files = {
+            rel: {**entry, "mtime_ns": (self.path / rel).stat().st_mtime_ns}
+            for rel, entry in wanted.items()
+        }
+        self._save_state(number, files)
+        return number
+
+    def commit(self, note: str) -> CommitInfo:
+        """Put the working copy's changed files, then create the next commit naming them all."""
+        state = self._state()
+        base = int(state.get("commit", 0))
+        number, head = self.head()
+        if number != base:
+            raise StoreBusy(
+                f"{self.url} moved to commit {number} ({head.get('note')!r}, pid "
+                f"{head.get('pid')} on {head.get('host')}) since this working copy took commit "
+                f"{base}; this build's work is left in {self.path}"
+            )
+        known: dict[str, dict[str, Any]] = state.get("files", {})
+        files: dict[str, dict[str, Any]] = {}
+        uploaded = sent = 0
+        snapshots = self.path / f".tmp-snapshots-{uuid.uuid4().hex}"
+        try:
+            for rel, path in sorted(self._local_files().items()):
+                source = path
+                if path.suffix == ".sqlite":
+                    snapshots.mkdir(exist_ok=True)
+                    source = snapshots / path.name
+                    _snapshot(path, source)
+                    digest, size = sha256_file(source), source.stat().st_size
+                else:
+                    digest, size = self._hash(rel, path, known), path.stat().st_size
+                files[rel] = {"sha256": digest, "bytes": size}
+                if known.get(rel, {}).get("sha256") != digest or not head["files"].get(rel):
+                    self.store.upload(source, rel)
+                    uploaded += 1
+                    sent += size
+                if source is path:
+                    files[rel]["mtime_ns"] = path.stat().st_mtime_ns
+        finally:
+            for leftover in snapshots.glob("*") if snapshots.is_dir() else []:
+                leftover.unlink()
+            if snapshots.is_dir():
+                snapshots.rmdir()
+        listed = {rel: {k: e[k] for k in ("sha256", "bytes")} for rel, e in files.items()}
+        if listed == head["files"] and number:
+            self._save_state(number, files)
+            return CommitInfo(number, len(files), 0, 0, 0)  # nothing changed: no new commit
+        body = {
+            "number": number + 1,
+            "parent": number,
+            "note": note,
+            "created_at": _now(),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "files": listed,
+        }
+        data = (json.dumps(body, indent=1, sort_keys=True) + "\n").encode("utf-8")
+        if not self.store.create(f"{COMMITS}/{number + 1:08d}.json", data):
+            raise StoreBusy(
+                f"{self.url}: another writer made commit {number + 1} first; this build's work "
+                f"is left in {self.path}"
+            )
+        self._save_state(number + 1, files)
+        removed = [rel for rel in head["files"] if rel not in files]
+        for rel in removed:  # no longer in the run (a table rewritten into one new part)
+            self.store.delete(rel)
+        return CommitInfo(number + 1, len(files), uploaded, sent, len(removed))
+
+
+@dataclass
+class RunLocation:
+    """Where a command works on a run: `path` (local), and `commit` to call after each stage
+    (a no-op for a local run folder)."""
+
+    path: Path
+    url: str | None = None
+    commit: Callable[[str], CommitInfo | None] = lambda note: None
+
+    @property
+    def shown(self) -> str:
+        return self.url or str(self.path)
+
+
+@contextlib.contextmanager
+def run_folder_at(location: str | os.PathLike[str], write: bool = True) -> Iterator[RunLocation]:
+    """The run folder at `location`: a local path as it is; a URL through a working copy taken
+    from its newest commit, under the run's lease, committed by `commit(note)` and once more
+    when the block ends (also when it fails: every table write is atomic, so what is there is a
+    valid run folder to resume from, as after a kill of a local build)."""
+    if not is_url(location):
+        yield RunLocation(local_path(location))
+        return
+    remote = RemoteRun(os.fspath(location))
+    if not write:
+        remote.pull()
+        yield RunLocation(remote.path, remote.url)
+        return
+    with Lease(remote.store).held():
+        remote.pull()
+        where = RunLocation(remote.path, remote.url, remote.commit)
+        try:
+            yield where
+        except StoreBusy:
+            raise
+        except BaseException:
+            remote.commit("end of a failed command")
+            raise
+        remote.commit("end of command")
+
+
+def mirror(url: str) -> Path:
+    """A source at a URL (a folder of images, or one TSV/Parquet file) as a local copy in the
+    working cache: objects are fetched when absent or of another size, objects the URL no
+    longer holds are removed from the copy. Returns the copy's folder or file."""
+    store = Store(url)
+    into = default_workdir(store.url)
+    if store.fs.isfile(store.root):
+        target = into / store.url.rsplit("/", 1)[-1]
+        size = store.fs.size(store.root)
+        if not (target.is_file() and target.stat().st_size == size):
+            store.download("", target)
+        return target
+    if not store.fs.isdir(store.root):
+        raise StoreError(f"{store.url} does not exist (neither a folder nor a file)")
+    sizes = {}
+    for name, info in store.fs.find(store.root, withdirs=False, detail=True).items():
+        if name.startswith(store.root + "/"):
+            sizes[name[len(store.root) + 1 :]] = info.get("size")
+    into.mkdir(parents=True, exist_ok=True)
+    for rel, size in sorted(sizes.items()):
+        target = into / rel
+        if not (target.is_file() and target.stat().st_size == size):
+            store.download(rel, target)
+    for path in sorted(into.rglob("*"), reverse=True):
+        rel = path.relative_to(into).as_posix()
+        if path.is_file() and rel not in sizes:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    return into
