@@ -119,8 +119,29 @@ def versions(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: (read_manifest(p).get("created_at", ""), p.name))
 
 
-def list_releases(to: Path, name: str | None = None) -> list[ReleaseInfo]:
-    """Every published version under `to` (or of one name), oldest first per name."""
+def _info(name: str, path: str, manifest: dict[str, Any], newest: str | None) -> ReleaseInfo:
+    return ReleaseInfo(
+        name=name,
+        version=manifest["version"],
+        path=path,
+        created_at=manifest.get("created_at", ""),
+        rows=manifest.get("rows", 0),
+        parent=manifest.get("parent"),
+        changes=change_counts(manifest.get("changes", {})),
+        latest=manifest["version"] == newest,
+        human_reviewed=manifest.get("review", {}).get("human_reviewed", 0),
+        auto_accepted=manifest.get("review", {}).get("auto_only", 0),
+    )
+
+
+def list_releases(to: str | Path, name: str | None = None) -> list[ReleaseInfo]:
+    """Every published version under `to` (a folder or a URL; or of one name), oldest first per
+    name."""
+    from benchfoundry.stores import is_url
+
+    if is_url(to):
+        return _list_at_url(str(to), name)
+    to = Path(to)
     if not to.is_dir():
         raise ReleaseError(f"no releases folder {to}")
     names = [name] if name else sorted(p.name for p in to.iterdir() if p.is_dir())
@@ -128,22 +149,28 @@ def list_releases(to: Path, name: str | None = None) -> list[ReleaseInfo]:
     for n in names:
         folder = to / n
         newest = read_latest(folder)
-        for path in versions(folder):
-            m = read_manifest(path)
-            out.append(
-                ReleaseInfo(
-                    name=n,
-                    version=m["version"],
-                    path=str(path),
-                    created_at=m.get("created_at", ""),
-                    rows=m.get("rows", 0),
-                    parent=m.get("parent"),
-                    changes=change_counts(m.get("changes", {})),
-                    latest=m["version"] == newest,
-                    human_reviewed=m.get("review", {}).get("human_reviewed", 0),
-                    auto_accepted=m.get("review", {}).get("auto_only", 0),
-                )
-            )
+        out += [_info(n, str(p), read_manifest(p), newest) for p in versions(folder)]
+    return out
+
+
+def _list_at_url(url: str, name: str | None) -> list[ReleaseInfo]:
+    from benchfoundry.stores import Store, StoreError
+
+    try:
+        store = Store(url)
+        names = [name] if name else [n for n in store.folders() if not n.startswith(".")]
+        out = []
+        for n in names:
+            pointer = store.read(f"{n}/{LATEST}")
+            newest = pointer.decode("utf-8").strip() if pointer else None
+            found = []
+            for version in store.folders(n):
+                manifest = store.read_json(f"{n}/{version}/{MANIFEST}")
+                if isinstance(manifest, dict) and not version.startswith("."):
+                    found.append((manifest.get("created_at", ""), version, manifest))
+            out += [_info(n, f"{store.url}/{n}/{v}", m, newest) for _, v, m in sorted(found)]
+    except StoreError as exc:
+        raise ReleaseError(str(exc)) from None
     return out
 
 

@@ -23,12 +23,14 @@ from benchfoundry.cli.common import (
 )
 
 ToOpt = Annotated[
-    Path | None,
-    typer.Option("--to", help="Releases folder (default: the spec's options.publish.to)."),
+    str | None,
+    typer.Option(
+        "--to", help="Releases folder or URL, s3://... (default: the spec's options.publish.to)."
+    ),
 ]
 
 
-def _context(out: Path, spec: Path | None, to: Path | None) -> Any:
+def _context(out: Path, spec: Path | None, to: str | None) -> Any:
     """The publish stage's context: the spec's, else the build spec the run's manifest keeps,
     else the defaults (which need `--to`)."""
     from benchfoundry.cli.stages import stage_context
@@ -71,7 +73,9 @@ def publish(
         context = _context(out, spec, to)
         updates: dict[str, Any] = {}
         if to is not None:
-            updates["to"] = to.resolve()
+            from benchfoundry.stores import is_url
+
+            updates["to"] = to if is_url(to) else Path(to).resolve()
         if allow_unreviewed:
             updates["allow_unreviewed"] = True
         with_options(context, "publish", updates, "publish")
@@ -82,7 +86,7 @@ def publish(
 
 @app.command("releases")
 def list_releases(
-    to: Annotated[Path, typer.Option("--to", help="The releases folder.")],
+    to: Annotated[str, typer.Option("--to", help="The releases folder, or its URL.")],
     name: Annotated[str | None, typer.Option("--name", help="Only this release name.")] = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,

@@ -1,0 +1,155 @@
+"""Storage by URL on fsspec's in-memory filesystem: the lease, commits that cannot interleave,
+pulls checked by hash, a killed build's work kept, rewritten tables and the cache committed."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import fsspec
+import pytest
+
+from benchfoundry.records import QuarantineRecord
+from benchfoundry.storage import RunFolder
+from benchfoundry.stores import (
+    Lease,
+    RemoteRun,
+    Store,
+    StoreBusy,
+    StoreError,
+    is_url,
+    mirror,
+    run_folder_at,
+)
+
+
+@pytest.fixture(autouse=True)
+def _workdir(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHFOUNDRY_WORKDIR", str(tmp_path / "work"))
+
+
+@pytest.fixture
+def url() -> str:
+    return f"memory://runs-{uuid.uuid4().hex[:8]}/run"
+
+
+def _quarantine(*sources: str) -> list[QuarantineRecord]:
+    return [
+        QuarantineRecord(source=s, source_kind="folder", stage="ingest", reason="r", detail="d")
+        for s in sources
+    ]
+
+
+def test_urls_and_paths_are_told_apart():
+    assert is_url("s3://bucket/runs/x") and is_url("gs://b/p") and is_url("memory://x")
+    assert not is_url("runs/x") and not is_url("/abs/x") and not is_url("file:///tmp/x")
+    with pytest.raises(StoreError, match="nope://x"):
+        Store("nope://x/y")
+
+
+def test_a_second_writer_is_refused_while_the_lease_is_held_and_takes_it_once_lapsed(url):
+    store = Store(url)
+    first = Lease(store, seconds=60)
+    first.acquire()
+    with pytest.raises(StoreBusy, match="being written by another build"):
+        Lease(store, seconds=60).acquire()
+    first.release()
+    assert not store.exists("_lock.json")
+    stale = Lease(store, seconds=0.01)
+    stale.acquire()  # its holder "dies": the lease is never renewed
+    time.sleep(0.05)
+    taker = Lease(store, seconds=60)
+    taker.acquire()
+    assert json.loads(store.read("_lock.json"))["holder"] == taker.holder
+    with pytest.raises(StoreBusy, match="lapsed and another writer took it"):
+        stale.renew()
+
+
+def test_a_commit_that_lost_the_race_is_refused_and_leaves_its_work_in_place(url, tmp_path):
+    one, two = RemoteRun(url, tmp_path / "one"), RemoteRun(url, tmp_path / "two")
+    assert one.pull() == 0 and two.pull() == 0
+    RunFolder(one.path).table(QuarantineRecord).append(_quarantine("a"))
+    RunFolder(two.path).table(QuarantineRecord).append(_quarantine("b"))
+    assert one.commit("first").number == 1
+    with pytest.raises(StoreBusy, match="moved to commit 1"):
+        two.commit("second")
+    assert [r.source for r in RunFolder(two.path).table(QuarantineRecord).records()] == ["b"]
+    assert two.pull() == 1  # behind: brought to the store's commit
+    assert [r.source for r in RunFolder(two.path).table(QuarantineRecord).records()] == ["a"]
+
+
+def test_a_pull_checks_every_file_against_its_commit(url, tmp_path):
+    run = RemoteRun(url, tmp_path / "w")
+    run.pull()
+    RunFolder(run.path).table(QuarantineRecord).append(_quarantine("a", "b"))
+    run.commit("rows")
+    part = next(n for n in Store(url).files() if n.endswith(".parquet"))
+    Store(url).write(part, b"not the committed bytes")
+    with pytest.raises(StoreError, match="differs from the hash its commit gives"):
+        RemoteRun(url, tmp_path / "fresh").pull()
+    assert not list((tmp_path / "fresh").rglob("*.parquet"))  # nothing half-fetched
+
+
+def test_work_since_the_last_commit_stays_in_its_working_copy_only(url, tmp_path):
+    run = RemoteRun(url, tmp_path / "w")
+    run.pull()
+    table = RunFolder(run.path).table(QuarantineRecord)
+    table.append(_quarantine("a"))
+    run.commit("a")
+    table.append(_quarantine("b"))  # then the build is killed: no commit
+    assert RemoteRun(url, tmp_path / "w").pull() == 1
+    assert len(RunFolder(tmp_path / "w").table(QuarantineRecord).records()) == 2  # resumes
+    RemoteRun(url, tmp_path / "other").pull()
+    assert len(RunFolder(tmp_path / "other").table(QuarantineRecord).records()) == 1
+
+
+def test_a_rewritten_table_and_the_response_cache_are_committed_whole(url, tmp_path):
+    from benchfoundry.gateway.cache import ResponseCache
+    from benchfoundry.gateway.types import Response
+
+    with run_folder_at(url) as where:
+        table = RunFolder(where.path).table(QuarantineRecord)
+        table.append(_quarantine("a"))
+        table.append(_quarantine("b"))
+        where.commit("two parts")
+        table.rewrite(_quarantine("c"), drop=lambda row: True)
+        cache = ResponseCache(where.path / "model_cache.sqlite")  # open, in WAL mode
+        cache.put(
+            "k",
+            Response(
+                model="m",
+                text="answer",
+                finish_reason="stop",
+                tokens_in=1,
+                tokens_out=1,
+                latency_s=0.1,
+                cost=0.0,
+                cached=False,
+                attempts=1,
+            ),
+        )
+    parts = [n for n in Store(url).files() if n.endswith(".parquet")]
+    assert len(parts) == 1  # the two replaced parts left the store with the rewrite's commit
+    fresh = RemoteRun(url, tmp_path / "fresh")
+    fresh.pull()
+    assert [r.source for r in RunFolder(fresh.path).table(QuarantineRecord).records()] == ["c"]
+    assert ResponseCache(fresh.path / "model_cache.sqlite").get("k").text == "answer"
+    assert not Store(url).exists("_lock.json")  # the lease ends with the block
+    cache.close()
+
+
+def test_a_source_folder_is_mirrored_with_what_it_holds_now(tmp_path):
+    fs = fsspec.filesystem("memory")
+    root = f"/src-{uuid.uuid4().hex[:8]}"
+    fs.pipe({f"{root}/a.png": b"1", f"{root}/sub/b.png": b"22"})
+    local = mirror(f"memory:/{root}")
+    assert sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()) == [
+        "a.png",
+        "sub/b.png",
+    ]
+    fs.rm_file(f"{root}/sub/b.png")
+    fs.pipe_file(f"{root}/a.png", b"333")
+    local = mirror(f"memory:/{root}")
+    assert [p.name for p in local.rglob("*") if p.is_file()] == ["a.png"]
+    assert (local / "a.png").read_bytes() == b"333"
