@@ -53,7 +53,7 @@ def _renamed(items: SourceItems, prefixes: list[tuple[str, str]]) -> SourceItems
 
     def back(text: str) -> str:
         for local, url in prefixes:
-            if text == local or text.startswith(local + "/"):
+            if text == local or text.startswith((local + "/", local + "#")):
                 return url + text[len(local) :]
         return text
 

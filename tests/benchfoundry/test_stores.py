@@ -153,3 +153,31 @@ def test_a_source_folder_is_mirrored_with_what_it_holds_now(tmp_path):
     local = mirror(f"memory:/{root}")
     assert [p.name for p in local.rglob("*") if p.is_file()] == ["a.png"]
     assert (local / "a.png").read_bytes() == b"333"
+
+
+def test_table_sources_at_a_url_name_their_rows_by_it(tmp_path, image_bytes):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from benchfoundry.spec import ParquetSource, TsvSource
+    from tasks.ingest import read_source
+
+    fs = fsspec.filesystem("memory")
+    root = f"/tables-{uuid.uuid4().hex[:8]}"
+    tsv = "index\timage_path\tquestion\tA\tB\tanswer\n1\tpics/a.png\tWhat?\tx\ty\tA\n"
+    fs.pipe({f"{root}/q.tsv": tsv.encode(), f"{root}/pics/a.png": image_bytes(seed=1)})
+    items = read_source(TsvSource(path=f"memory:/{root}/q.tsv", image_root=f"memory:/{root}"))
+    assert [i.source for i in items.images] == [f"memory:/{root}/q.tsv#index=1"]
+    assert [s.source for s in items.seeds] == [f"memory:/{root}/q.tsv#index=1"]
+    assert items.images[0].read() == image_bytes(seed=1)  # fetched from the image root's URL
+    assert not items.rejections
+    buffer = pa.BufferOutputStream()
+    rows = {"index": [1], "question": ["What?"], "A": ["x"], "B": ["y"], "answer": ["B"]}
+    rows["image"] = [{"bytes": image_bytes(seed=2), "path": None}]
+    pq.write_table(pa.table(rows), buffer)
+    fs.pipe_file(f"{root}/set.parquet", buffer.getvalue().to_pybytes())
+    items = read_source(ParquetSource(path=f"memory:/{root}/set.parquet"))
+    assert [s.source for s in items.seeds] == [f"memory:/{root}/set.parquet#index=1"]
+    assert items.images and not items.rejections
+    with pytest.raises(ValueError, match="does not exist"):
+        read_source(TsvSource(path=f"memory:/{root}/missing.tsv"))
