@@ -676,6 +676,15 @@ def parse_source(text: str) -> FolderSource | TsvSource | ParquetSource | Packag
     if text == "packaged" or text.startswith("packaged:"):
         names = [n for n in text.partition(":")[2].split(",") if n]
         return PackagedSource(packages=names) if names else PackagedSource()
+    from benchfoundry.stores import is_url
+
+    if is_url(text):  # an object store's folder or file, told apart by its name
+        lower = text.lower()
+        if lower.endswith(".tsv"):
+            return TsvSource(path=text)
+        if lower.endswith((".parquet", ".pq")):
+            return ParquetSource(path=text)
+        return FolderSource(path=text)
     path = Path(text).resolve()
     if path.is_dir():
         return FolderSource(path=path)

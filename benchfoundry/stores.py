@@ -192,6 +192,19 @@ def open_store(url: str) -> Store:
 # --- one writer at a time -------------------------------------------------------------------
 
 
+def _dead_here(held: dict[str, Any]) -> bool:
+    """A lease taken on this machine by a process that is gone (killed): free to take now."""
+    import psutil
+
+    pid = held.get("pid")
+    return (
+        held.get("host") == socket.gethostname()
+        and isinstance(pid, int)
+        and pid != os.getpid()
+        and not psutil.pid_exists(pid)
+    )
+
+
 @dataclass
 class Lease:
     """A claim on a store folder: `name` created only if absent, naming its holder and when it
@@ -223,7 +236,7 @@ class Lease:
                 continue  # released in between: try again
             if held.get("holder") == self.holder:
                 return
-            if float(held.get("expires", 0)) > time.time():
+            if float(held.get("expires", 0)) > time.time() and not _dead_here(held):
                 until = datetime.fromtimestamp(float(held["expires"]), UTC).isoformat(
                     timespec="seconds"
                 )

@@ -3,11 +3,12 @@ one-line failures, progress on stderr, and printing the summary."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,8 +29,29 @@ JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print a machine-readable summary on stdout.")
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's own log lines.")]
+# Run folders at URLs that this command opened: committed, and their lease given back, when
+# the command's action ends (or the process exits before it runs).
+_OPENED = ExitStack()
+atexit.register(_OPENED.close)
+
+
+def _run_folder(value: str | Path) -> Path:
+    """A `--out` value as the local folder to work in: a URL's working copy (under its lease)."""
+    from benchfoundry.stores import is_url, run_folder_at
+
+    if isinstance(value, Path) or not is_url(value):
+        return Path(value)
+    return _OPENED.enter_context(run_folder_at(value)).path
+
+
 OutOpt = Annotated[
-    Path, typer.Option("--out", "-o", help="The run folder to read from and write to.")
+    Path,
+    typer.Option(
+        "--out",
+        "-o",
+        help="The run folder to read from and write to (or its URL, s3://...).",
+        parser=_run_folder,
+    ),
 ]
 SpecOpt = Annotated[
     Path | None, typer.Option("--spec", help="A build spec (YAML) for stage options.")
@@ -80,7 +102,8 @@ def run(verbose: bool, action: Callable[[], Any]) -> Any:
     """Set up the offline Prefect environment, run `action`, turn known failures into one line."""
     env.configure(console_level="INFO" if verbose else "CRITICAL")
     try:
-        return action()
+        with _OPENED:
+            return action()
     except typer.Exit:
         raise
     except _user_errors() as exc:

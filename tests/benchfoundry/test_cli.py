@@ -82,3 +82,26 @@ def test_failures_exit_non_zero_with_one_line(tmp_path, prefect_api):
         [*cli, "ingest", "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env
     )
     assert done.returncode == 1 and "at least one SOURCE" in done.stderr
+
+
+def test_commands_take_a_run_folder_and_sources_by_url(tmp_path, image_bytes, monkeypatch):
+    import fsspec
+
+    from benchfoundry.stores import Store
+
+    monkeypatch.setenv("BENCHFOUNDRY_WORKDIR", str(tmp_path / "work"))
+    root = f"/cli-{tmp_path.name}"
+    fsspec.filesystem("memory").pipe(
+        {f"{root}/in/a.png": image_bytes(seed=1), f"{root}/in/b.png": image_bytes(seed=2)}
+    )
+    runner = CliRunner()
+    out = f"memory:/{root}/run"
+    result = runner.invoke(app, ["ingest", f"memory:/{root}/in", "--out", out, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["images_added"] == 2
+    assert Store(out).files("_commits") == ["_commits/00000001.json"]
+    assert not Store(out).exists("_lock.json")
+    status = runner.invoke(app, ["status", "--out", out, "--json"])
+    assert status.exit_code == 0, status.output
+    assert json.loads(status.stdout)["table_rows"]["images"] == 2
+    assert len(Store(out).files("_commits")) == 1  # reading changed nothing: no new commit
