@@ -114,14 +114,20 @@ def score(
     run(False, action)
 
 
+def _dataset(value: str | None) -> str | Path | None:
+    from benchfoundry.stores import is_url
+
+    return value if value is None or is_url(value) else Path(value).resolve()
+
+
 @app.command()
 def evaluate(
     out: OutOpt,
     dataset: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--dataset",
-            help="A release folder, a VLMEvalKit MCQ TSV, an MMStar Parquet, or an open-ended "
+            help="A release folder (or its URL, s3://...), a VLMEvalKit MCQ TSV, an MMStar Parquet, or an open-ended "
             "set: an MM-Vet folder (mm-vet.json, images/) or a VLMEvalKit MMVet TSV (default: "
             "the spec's, else its build's latest release).",
         ),
@@ -165,7 +171,7 @@ def evaluate(
         context = stage_context("evaluate", out, spec)
         updates: dict[str, object] = {}
         for name, value in (
-            ("dataset", dataset.resolve() if dataset else None),
+            ("dataset", _dataset(dataset)),
             ("models", models or None),
             ("mode", mode),
             ("judge", judge),

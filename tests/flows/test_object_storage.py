@@ -178,6 +178,14 @@ def test_the_cli_builds_from_and_into_s3(tmp_path, s3_server, prefect_server):
     [found] = json.loads(listed.stdout)["releases"]
     assert found["version"] == version and found["latest"]
     assert found["path"] == f"{base}/releases/small/{version}"
+    # The store is a readable run folder: a table is its parts, read straight from S3.
+    import pandas as pd
+
+    options = {"key": s3_server["AWS_ACCESS_KEY_ID"], "secret": s3_server["AWS_SECRET_ACCESS_KEY"],
+               "endpoint_url": s3_server["AWS_ENDPOINT_URL"]}  # fmt: skip
+    images = pd.read_parquet(f"{base}/runs/small/images", storage_options=options)
+    assert len(images) == summary["table_rows"]["images"] > 0
+    assert images["source"].str.startswith(f"{base}/images/").all()
     # The manifest names the URL the build worked on; no object holds the store's secret.
     manifest = json.loads(s3.cat("benchfoundry-test/runs/small/manifest.json"))
     assert manifest["build"]["spec"]["output"] == f"{base}/runs/small"
