@@ -1,0 +1,168 @@
+"""Orchestration overhead and peak memory of a whole build at several sizes.
+
+For each size N, the same build (ingest, extract without OCR, generate, filter with the packaged
+MiniLM embedder's `blind/similar` and blind baselines, select, review, publish) over N synthetic
+scenes runs twice, each in a fresh run folder and its own process (SmolLM2 in the filter would
+make a 2,000-image build about two hours per run here; its calls are measured apart, in
+`bench/evaluate_cost.py` and `bench/qc_cost.py`):
+
+- plain: every stage's entry point called in turn with the inline mapper (no Prefect at all);
+- prefect: the `build` flow (a flow per stage, Prefect tasks for the batches on the thread
+  pool), timed from the flow call (the embedded API server is started before).
+
+Prints, per size: both wall times, the overhead (prefect less plain) as a share of the plain
+build and of its model time (the extractors' backend seconds plus the filter stage, whose time
+is its model calls), each stage's plain seconds, and each process's peak RSS; then the peak
+RSS ratio between the largest and the smallest size.
+
+    python bench/build_scale.py [--sizes 200,2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+SPEC = """name: scale
+sources: [{{kind: folder, path: {images}}}]
+stages: [ingest, extract, generate, filter, select, review, publish]
+options:
+  extract: {{ocr: none}}
+  filter: {{blind: [blind/longest], chance: [blind/random]}}
+  select: {{target: 100000}}
+  review: {{auto: true}}
+  publish: {{to: {releases}, allow_unreviewed: true, letter_tolerance: 1.0, longest_answer_share: 1.0}}
+models: {{text_only: [blind/similar]}}
+output: {out}
+"""
+
+
+def child(mode: str, spec_path: str) -> None:
+    """One build in this process; prints a JSON line of what it measured."""
+    from benchfoundry import env
+
+    env.configure(console_level="CRITICAL")
+    from benchfoundry.spec import load_spec
+    from benchfoundry.stages import STAGES, StageRun
+
+    spec = load_spec(spec_path)
+    stage_seconds: dict[str, float] = {}
+    if mode == "plain":
+        from benchfoundry.storage import RunFolder
+
+        RunFolder(spec.output).root.mkdir(parents=True, exist_ok=True)
+        context = StageRun.from_spec(spec, str(spec.output), spec.stages)
+        start = time.perf_counter()
+        summaries = {}
+        for name in [n for n in STAGES if n in spec.stages]:
+            began = time.perf_counter()
+            summaries[name] = STAGES[name].run(context)
+            stage_seconds[name] = time.perf_counter() - began
+        seconds = time.perf_counter() - start
+        extract = summaries["extract"].seconds_by_backend
+        rows = summaries["publish"].rows
+    else:
+        from benchfoundry.prefect_server import embedded_server
+        from flows.build import build
+
+        with embedded_server():
+            start = time.perf_counter()
+            summary = build(spec_path)
+            seconds = time.perf_counter() - start
+        extract = summary.of("extract").seconds_by_backend
+        rows = summary.of("publish").rows
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "stages": stage_seconds,
+                "extract_backends": extract,
+                "rows": rows,
+                "peak_rss_mib": peak,
+            }
+        ),
+        flush=True,
+    )
+
+
+def run_child(mode: str, spec: Path, home: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env.update(PREFECT_HOME=str(home), DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false")
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(spec)],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=4 * 3600,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="200,2000")
+    parser.add_argument("--child", nargs=2, metavar=("MODE", "SPEC"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+
+    from benchfoundry.synthetic import write_corpus
+
+    sizes = [int(s) for s in args.sizes.split(",")]
+    peaks: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for n in sizes:
+            write_corpus(root / f"scenes-{n}", n_objects=n, n_text=0, seed=5)
+            measured = {}
+            for mode in ("plain", "prefect"):
+                spec = root / f"{mode}-{n}.yaml"
+                spec.write_text(
+                    SPEC.format(
+                        images=root / f"scenes-{n}" / "images",
+                        releases=root / f"releases-{mode}-{n}",
+                        out=root / f"run-{mode}-{n}",
+                    ),
+                    encoding="utf-8",
+                )
+                measured[mode] = run_child(mode, spec, root / "prefect")
+            plain, flow = measured["plain"], measured["prefect"]
+            model = sum(plain["extract_backends"].values()) + plain["stages"]["filter"]
+            overhead = flow["seconds"] - plain["seconds"]
+            print(
+                f"{n} images ({plain['rows']} released questions): plain {plain['seconds']:.1f} s, "
+                f"prefect {flow['seconds']:.1f} s; overhead {overhead:+.1f} s = "
+                f"{overhead / plain['seconds']:+.1%} of the plain build, "
+                f"{overhead / model:+.1%} of its model time ({model:.1f} s)"
+            )
+            print(
+                "  plain per stage: "
+                + ", ".join(f"{k} {v:.1f} s" for k, v in plain["stages"].items())
+            )
+            print(
+                f"  peak RSS: plain {plain['peak_rss_mib']:.0f} MiB, "
+                f"prefect {flow['peak_rss_mib']:.0f} MiB",
+                flush=True,
+            )
+            peaks[n] = max(plain["peak_rss_mib"], flow["peak_rss_mib"])
+    if len(sizes) > 1:
+        small, big = min(sizes), max(sizes)
+        print(
+            f"peak RSS {big} vs {small} images: {peaks[big]:.0f} / {peaks[small]:.0f} MiB = "
+            f"{peaks[big] / peaks[small]:.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
