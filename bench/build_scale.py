@@ -6,7 +6,8 @@ scenes runs twice, each in a fresh run folder and its own process (SmolLM2 in th
 make a 2,000-image build about two hours per run here; its calls are measured apart, in
 `bench/evaluate_cost.py` and `bench/qc_cost.py`):
 
-- plain: every stage's entry point called in turn with the inline mapper (no Prefect at all);
+- plain: every stage's entry point called in turn, its batches on a thread pool with the same
+  window as Prefect's (`ahead` batches in flight), and no Prefect at all;
 - prefect: the `build` flow (a flow per stage, Prefect tasks for the batches on the thread
   pool), timed from the flow call (the embedded API server is started before).
 
@@ -47,6 +48,34 @@ output: {out}
 """
 
 
+class ThreadMapper:
+    """The Prefect mapper's schedule without Prefect: at most `ahead` batches in flight on
+    threads, results in job order."""
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+
+    def map(self, fn, jobs, *, label, total=None, ahead=2, retries=0):  # noqa: ARG002
+        from collections import deque
+
+        from benchfoundry import progress
+
+        pending, in_flight = iter(jobs), deque()
+        while True:
+            while len(in_flight) < max(1, ahead):
+                job = next(pending, None)
+                if job is None:
+                    break
+                args, size = job
+                in_flight.append((self.pool.submit(fn, *args), size))
+            if not in_flight:
+                return
+            future, size = in_flight.popleft()
+            result = future.result()
+            progress.report(label, size, total)
+            yield result
+
+
 def child(mode: str, spec_path: str) -> None:
     """One build in this process; prints a JSON line of what it measured."""
     from benchfoundry import env
@@ -62,12 +91,16 @@ def child(mode: str, spec_path: str) -> None:
 
         RunFolder(spec.output).root.mkdir(parents=True, exist_ok=True)
         context = StageRun.from_spec(spec, str(spec.output), spec.stages)
+        from concurrent.futures import ThreadPoolExecutor
+
         start = time.perf_counter()
         summaries = {}
-        for name in [n for n in STAGES if n in spec.stages]:
-            began = time.perf_counter()
-            summaries[name] = STAGES[name].run(context)
-            stage_seconds[name] = time.perf_counter() - began
+        with ThreadPoolExecutor() as pool:
+            mapper = ThreadMapper(pool)
+            for name in [n for n in STAGES if n in spec.stages]:
+                began = time.perf_counter()
+                summaries[name] = STAGES[name].run(context, mapper)
+                stage_seconds[name] = time.perf_counter() - began
         seconds = time.perf_counter() - start
         extract = summaries["extract"].seconds_by_backend
         rows = summaries["publish"].rows
