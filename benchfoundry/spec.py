@@ -14,9 +14,9 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
+    PlainValidator,
     ValidationError,
     field_validator,
     model_validator,
@@ -25,18 +25,20 @@ from pydantic import (
 from benchfoundry.packaged import PACKAGES
 
 
-def _location(value: object) -> object:
+def _location(value: object) -> Path | str:
     """A URL of an object store stays text (a `Path` would fold its `//`); anything else is a
     path."""
     from benchfoundry.stores import is_url
 
     if is_url(value):
-        return value
-    return Path(value) if isinstance(value, str) else value
+        return value  # type: ignore[return-value]
+    if isinstance(value, str | os.PathLike):
+        return Path(value)
+    raise ValueError(f"expected a path or a URL, got {type(value).__name__}")
 
 
 # A local path (relative ones against the spec's folder) or a URL such as s3://bucket/prefix.
-Location = Annotated[Path | str, BeforeValidator(_location)]
+Location = Annotated[Path | str, PlainValidator(_location, json_schema_input_type=str)]
 
 
 def is_fixed(value: Path | str) -> bool:
