@@ -199,8 +199,10 @@ def _fetch_version(store: Any, version: str, into: Path) -> Path:
     if body is None:
         raise ReleaseError(f"{store.url}/{version} is not a published version (no {MANIFEST})")
     manifest = json.loads(body)
-    if (target / MANIFEST).is_file() and not verify(target):
+    local = target / MANIFEST
+    if local.is_file() and local.read_bytes() == body and not verify(target):
         return target
+    local.unlink(missing_ok=True)  # another manifest (a push that never finished): not this one
     for name, entry in sorted(manifest.get("files", {}).items()):
         path = target / name
         if path.is_file() and file_sha256(path) == entry["sha256"]:
@@ -231,9 +233,10 @@ def pull_for_publish(store: Any, mirror: Path, version: str) -> None:
         (mirror / LATEST).unlink(missing_ok=True)
 
 
-def push_published(store: Any, mirror: Path) -> list[str]:
+def push_published(store: Any, mirror: Path, lease: Any = None) -> list[str]:
     """Put the mirror's versions that the store lacks (files, then the manifest, created only if
-    absent), then its `latest`; return the versions put."""
+    absent), then its `latest` (only while `lease` is still this publish's); return the
+    versions put."""
     put = []
     for folder in versions(mirror):
         if store.exists(f"{folder.name}/{MANIFEST}"):
@@ -246,6 +249,8 @@ def push_published(store: Any, mirror: Path) -> list[str]:
         put.append(folder.name)
     newest = read_latest(mirror)
     if newest and (store.read(LATEST) or b"").decode("utf-8").strip() != newest:
+        if lease is not None:
+            lease.check()
         store.write(LATEST, (newest + "\n").encode("utf-8"))
     return put
 

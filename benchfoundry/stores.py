@@ -44,7 +44,11 @@ STATE = ".remote.json"  # in the working copy: which store and commit it was tak
 LEASE_SECONDS = 600.0
 # Working-copy files that are never committed: locks, temporary files, SQLite's side files (the
 # cache is committed as a consistent snapshot of its database instead), the state file itself.
-_NEVER = re.compile(r"(^|/)(\.lock|\.tmp-[^/]*|\.remote\.json)$|-(wal|shm|journal)$")
+_NEVER = re.compile(r"(^|/)(\.lock$|\.tmp-|\.remote\.json$)|-(wal|shm|journal)$")
+OBJECTS = "_objects"  # content-addressed copies of every committed file: what pulls read
+# Filesystems whose drivers put conditionally for real (fsspec's default `mode="create"` checks,
+# then writes): the only ones a run folder or a release may be written to.
+CONDITIONAL = {"s3", "s3a", "gs", "gcs", "memory"}
 _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
 
 
@@ -54,6 +58,10 @@ class StoreError(RuntimeError):
 
 class StoreBusy(StoreError):
     """Another writer holds the run (its lease has not expired) or committed first."""
+
+
+class RunLost(StoreBusy):
+    """This command's hold on the run ended: its lease was taken over, or the store moved on."""
 
 
 def is_url(value: object) -> bool:
@@ -86,10 +94,20 @@ class Store:
     """A folder of a filesystem given by URL; every name is relative to it."""
 
     def __init__(self, url: str) -> None:
+        from urllib.parse import urlsplit
+
         import fsspec
 
         self.url = url.rstrip("/")
         scheme = _URL.match(self.url).group("scheme").lower()  # type: ignore[union-attr]
+        self.scheme = scheme
+        parts = urlsplit(self.url)
+        if parts.password or parts.query:
+            raise StoreError(
+                f"{scheme}://{parts.hostname or ''}...: a URL may not carry credentials (a "
+                "password or a query string such as a signature); give them to the store's "
+                "driver through its environment (docs/storage.md)"
+            )
         try:
             self.fs, self.root = fsspec.core.url_to_fs(self.url)
         except ImportError as exc:
@@ -128,13 +146,34 @@ class Store:
         """Put the object (one put: a reader sees the old bytes or the new ones)."""
         self.fs.pipe_file(self.key(name), data)
 
+    def writable(self) -> None:
+        """Refuse to write a run or a release where a conditional put is not known to work."""
+        if self.scheme not in CONDITIONAL:
+            raise StoreError(
+                f"{self.url}: '{self.scheme}://' is not known to put objects conditionally "
+                f"(needed for commits and leases); run folders and releases can live on "
+                f"{', '.join(sorted(CONDITIONAL))}; sources can be read from any fsspec URL"
+            )
+
     def create(self, name: str, data: bytes) -> bool:
         """Put the object only if there is none; False when it exists (another writer won)."""
+        import errno
+
         try:
             self.fs.pipe_file(self.key(name), data, mode="create")
         except FileExistsError:
             return False
+        except OSError as exc:  # S3 answers a race of two conditional puts with 409 (EBUSY)
+            if exc.errno == errno.EBUSY:
+                return False
+            raise
         return True
+
+    def fresh(self) -> Store:
+        """Forget the driver's listing cache (s3fs keeps one) before a decision on a listing."""
+        with contextlib.suppress(AttributeError):
+            self.fs.invalidate_cache()
+        return self
 
     def exists(self, name: str) -> bool:
         return bool(self.fs.exists(self.key(name)))
@@ -227,8 +266,23 @@ class Lease:
             sort_keys=True,
         ).encode("utf-8")
 
-    def acquire(self) -> None:
-        for _ in range(3):
+    def acquire(self, wait_s: float = 0.0) -> None:
+        """Take the lease; while another holds it, wait up to `wait_s` seconds, then refuse."""
+        self.store.writable()
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self._try_acquire()
+                return
+            except RunLost:
+                raise
+            except StoreBusy:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(5.0, max(0.1, deadline - time.monotonic())))
+
+    def _try_acquire(self) -> None:
+        for _ in range(5):
             if self.store.create(self.name, self._body()):
                 return
             held = self.store.read_json(self.name)
@@ -245,16 +299,26 @@ class Lease:
                     f"{held.get('pid')} on {held.get('host')}, since {held.get('taken_at')}; "
                     f"its lease lapses at {until} unless renewed)"
                 )
-            self.store.delete(self.name)  # lapsed: its holder died; racing takers meet at create
+            # Lapsed (its holder died): the one taker that creates the take-over marker of that
+            # lease replaces it; a racing taker loses at the marker and reads the new holder.
+            marker = f"{self.name}.taken-{held.get('holder')}-{held.get('expires')}"
+            if self.store.create(marker, self._body()):
+                self.store.write(self.name, self._body())
+                return
+            time.sleep(0.05)
         raise StoreBusy(f"{self.store.url}: could not take the lease {self.name}")
 
-    def renew(self) -> None:
+    def check(self) -> None:
+        """Raise `RunLost` unless this holder still holds the lease."""
         held = self.store.read_json(self.name)
         if held is None or held.get("holder") != self.holder:
-            raise StoreBusy(
-                f"{self.store.url}: this build's lease lapsed and another writer took it; "
+            raise RunLost(
+                f"{self.store.url}: this command's lease lapsed and another writer took it; "
                 "its work since the last commit stays in the working copy"
             )
+
+    def renew(self) -> None:
+        self.check()
         self.store.write(self.name, self._body())
 
     def release(self) -> None:
@@ -263,19 +327,22 @@ class Lease:
             self.store.delete(self.name)
 
     @contextlib.contextmanager
-    def held(self) -> Iterator[Lease]:
-        """Hold the lease for the block, renewed from a thread at a third of its length."""
-        self.acquire()
+    def held(self, wait_s: float = 0.0) -> Iterator[Lease]:
+        """Hold the lease for the block, renewed from a thread at a sixth of its length (a
+        failed renewal is tried again at the next turn; a lost lease ends the renewals)."""
+        self.acquire(wait_s)
         stop = threading.Event()
         lost: list[BaseException] = []
 
         def keep() -> None:
-            while not stop.wait(self.seconds / 3):
+            while not stop.wait(self.seconds / 6):
                 try:
                     self.renew()
-                except Exception as exc:  # noqa: BLE001 - reported when the block ends
+                except RunLost as exc:
                     lost.append(exc)
                     return
+                except Exception:  # noqa: BLE001,S112 - a store hiccup: renew at the next turn
+                    continue
 
         thread = threading.Thread(target=keep, name="benchfoundry-lease", daemon=True)
         thread.start()
@@ -284,9 +351,10 @@ class Lease:
         finally:
             stop.set()
             thread.join()
-            self.release()
+            if not lost:
+                self.release()
         if lost:
-            raise StoreBusy(str(lost[0]))
+            raise lost[0]
 
 
 # --- a run folder at a URL ------------------------------------------------------------------
@@ -345,6 +413,7 @@ class RemoteRun:
 
     def head(self) -> tuple[int, dict[str, Any]]:
         """The newest commit's number and body (0 and an empty body for a new run)."""
+        self.store.fresh()
         names = [n for n in self.store.files(COMMITS) if re.fullmatch(rf"{COMMITS}/\d+\.json", n)]
         if not names:
             return 0, {"files": {}}
@@ -375,16 +444,46 @@ class RemoteRun:
             return entry["sha256"]
         return sha256_file(path)
 
+    def _changed_locally(self, state: dict[str, Any]) -> list[str]:
+        """Files of the working copy that differ from the commit it was taken at (work not
+        committed); the SQLite cache is left out (it is rebuilt from the commit's snapshot)."""
+        known = state.get("files", {})
+        local = self._local_files()
+        changed = [r for r in known if r not in local and not r.endswith(".sqlite")]
+        for rel, path in local.items():
+            if rel.endswith(".sqlite"):
+                continue
+            if rel not in known or self._hash(rel, path, known) != known[rel]["sha256"]:
+                changed.append(rel)
+        return sorted(changed)
+
     # pull and commit -----------------------------------------------------------------------
 
     def pull(self) -> int:
         """Make the working copy the store's newest commit; return its number. A working copy
         already at that commit keeps its files (work a killed build did since is kept, as a
-        local run folder keeps it); one behind is brought to it, files checked by hash."""
+        local run folder keeps it). One behind is brought to it, every file fetched from the
+        commit's content-addressed objects and checked by hash; if it holds work it never
+        committed, that working copy is first moved aside (never deleted)."""
         number, commit = self.head()
         state = self._state()
         if state and state.get("commit") == number:
             return number
+        if state and self._changed_locally(state):
+            aside = self.path.with_name(
+                f"{self.path.name}.uncommitted-{state.get('commit')}-{int(time.time())}"
+            )
+            os.replace(self.path, aside)
+            import logging
+
+            logging.getLogger("benchfoundry").warning(
+                "%s: the working copy held work never committed (the store moved on to commit "
+                "%s); it is kept in %s",
+                self.url,
+                number,
+                aside,
+            )
+            state = {}
         self.path.mkdir(parents=True, exist_ok=True)
         wanted: dict[str, dict[str, Any]] = commit["files"]
         known = state.get("files", {})
@@ -393,7 +492,7 @@ class RemoteRun:
             path = self.path / rel
             if rel in local and self._hash(rel, path, known) == entry["sha256"]:
                 continue
-            self.store.download(rel, path, entry["sha256"])
+            self.store.download(f"{OBJECTS}/{entry['sha256']}", path, entry["sha256"])
         for rel, path in local.items():
             if rel not in wanted:
                 path.unlink()
@@ -404,20 +503,24 @@ class RemoteRun:
         self._save_state(number, files)
         return number
 
-    def commit(self, note: str) -> CommitInfo:
-        """Put the working copy's changed files, then create the next commit naming them all."""
+    def commit(self, note: str, lease: Lease | None = None) -> CommitInfo:
+        """Put the working copy's changed files as content-addressed objects (which no commit
+        reads until one names them), then create the next commit naming every file; then copy
+        the changed files to their own names, for readers of the store as a folder."""
+        self.store.writable()
         state = self._state()
         base = int(state.get("commit", 0))
         number, head = self.head()
         if number != base:
-            raise StoreBusy(
+            raise RunLost(
                 f"{self.url} moved to commit {number} ({head.get('note')!r}, pid "
                 f"{head.get('pid')} on {head.get('host')}) since this working copy took commit "
-                f"{base}; this build's work is left in {self.path}"
+                f"{base}; this command's work is left in {self.path}"
             )
         known: dict[str, dict[str, Any]] = state.get("files", {})
         files: dict[str, dict[str, Any]] = {}
         uploaded = sent = 0
+        changed: list[str] = []
         snapshots = self.path / f".tmp-snapshots-{uuid.uuid4().hex}"
         try:
             for rel, path in sorted(self._local_files().items()):
@@ -430,10 +533,12 @@ class RemoteRun:
                 else:
                     digest, size = self._hash(rel, path, known), path.stat().st_size
                 files[rel] = {"sha256": digest, "bytes": size}
-                if known.get(rel, {}).get("sha256") != digest or not head["files"].get(rel):
-                    self.store.upload(source, rel)
-                    uploaded += 1
-                    sent += size
+                if head["files"].get(rel, {}).get("sha256") != digest:
+                    changed.append(rel)
+                    if not self.store.exists(f"{OBJECTS}/{digest}"):
+                        self.store.upload(source, f"{OBJECTS}/{digest}")
+                        uploaded += 1
+                        sent += size
                 if source is path:
                     files[rel]["mtime_ns"] = path.stat().st_mtime_ns
         finally:
@@ -455,15 +560,24 @@ class RemoteRun:
             "files": listed,
         }
         data = (json.dumps(body, indent=1, sort_keys=True) + "\n").encode("utf-8")
+        if lease is not None:
+            lease.check()  # a command whose lease was taken over never commits
         if not self.store.create(f"{COMMITS}/{number + 1:08d}.json", data):
-            raise StoreBusy(
-                f"{self.url}: another writer made commit {number + 1} first; this build's work "
-                f"is left in {self.path}"
+            raise RunLost(
+                f"{self.url}: another writer made commit {number + 1} first; this command's "
+                f"work is left in {self.path}"
             )
         self._save_state(number + 1, files)
+        for rel in changed:  # the folder view: plain names, copied inside the store
+            self.store.fs.copy(
+                self.store.key(f"{OBJECTS}/{listed[rel]['sha256']}"), self.store.key(rel)
+            )
         removed = [rel for rel in head["files"] if rel not in files]
         for rel in removed:  # no longer in the run (a table rewritten into one new part)
             self.store.delete(rel)
+        live = {e["sha256"] for e in listed.values()}
+        for old in {e["sha256"] for e in head["files"].values()} - live:
+            self.store.delete(f"{OBJECTS}/{old}")  # replaced by this commit
         return CommitInfo(number + 1, len(files), uploaded, sent, len(removed))
 
 
@@ -482,30 +596,43 @@ class RunLocation:
 
 
 @contextlib.contextmanager
-def run_folder_at(location: str | os.PathLike[str], write: bool = True) -> Iterator[RunLocation]:
+def run_folder_at(
+    location: str | os.PathLike[str], write: bool = True, wait_s: float = 0.0
+) -> Iterator[RunLocation]:
     """The run folder at `location`: a local path as it is; a URL through a working copy taken
-    from its newest commit, under the run's lease, committed by `commit(note)` and once more
-    when the block ends (also when it fails: every table write is atomic, so what is there is a
-    valid run folder to resume from, as after a kill of a local build)."""
+    from its newest commit, under the run's lease (waiting up to `wait_s` for it), committed by
+    `commit(note)` and once more when the block ends (also when it fails: every table write is
+    atomic, so what is there is a valid run folder to resume from, as after a kill of a local
+    build). `write=False` reads: a working copy of its own, no lease, nothing committed."""
     if not is_url(location):
         yield RunLocation(local_path(location))
         return
     remote = RemoteRun(os.fspath(location))
     if not write:
-        remote.pull()
-        yield RunLocation(remote.path, remote.url)
+        reader = RemoteRun(remote.url, remote.path.with_name(remote.path.name + ".read"))
+        reader.pull()
+        yield RunLocation(reader.path, reader.url)
         return
-    with Lease(remote.store).held():
+    lease = Lease(remote.store)
+    with lease.held(wait_s):
         remote.pull()
-        where = RunLocation(remote.path, remote.url, remote.commit)
+        where = RunLocation(remote.path, remote.url, lambda note: remote.commit(note, lease))
         try:
             yield where
-        except StoreBusy:
+        except RunLost:
             raise
         except BaseException:
-            remote.commit("end of a failed command")
+            remote.commit("end of a failed command", lease)
             raise
-        remote.commit("end of command")
+        remote.commit("end of command", lease)
+
+
+def run_url(path: str | os.PathLike[str]) -> str | None:
+    """The URL a working copy was taken from, or None for a plain local run folder."""
+    state = Path(path) / STATE
+    if not state.is_file():
+        return None
+    return json.loads(state.read_text(encoding="utf-8")).get("url")
 
 
 def mirror(url: str) -> Path:
@@ -533,6 +660,8 @@ def mirror(url: str) -> Path:
             store.download(rel, target)
     for path in sorted(into.rglob("*"), reverse=True):
         rel = path.relative_to(into).as_posix()
+        if path.name.startswith(".tmp-"):
+            continue  # another mirror of this URL, downloading
         if path.is_file() and rel not in sizes:
             path.unlink()
         elif path.is_dir() and not any(path.iterdir()):

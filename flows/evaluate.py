@@ -59,7 +59,15 @@ def evaluate_release(release: str, run: str) -> EvaluateSummary:
     publish flow announces a release (its event names the release and the build's run folder).
     The models and settings are the build spec's `options.evaluate` (as the run's manifest
     keeps it); the dataset is the release; results go to the build's run folder, so models the
-    build itself evaluated on this release are not asked again."""
+    build itself evaluated on this release are not asked again. A run at a URL is worked on
+    under its lease, waited for while the build that published holds it."""
+    from benchfoundry.stores import run_folder_at
+
+    with run_folder_at(run, wait_s=3600) as where:
+        return _evaluate_release(release, str(where.path))
+
+
+def _evaluate_release(release: str, run: str) -> EvaluateSummary:
     from pathlib import Path
 
     from benchfoundry.evaluation.datasets import EvalDatasetError
@@ -71,7 +79,10 @@ def evaluate_release(release: str, run: str) -> EvaluateSummary:
         raise EvalDatasetError(
             f"{run}: the build spec names no models to evaluate (options.evaluate.models)"
         )
-    options = stage.options.evaluate.model_copy(update={"dataset": Path(release)})
+    from benchfoundry.stores import is_url
+
+    dataset = release if is_url(release) else Path(release)
+    options = stage.options.evaluate.model_copy(update={"dataset": dataset})
     stage.options = stage.options.model_copy(update={"evaluate": options})
     return evaluate(stage)
 
@@ -113,4 +124,7 @@ def evaluate_dataset(
         base_llm=base_llm,
         gradings=gradings,
     )
-    return evaluate(StageRun.make(out, evaluate=options))
+    from benchfoundry.stores import run_folder_at
+
+    with run_folder_at(out) as where:  # a URL: its working copy, under its lease
+        return evaluate(StageRun.make(str(where.path), evaluate=options))

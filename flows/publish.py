@@ -9,6 +9,7 @@ from prefect import flow
 
 from benchfoundry.publish_summary import PublishSummary
 from benchfoundry.stages import StageRun, run_in_flow
+from benchfoundry.stores import run_url
 
 RELEASE_EVENT = "benchfoundry.release.published"
 
@@ -31,7 +32,7 @@ def announce(summary: PublishSummary) -> None:
             "name": summary.name,
             "version": summary.version,
             "release": summary.release,
-            "run": summary.run,
+            "run": run_url(summary.run) or summary.run,  # a working copy's store URL
             "rows": summary.rows,
         },
     )
@@ -54,10 +55,20 @@ def publish_run(
 ) -> PublishSummary:
     """`benchfoundry publish` as a flow: the run folder's accepted questions released with the
     spec's publish options (else those its build manifest keeps), `to` and `allow_unreviewed`
-    overriding them."""
+    overriding them. `out` may be a run folder's URL (worked on under its lease)."""
+    from benchfoundry.stores import run_folder_at
+
+    with run_folder_at(out) as where:
+        return _publish_run(str(where.path), spec_path, to, allow_unreviewed)
+
+
+def _publish_run(
+    out: str, spec_path: str | None, to: str | None, allow_unreviewed: bool | None
+) -> PublishSummary:
     from pathlib import Path
 
     from benchfoundry.spec import load_spec
+    from benchfoundry.stores import is_url
 
     if spec_path is not None:
         stage = StageRun.from_spec(load_spec(spec_path), str(Path(out).resolve()), ["publish"])
@@ -68,7 +79,7 @@ def publish_run(
         stage = built or StageRun(run=str(Path(out).resolve()), stages=["publish"])
     updates: dict[str, object] = {}
     if to is not None:
-        updates["to"] = Path(to).resolve()
+        updates["to"] = to if is_url(to) else Path(to).resolve()
     if allow_unreviewed is not None:
         updates["allow_unreviewed"] = allow_unreviewed
     if updates:

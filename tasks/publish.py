@@ -281,10 +281,11 @@ def publish_release(stage: StageRun) -> PublishSummary:
         return _publish_locally(release)
     url = f"{str(to).rstrip('/')}/{release.name}"
     store = Store(url)
-    with Lease(store, RELEASE_LEASE).held():
+    lease = Lease(store, RELEASE_LEASE)
+    with lease.held(wait_s=600):  # publishes of one name take turns
         releases.pull_for_publish(store, release.folder, release.version)
         summary = _publish_locally(release)
-        releases.push_published(store, release.folder)
+        releases.push_published(store, release.folder, lease)
     final = f"{url}/{release.version}"
     return summary.model_copy(
         update={

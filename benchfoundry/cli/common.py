@@ -35,13 +35,17 @@ _OPENED = ExitStack()
 atexit.register(_OPENED.close)
 
 
-def _run_folder(value: str | Path) -> Path:
-    """A `--out` value as the local folder to work in: a URL's working copy (under its lease)."""
-    from benchfoundry.stores import is_url, run_folder_at
+def _run_folder(value: str | Path, write: bool = True) -> Path:
+    """A `--out` value as the local folder to work in: a URL's working copy (under its lease
+    when the command writes)."""
+    from benchfoundry.stores import StoreError, is_url, run_folder_at
 
     if isinstance(value, Path) or not is_url(value):
         return Path(value)
-    return _OPENED.enter_context(run_folder_at(value)).path
+    try:
+        return _OPENED.enter_context(run_folder_at(value, write=write)).path
+    except StoreError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 OutOpt = Annotated[
@@ -51,6 +55,16 @@ OutOpt = Annotated[
         "-o",
         help="The run folder to read from and write to (or its URL, s3://...).",
         parser=_run_folder,
+    ),
+]
+# For commands that only read a run: a URL is read from its newest commit, with no lease.
+ReadOutOpt = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        "-o",
+        help="The run folder to read (or its URL, s3://...).",
+        parser=lambda value: _run_folder(value, write=False),
     ),
 ]
 SpecOpt = Annotated[

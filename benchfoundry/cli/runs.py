@@ -9,6 +9,7 @@ import typer
 from benchfoundry.cli.common import (
     JsonOpt,
     OutOpt,
+    ReadOutOpt,
     UserError,
     app,
     emit,
@@ -17,7 +18,7 @@ from benchfoundry.cli.common import (
 
 
 @app.command()
-def status(out: OutOpt, as_json: JsonOpt = False) -> None:
+def status(out: ReadOutOpt, as_json: JsonOpt = False) -> None:
     """Rows per table and quarantine counts by stage and reason of a run folder."""
 
     def action() -> None:

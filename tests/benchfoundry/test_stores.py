@@ -46,6 +46,10 @@ def test_urls_and_paths_are_told_apart():
     assert not is_url("runs/x") and not is_url("/abs/x") and not is_url("file:///tmp/x")
     with pytest.raises(StoreError, match="nope://x"):
         Store("nope://x/y")
+    with pytest.raises(StoreError, match="may not carry credentials"):
+        Store("s3://bucket/x?X-Amz-Signature=abc")
+    with pytest.raises(StoreError, match="not known to put objects conditionally"):
+        Lease(Store("file:///tmp/x".replace("file", "local"))).acquire()
 
 
 def test_a_second_writer_is_refused_while_the_lease_is_held_and_takes_it_once_lapsed(url):
@@ -77,6 +81,8 @@ def test_a_commit_that_lost_the_race_is_refused_and_leaves_its_work_in_place(url
     assert [r.source for r in RunFolder(two.path).table(QuarantineRecord).records()] == ["b"]
     assert two.pull() == 1  # behind: brought to the store's commit
     assert [r.source for r in RunFolder(two.path).table(QuarantineRecord).records()] == ["a"]
+    [aside] = tmp_path.glob("two.uncommitted-0-*")  # its own work moved aside, never lost
+    assert [r.source for r in RunFolder(aside).table(QuarantineRecord).records()] == ["b"]
 
 
 def test_a_pull_checks_every_file_against_its_commit(url, tmp_path):
@@ -85,7 +91,10 @@ def test_a_pull_checks_every_file_against_its_commit(url, tmp_path):
     RunFolder(run.path).table(QuarantineRecord).append(_quarantine("a", "b"))
     run.commit("rows")
     part = next(n for n in Store(url).files() if n.endswith(".parquet"))
-    Store(url).write(part, b"not the committed bytes")
+    Store(url).write(part, b"a reader's folder view is not what pulls read")
+    RemoteRun(url, tmp_path / "fine").pull()
+    [obj] = [n for n in Store(url).files("_objects")]
+    Store(url).write(obj, b"not the committed bytes")
     with pytest.raises(StoreError, match="differs from the hash its commit gives"):
         RemoteRun(url, tmp_path / "fresh").pull()
     assert not list((tmp_path / "fresh").rglob("*.parquet"))  # nothing half-fetched
