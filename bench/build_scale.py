@@ -56,24 +56,9 @@ class ThreadMapper:
         self.pool = pool
 
     def map(self, fn, jobs, *, label, total=None, ahead=2, retries=0):  # noqa: ARG002
-        from collections import deque
+        from benchfoundry.stages import windowed
 
-        from benchfoundry import progress
-
-        pending, in_flight = iter(jobs), deque()
-        while True:
-            while len(in_flight) < max(1, ahead):
-                job = next(pending, None)
-                if job is None:
-                    break
-                args, size = job
-                in_flight.append((self.pool.submit(fn, *args), size))
-            if not in_flight:
-                return
-            future, size = in_flight.popleft()
-            result = future.result()
-            progress.report(label, size, total)
-            yield result
+        yield from windowed(lambda *args: self.pool.submit(fn, *args), jobs, label, total, ahead)
 
 
 def child(mode: str, spec_path: str) -> None:

@@ -5,7 +5,6 @@ release folders being written are hidden (`.tmp-*`) until they are renamed into 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from pydantic import BaseModel
 
 from benchfoundry.ids import content_hash
 from benchfoundry.storage import atomic_write_bytes
+from benchfoundry.stores import sha256_file
 
 LATEST = "latest"
 MANIFEST = "manifest.json"
@@ -38,12 +38,7 @@ class ReleaseInfo(BaseModel):
     auto_accepted: int
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+file_sha256 = sha256_file  # a release's manifest hashes its files the way commits do
 
 
 def read_latest(folder: Path) -> str | None:

@@ -217,22 +217,29 @@ class PrefectMapper:
         return self._tasks[key]
 
     def map(self, fn, jobs, *, label, total=None, ahead=2, retries=0):
-        run_task = self._task(fn, label, retries)
-        pending = iter(jobs)
-        in_flight: deque = deque()
-        while True:
-            while len(in_flight) < max(1, ahead):
-                job = next(pending, None)
-                if job is None:
-                    break
-                args, size = job
-                in_flight.append((run_task.submit(*args), size))
-            if not in_flight:
-                return
-            future, size = in_flight.popleft()
-            result = future.result()
-            progress.report(label, size, total)
-            yield result
+        yield from windowed(self._task(fn, label, retries).submit, jobs, label, total, ahead)
+
+
+def windowed(
+    submit: Callable[..., Any], jobs: Iterable[Job], label: str, total: int | None, ahead: int
+) -> Iterator[Any]:
+    """Each job through `submit` (which returns a future), at most `ahead` in flight, results
+    in job order, progress reported as each comes back."""
+    pending = iter(jobs)
+    in_flight: deque = deque()
+    while True:
+        while len(in_flight) < max(1, ahead):
+            job = next(pending, None)
+            if job is None:
+                break
+            args, size = job
+            in_flight.append((submit(*args), size))
+        if not in_flight:
+            return
+        future, size = in_flight.popleft()
+        result = future.result()
+        progress.report(label, size, total)
+        yield result
 
 
 # --- the registry ---------------------------------------------------------------------------
