@@ -224,10 +224,6 @@ class Store:
         self.fs.put_file(str(path), self.key(name))
 
 
-def open_store(url: str) -> Store:
-    return Store(url)
-
-
 # --- one writer at a time -------------------------------------------------------------------
 
 
