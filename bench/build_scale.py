@@ -11,12 +11,15 @@ make a 2,000-image build about two hours per run here; its calls are measured ap
 - prefect: the `build` flow (a flow per stage, Prefect tasks for the batches on the thread
   pool), timed from the flow call (the embedded API server is started before).
 
-Prints, per size: both wall times, the overhead (prefect less plain) as a share of the plain
+With `--repeats R` each mode runs R times, alternating, and the medians are compared (a 200-image
+build here varies by several seconds from run to run, as much as the overhead being measured).
+Prints, per size: both wall times (median, and the range when repeated), the overhead (prefect less plain) as a share of the plain
 build and of its model time (the extractors' backend seconds plus the filter stage, whose time
 is its model calls), each stage's plain seconds, and each process's peak RSS; then the peak
-RSS ratio between the largest and the smallest size.
+RSS ratio between the largest and the smallest size. The embedded API server's CPU seconds are
+printed too: it is a process of its own, and on two cores its work competes with the build's.
 
-    python bench/build_scale.py [--sizes 200,2000]
+    python bench/build_scale.py [--sizes 200,2000] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -89,14 +92,20 @@ def child(mode: str, spec_path: str) -> None:
         seconds = time.perf_counter() - start
         extract = summaries["extract"].seconds_by_backend
         rows = summaries["publish"].rows
+        server_cpu = 0.0
     else:
+        import psutil
+
         from benchfoundry.prefect_server import embedded_server
         from flows.build import build
 
         with embedded_server():
+            (server,) = psutil.Process().children()
+            before = sum(server.cpu_times()[:2])
             start = time.perf_counter()
             summary = build(spec_path)
             seconds = time.perf_counter() - start
+            server_cpu = sum(server.cpu_times()[:2]) - before
         extract = summary.of("extract").seconds_by_backend
         rows = summary.of("publish").rows
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -108,6 +117,7 @@ def child(mode: str, spec_path: str) -> None:
                 "extract_backends": extract,
                 "rows": rows,
                 "peak_rss_mib": peak,
+                "server_cpu_s": server_cpu,
             }
         ),
         flush=True,
@@ -126,9 +136,25 @@ def run_child(mode: str, spec: Path, home: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _shown(runs: list[dict], key: str, digits: int = 1) -> str:
+    """The median of one figure over repeated runs, with its range when there are several."""
+    values = [m[key] for m in runs]
+    shown = f"{_median(values):.{digits}f}"
+    if len(values) > 1:
+        shown += f" ({min(values):.{digits}f}-{max(values):.{digits}f})"
+    return shown
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="200,2000")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per mode, alternating")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "SPEC"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -143,37 +169,43 @@ def main() -> None:
         root = Path(tmp)
         for n in sizes:
             write_corpus(root / f"scenes-{n}", n_objects=n, n_text=0, seed=5)
-            measured = {}
-            for mode in ("plain", "prefect"):
-                spec = root / f"{mode}-{n}.yaml"
-                spec.write_text(
-                    SPEC.format(
-                        images=root / f"scenes-{n}" / "images",
-                        releases=root / f"releases-{mode}-{n}",
-                        out=root / f"run-{mode}-{n}",
-                    ),
-                    encoding="utf-8",
-                )
-                measured[mode] = run_child(mode, spec, root / "prefect")
-            plain, flow = measured["plain"], measured["prefect"]
-            model = sum(plain["extract_backends"].values()) + plain["stages"]["filter"]
-            overhead = flow["seconds"] - plain["seconds"]
+            measured: dict[str, list[dict]] = {"plain": [], "prefect": []}
+            for r in range(args.repeats):
+                for mode in ("plain", "prefect"):
+                    spec = root / f"{mode}-{n}-{r}.yaml"
+                    spec.write_text(
+                        SPEC.format(
+                            images=root / f"scenes-{n}" / "images",
+                            releases=root / f"releases-{mode}-{n}-{r}",
+                            out=root / f"run-{mode}-{n}-{r}",
+                        ),
+                        encoding="utf-8",
+                    )
+                    measured[mode].append(run_child(mode, spec, root / "prefect"))
+            plains, flows = measured["plain"], measured["prefect"]
+            plain_s = _median([m["seconds"] for m in plains])
+            flow_s = _median([m["seconds"] for m in flows])
+            model = _median(
+                [sum(m["extract_backends"].values()) + m["stages"]["filter"] for m in plains]
+            )
+            overhead = flow_s - plain_s
             print(
-                f"{n} images ({plain['rows']} released questions): plain {plain['seconds']:.1f} s, "
-                f"prefect {flow['seconds']:.1f} s; overhead {overhead:+.1f} s = "
-                f"{overhead / plain['seconds']:+.1%} of the plain build, "
+                f"{n} images ({plains[0]['rows']} released questions): "
+                f"plain {_shown(plains, 'seconds')} s, prefect {_shown(flows, 'seconds')} s; "
+                f"overhead {overhead:+.1f} s = {overhead / plain_s:+.1%} of the plain build, "
                 f"{overhead / model:+.1%} of its model time ({model:.1f} s)"
             )
+            stages = {k: _median([m["stages"][k] for m in plains]) for k in plains[0]["stages"]}
+            print("  plain per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()))
             print(
-                "  plain per stage: "
-                + ", ".join(f"{k} {v:.1f} s" for k, v in plain["stages"].items())
+                f"  embedded API server: {_shown(flows, 'server_cpu_s')} CPU s during the build",
             )
             print(
-                f"  peak RSS: plain {plain['peak_rss_mib']:.0f} MiB, "
-                f"prefect {flow['peak_rss_mib']:.0f} MiB",
+                f"  peak RSS: plain {_shown(plains, 'peak_rss_mib', 0)} MiB, "
+                f"prefect {_shown(flows, 'peak_rss_mib', 0)} MiB",
                 flush=True,
             )
-            peaks[n] = max(plain["peak_rss_mib"], flow["peak_rss_mib"])
+            peaks[n] = max(m["peak_rss_mib"] for m in plains + flows)
     if len(sizes) > 1:
         small, big = min(sizes), max(sizes)
         print(

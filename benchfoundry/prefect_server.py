@@ -100,3 +100,18 @@ def embedded_server() -> Iterator[str | None]:
         },
     )
     yield server.api_url
+
+
+@contextlib.contextmanager
+def nested_flows() -> Iterator[None]:
+    """Flows called in this block from another flow (a build's stage flows, the `qc` command's
+    steps, the stage flow a `publish-run` or `evaluate-*` flow ends in) start no heartbeat thread
+    of their own. They run in the process of the flow that calls them, whose heartbeats already
+    say that process is alive; and ending a flow stops its heartbeat thread by waiting out that
+    thread's one-second sleep, which cost a build about 0.9 s per stage (`bench/build_scale.py`).
+    What is lost: a process killed mid-stage leaves the stage's flow run `Running` where
+    heartbeat-based crash detection marks only the calling flow `Crashed`."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        yield

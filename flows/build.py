@@ -9,6 +9,7 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from benchfoundry.ids import content_hash
+from benchfoundry.prefect_server import nested_flows
 from benchfoundry.report import BuildSummary, build_markdown, run_state
 from benchfoundry.runners import task_runner
 from benchfoundry.spec import load_spec
@@ -40,7 +41,7 @@ def build(spec_path: str, out: str | None = None, stages: list[str] | None = Non
         )
         context = StageRun.from_spec(spec, str(run.root), chosen)
         summaries = {}
-        with task_runner(spec.runner) as runner:
+        with task_runner(spec.runner) as runner, nested_flows():
             for name in chosen:
                 stage_flow = STAGES[name].flow_function()
                 if runner is not None:

@@ -13,6 +13,7 @@ from prefect.artifacts import create_table_artifact
 
 from benchfoundry.evaluate_summary import EvaluateSummary
 from benchfoundry.evaluation.report import ReportFiles, board, read_summary, write_summaries
+from benchfoundry.prefect_server import nested_flows
 from benchfoundry.stages import StageRun, run_in_flow
 
 
@@ -84,7 +85,8 @@ def _evaluate_release(release: str, run: str) -> EvaluateSummary:
     dataset = release if is_url(release) else Path(release)
     options = stage.options.evaluate.model_copy(update={"dataset": dataset})
     stage.options = stage.options.model_copy(update={"evaluate": options})
-    return evaluate(stage)
+    with nested_flows():
+        return evaluate(stage)
 
 
 @flow(name="report")
@@ -126,5 +128,5 @@ def evaluate_dataset(
     )
     from benchfoundry.stores import run_folder_at
 
-    with run_folder_at(out) as where:  # a URL: its working copy, under its lease
+    with run_folder_at(out) as where, nested_flows():  # a URL: its working copy, under its lease
         return evaluate(StageRun.make(str(where.path), evaluate=options))

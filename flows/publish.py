@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from prefect import flow
 
+from benchfoundry.prefect_server import nested_flows
 from benchfoundry.publish_summary import PublishSummary
 from benchfoundry.stages import StageRun, run_in_flow
 from benchfoundry.stores import run_url
@@ -87,4 +88,5 @@ def _publish_run(
             {**stage.options.publish.model_dump(), **updates}
         )
         stage.options = stage.options.model_copy(update={"publish": options})
-    return publish(stage)
+    with nested_flows():
+        return publish(stage)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from prefect import flow
 from prefect.artifacts import create_table_artifact
 
+from benchfoundry.prefect_server import nested_flows
 from benchfoundry.qc.summary import AskSummary, QCSummary, SelectSummary
 from benchfoundry.stages import QC_STEPS, StageRun, run_in_flow
 from benchfoundry.storage import RunFolder
@@ -51,7 +52,8 @@ def qc(stage: StageRun, steps: Sequence[str] = QC_STEPS) -> QCSummary:
     summary = QCSummary(
         run=stage.run, steps=chosen, report=str(RunFolder(stage.run).root / "reports" / "qc.md")
     )
-    for step in chosen:
-        setattr(summary, step, flows[step](stage))
+    with nested_flows():
+        for step in chosen:
+            setattr(summary, step, flows[step](stage))
     RunFolder(stage.run).update_manifest("qc", {"steps": chosen})
     return summary
