@@ -74,6 +74,7 @@ def child(mode: str, spec_path: str) -> None:
 
     spec = load_spec(spec_path)
     stage_seconds: dict[str, float] = {}
+    stage_peaks: dict[str, float] = {}  # peak RSS so far after each stage (plain only)
     if mode == "plain":
         from benchfoundry.storage import RunFolder
 
@@ -89,6 +90,7 @@ def child(mode: str, spec_path: str) -> None:
                 began = time.perf_counter()
                 summaries[name] = STAGES[name].run(context, mapper)
                 stage_seconds[name] = time.perf_counter() - began
+                stage_peaks[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         seconds = time.perf_counter() - start
         extract = summaries["extract"].seconds_by_backend
         rows = summaries["publish"].rows
@@ -114,6 +116,7 @@ def child(mode: str, spec_path: str) -> None:
             {
                 "seconds": seconds,
                 "stages": stage_seconds,
+                "stage_peaks": stage_peaks,
                 "extract_backends": extract,
                 "rows": rows,
                 "peak_rss_mib": peak,
@@ -197,6 +200,11 @@ def main() -> None:
             )
             stages = {k: _median([m["stages"][k] for m in plains]) for k in plains[0]["stages"]}
             print("  plain per stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()))
+            print(
+                "  plain peak RSS after each stage: "
+                + ", ".join(f"{k} {v:.0f}" for k, v in plains[0]["stage_peaks"].items())
+                + " MiB"
+            )
             print(
                 f"  embedded API server: {_shown(flows, 'server_cpu_s')} CPU s during the build",
             )

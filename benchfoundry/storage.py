@@ -269,40 +269,75 @@ class Table(Generic[R]):
         crash_point("table.after_write", self.name)
         return WriteResult(self.name, len(new_keys), already, repeated, part)
 
-    def rewrite(
-        self, records: Iterable[R], drop: Callable[[dict[str, Any]], bool] | None = None
-    ) -> WriteResult:
-        """Store `records`, replacing stored rows with the same key and any stored row for which
-        `drop(row)` is true; the table is written again as one part. For results that are
-        recomputed (decisions, the latest answers of a model) rather than accumulated."""
-        batch = {r.key_values(): r for r in records}
-        for record in batch.values():
+    def to_arrow(self, records: Iterable[R], chunk: int = 4096) -> pa.Table:
+        """Records as rows of this table's schema, converted `chunk` at a time, so that only one
+        chunk's dictionaries are alive at once (a stage's tens of thousands of answers would
+        otherwise be held as records and as dictionaries together)."""
+        pieces, rows = [], []
+        for record in records:
             if not isinstance(record, self.record_type):
                 raise TypeError(
                     f"table '{self.name}' takes {self.record_type.__name__}, got {type(record).__name__}"
                 )
+            rows.append(record.model_dump())
+            if len(rows) >= chunk:
+                pieces.append(pa.Table.from_pylist(rows, schema=self.schema))
+                rows = []
+        if rows or not pieces:
+            pieces.append(pa.Table.from_pylist(rows, schema=self.schema))
+        return pa.concat_tables(pieces)
+
+    def _keys(self, table: pa.Table) -> list[tuple[Any, ...]]:
+        columns = [table.column(name).to_pylist() for name in self.record_type.key]
+        return list(zip(*columns, strict=True))
+
+    def rewrite(
+        self,
+        records: Iterable[R] | pa.Table,
+        drop: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> WriteResult:
+        """Store `records` (or rows already converted by `to_arrow`), replacing stored rows with
+        the same key and any stored row for which `drop(row)` is true; the table is written
+        again as one part. For results that are recomputed (decisions, the latest answers of a
+        model) rather than accumulated. Of new rows sharing a key, the last is kept."""
+        new = records if isinstance(records, pa.Table) else self.to_arrow(records)
+        check_schema(new.schema, self.schema, f"rows for table '{self.name}'")
+        last = {key: i for i, key in enumerate(self._keys(new))}
         self._upgrade()
         with self._lock():
             old_parts = self.parts()
-            kept = [
-                row
-                for row in self.read().to_pylist()
-                if tuple(row[k] for k in self.record_type.key) not in batch
-                and not (drop is not None and drop(row))
-            ]
-            rows = kept + [batch[k].model_dump() for k in sorted(batch, key=repr)]
-            table = pa.Table.from_pylist(rows, schema=self.schema)
-            keys = sorted((tuple(row[k] for k in self.record_type.key) for row in rows), key=repr)
+            kept = []
+            for part in old_parts:  # stored rows, a batch at a time
+                check_schema(pq.read_schema(part), self.schema, f"table '{self.name}' part {part}")
+                stored = pq.ParquetFile(part)
+                for batch in stored.iter_batches(batch_size=4096, columns=self.schema.names):
+                    rows = batch.to_pylist()
+                    keep = [
+                        i
+                        for i, row in enumerate(rows)
+                        if tuple(row[k] for k in self.record_type.key) not in last
+                        and not (drop is not None and drop(row))
+                    ]
+                    if keep:
+                        kept.append(pa.Table.from_batches([batch]).take(keep).cast(self.schema))
+            n_kept = sum(t.num_rows for t in kept)
+            order = sorted(last, key=repr)
+            added = new.take([last[k] for k in order]) if order else new.slice(0, 0)
+            table = pa.concat_tables([*kept, added.cast(self.schema)])
+            keys = sorted(self._keys(table), key=repr)
             part = self.path / f"part-{content_hash([list(k) for k in keys], length=20)}.parquet"
             # A journal first, so that a crash at any point leaves either the old parts or the
             # new one as the table, never both: readers skip what it says was replaced.
             replaced = [p.name for p in old_parts if p != part]
-            atomic_write_json(self._journal, {"new": part.name if rows else None, "old": replaced})
-            if rows:
+            has_rows = table.num_rows > 0
+            atomic_write_json(
+                self._journal, {"new": part.name if has_rows else None, "old": replaced}
+            )
+            if has_rows:
                 atomic_write_table(part, table)
             self._finish_rewrite()
         crash_point("table.after_write", self.name)
-        return WriteResult(self.name, len(batch), len(kept), 0, part if rows else None)
+        return WriteResult(self.name, len(last), n_kept, 0, part if has_rows else None)
 
 
 class RunFolder:

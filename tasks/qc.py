@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+import pyarrow as pa
 from pydantic import BaseModel
 
 from benchfoundry import progress
@@ -102,6 +103,8 @@ def ask(
     candidates, refused = qc_candidates(run)
     items = [mcq_item(c) for c in candidates]
     answers = [c.answer for c in candidates]
+    asked = {c.question_id for c in candidates}
+    del candidates  # the items hold what is asked; the full records would stay to the end
     engine = AnsweringEngine(
         gateway,
         judge=judge_model,
@@ -109,7 +112,8 @@ def ask(
         with_image=with_image,
     )
     cached_before = gateway.ledger.totals().cached
-    records: list[JudgementRecord] = []
+    judgements = run.table(JudgementRecord)
+    answered: list[pa.Table] = []  # each model's passes, as rows (a fraction of their objects)
     hits: list[ModelHits] = []
     sees = {model: gateway.sees(model) for model, _ in members}  # resolves every model first
     blind = [m for m, what in sees.items() if what == "nothing"]
@@ -129,12 +133,14 @@ def ask(
             circular=circular,
             on_done=lambda n, m=model: progress.report(f"{step} {m}", n, len(items)),
         )
-        records += [p.to_record(mode, with_image) for r in results for p in r.passes]
+        answered.append(
+            judgements.to_arrow(p.to_record(mode, with_image) for r in results for p in r.passes)
+        )
+        del results
         hits.append(ModelHits(**report.model_dump(), role=role, counted=role != "chance"))
-    asked = {c.question_id for c in candidates}
     names = {m for m, _ in members}
-    run.table(JudgementRecord).rewrite(
-        records,
+    judgements.rewrite(
+        pa.concat_tables(answered) if answered else judgements.to_arrow([]),
         drop=lambda row: (
             row["mode"] == mode and row["model"] in names and row["question_id"] in asked
         ),

@@ -132,6 +132,30 @@ def test_rewrite_replaces_keys_and_dropped_rows_in_one_part(tmp_path):
     assert table.count() == 0 and table.parts() == []
 
 
+def test_rewrite_takes_rows_converted_a_chunk_at_a_time(tmp_path):
+    table = RunFolder(tmp_path).table(QuarantineRecord)
+    table.append([_q("a"), _q("z")])
+    later = QuarantineRecord(
+        source="c", stage="ingest", reason="not_an_image", detail="later", source_kind="folder"
+    )
+    rows = table.to_arrow([_q("b"), _q("c"), _q("d"), later, _q("e")], chunk=2)
+    assert rows.num_rows == 5 and rows.schema.equals(table.schema)
+    result = table.rewrite(rows, drop=lambda row: row["source"] == "z")
+    assert (result.added, result.already_stored) == (4, 1), "of two rows for c, the last is kept"
+    assert {r.source: r.detail for r in table.records()} == {
+        "a": "d",
+        "b": "d",
+        "c": "later",
+        "d": "d",
+        "e": "d",
+    }
+    with pytest.raises(TypeError, match="takes QuarantineRecord"):
+        table.to_arrow([_q("f"), RunFolder(tmp_path)])  # type: ignore[list-item]
+    with pytest.raises(SchemaMismatchError, match="column 'detail'"):
+        table.rewrite(rows.drop_columns(["detail"]))
+    assert table.count() == 5, "a refused rewrite changes nothing"
+
+
 def test_an_interrupted_rewrite_never_shows_old_and_new_rows_together(tmp_path):
     import json
 
