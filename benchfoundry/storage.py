@@ -311,6 +311,12 @@ class Table(Generic[R]):
                 check_schema(pq.read_schema(part), self.schema, f"table '{self.name}' part {part}")
                 stored = pq.ParquetFile(part)
                 for batch in stored.iter_batches(batch_size=4096, columns=self.schema.names):
+                    for field in self.schema:
+                        if not field.nullable and batch.column(field.name).null_count:
+                            raise SchemaMismatchError(
+                                f"table '{self.name}' part {part}: column '{field.name}' holds "
+                                "nulls, expected none"
+                            )
                     rows = batch.to_pylist()
                     keep = [
                         i
