@@ -11,13 +11,14 @@ make a 2,000-image build about two hours per run here; its calls are measured ap
 - prefect: the `build` flow (a flow per stage, Prefect tasks for the batches on the thread
   pool), timed from the flow call (the embedded API server is started before).
 
-With `--repeats R` each mode runs R times, alternating, and the medians are compared (a 200-image
-build here varies by several seconds from run to run, as much as the overhead being measured).
-Prints, per size: both wall times (median, and the range when repeated), the overhead (prefect less plain) as a share of the plain
-build and of its model time (the extractors' backend seconds plus the filter stage, whose time
-is its model calls), each stage's plain seconds, and each process's peak RSS; then the peak
-RSS ratio between the largest and the smallest size. The embedded API server's CPU seconds are
-printed too: it is a process of its own, and on two cores its work competes with the build's.
+With `--repeats R` each mode runs R times, alternating, and the medians are compared (a
+200-image build here varies by several seconds from run to run, as much as the overhead being
+measured). Prints, per size: both wall times (median, and the range when repeated), the overhead
+(prefect less plain) as a share of the plain build and of its model time (the extractors'
+backend seconds plus the filter stage, whose time is its model calls), each stage's plain
+seconds, the plain build's peak RSS after each stage (where memory grows), the embedded API
+server's CPU seconds (a process of its own, whose work competes with the build's on two cores)
+and each mode's peak RSS; then the peak RSS ratio between the largest and the smallest size.
 
     python bench/build_scale.py [--sizes 200,2000] [--repeats 3]
 """

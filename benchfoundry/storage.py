@@ -103,6 +103,13 @@ def check_schema(found: pa.Schema, expected: pa.Schema, where: str) -> None:
             )
 
 
+def _check_nulls(rows: pa.Table | pa.RecordBatch, schema: pa.Schema, where: str) -> None:
+    """Raise `SchemaMismatchError` naming the first non-nullable column that holds nulls."""
+    for field in schema:
+        if not field.nullable and rows.column(field.name).null_count:
+            raise SchemaMismatchError(f"{where}: column '{field.name}' holds nulls, expected none")
+
+
 class Table(Generic[R]):
     """One table of a run folder, typed by its record class."""
 
@@ -204,11 +211,7 @@ class Table(Generic[R]):
             where = f"table '{self.name}' part {part}"
             check_schema(pq.read_schema(part), wanted, where)
             piece = pq.read_table(part, columns=wanted.names)
-            for field in wanted:
-                if not field.nullable and piece.column(field.name).null_count:
-                    raise SchemaMismatchError(
-                        f"{where}: column '{field.name}' holds nulls, expected none"
-                    )
+            _check_nulls(piece, wanted, where)
             pieces.append(piece.cast(wanted))
         if not pieces:
             return wanted.empty_table()
@@ -311,12 +314,7 @@ class Table(Generic[R]):
                 check_schema(pq.read_schema(part), self.schema, f"table '{self.name}' part {part}")
                 stored = pq.ParquetFile(part)
                 for batch in stored.iter_batches(batch_size=4096, columns=self.schema.names):
-                    for field in self.schema:
-                        if not field.nullable and batch.column(field.name).null_count:
-                            raise SchemaMismatchError(
-                                f"table '{self.name}' part {part}: column '{field.name}' holds "
-                                "nulls, expected none"
-                            )
+                    _check_nulls(batch, self.schema, f"table '{self.name}' part {part}")
                     rows = batch.to_pylist()
                     keep = [
                         i
