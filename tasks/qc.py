@@ -17,7 +17,16 @@ from benchfoundry import progress
 from benchfoundry.answering.engine import AnsweringEngine, MCQItem
 from benchfoundry.gateway import Gateway, GenerateParams
 from benchfoundry.gateway.models import ModelSpec, protect, protect_models
-from benchfoundry.qc.assess import TEXT_MODE, VLM_MODE, Hits, count_hits, judge, outcomes
+from benchfoundry.qc.assess import (
+    TEXT_MODE,
+    VLM_MODE,
+    Hits,
+    StoredPass,
+    count_hits,
+    judge,
+    outcomes,
+    stored_passes,
+)
 from benchfoundry.qc.select import Assessed, select
 from benchfoundry.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
 from benchfoundry.records import CandidateRecord, JudgementRecord, ScoredRecord
@@ -216,9 +225,11 @@ def select_all(
     text_counted = counted(text_all)
     text_llms = [m for m, role in text_all if role == "text_only"]
     vlm = [m for m, _ in vlm_members(models)]
-    judgements = run.table(JudgementRecord).records()
-    text_rows = [j for j in judgements if j.mode == TEXT_MODE]
-    vlm_rows = [j for j in judgements if j.mode == VLM_MODE and j.model in vlm]
+    # Only the columns outcomes read: prompts and raw answers are most of the table.
+    judgements = run.table(JudgementRecord).read(columns=StoredPass._fields)
+    text_rows = stored_passes(judgements, TEXT_MODE)
+    vlm_rows = [j for j in stored_passes(judgements, VLM_MODE) if j.model in vlm]
+    del judgements
     text_by_q = outcomes(text_rows, n_options)
     vlm_by_q = outcomes(vlm_rows, n_options)
     # An ensemble counts when its step is part of this run or its answers are stored.

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from benchfoundry.records import JudgementRecord
 from benchfoundry.spec import ConsensusOptions, FilterOptions
@@ -28,15 +32,37 @@ class Outcome:
     error: str | None = None
 
 
+class StoredPass(NamedTuple):
+    """The fields of a stored pass that its outcome depends on (a `JudgementRecord` has them
+    too, with the prompt and raw answer that outcomes never read)."""
+
+    question_id: str
+    model: str
+    mode: str
+    pass_index: int
+    correct: bool
+    error_kind: str | None
+    error: str | None
+
+
+def stored_passes(table: pa.Table, mode: str) -> list[StoredPass]:
+    """The passes of one mode in rows of the `judgements` table read with (at least) the
+    columns of `StoredPass`: only those columns are turned into Python objects."""
+    rows = table.select(list(StoredPass._fields))
+    rows = rows.filter(pc.equal(rows.column("mode"), mode))
+    columns = [rows.column(name).to_pylist() for name in StoredPass._fields]
+    return [StoredPass(*values) for values in zip(*columns, strict=True)]
+
+
 def outcomes(
-    judgements: Iterable[JudgementRecord], n_options: dict[str, int]
+    judgements: Iterable[JudgementRecord | StoredPass], n_options: dict[str, int]
 ) -> dict[str, dict[str, Outcome]]:
     """question_id -> model -> outcome, from the passes stored for one mode.
 
     Whether a model was asked under CircularEval is read from its stored passes, not from the
     current options: a right first pass followed by no second one means it was not. A failed
     first pass is a failure; a later failed pass leaves only the circular result unknown."""
-    passes: dict[tuple[str, str], list[JudgementRecord]] = {}
+    passes: dict[tuple[str, str], list[JudgementRecord | StoredPass]] = {}
     for row in judgements:
         passes.setdefault((row.question_id, row.model), []).append(row)
     single: set[str] = set()

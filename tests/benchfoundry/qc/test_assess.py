@@ -2,9 +2,10 @@
 
 import pytest
 
-from benchfoundry.qc.assess import Outcome, count_hits, judge, outcomes
+from benchfoundry.qc.assess import Outcome, count_hits, judge, outcomes, stored_passes
 from benchfoundry.records import JudgementRecord
 from benchfoundry.spec import ConsensusOptions, FilterOptions
+from benchfoundry.storage import RunFolder
 
 
 def _hits(spec: dict[str, tuple[bool, bool | None]], failed=(), missing=()):
@@ -112,11 +113,11 @@ def test_every_vlm_failing_leaves_the_candidate_unassessed():
     assert "rerun" in verdict.reasons[0] and "v: server_error: 500" in verdict.reasons[0]
 
 
-def _pass(qid, model, k, correct, error=None):
+def _pass(qid, model, k, correct, error=None, mode="text_only"):
     return JudgementRecord(
         question_id=qid,
         model=model,
-        mode="text_only",
+        mode=mode,
         with_image=False,
         pass_index=k,
         option_order=[],
@@ -146,3 +147,24 @@ def test_outcomes_read_vanilla_and_circular_from_stored_passes():
     assert got["cut"] == Outcome("cut", True, None)
     # Right first and never asked again: this model was not asked under CircularEval.
     assert got["vanilla"] == Outcome("vanilla", True, None)
+
+
+def test_outcomes_from_a_stored_table_read_by_columns_equal_those_from_records(tmp_path):
+    rows = [_pass("q", "m", k, True) for k in range(3)] + [
+        _pass("q", "cut", 0, True),
+        _pass("q", "cut", 1, False, "later"),
+        _pass("r", "m", 0, False, "server_error: x"),
+        _pass("q", "v", 0, False, mode="consensus"),
+    ]
+    table = RunFolder(tmp_path / "run").table(JudgementRecord)
+    table.append(rows)
+    stored = table.read(
+        columns=["question_id", "model", "mode", "pass_index", "correct", "error_kind", "error"]
+    )
+    passes = stored_passes(stored, "text_only")
+    assert len(passes) == 6 and {p.mode for p in passes} == {"text_only"}
+    text = [r for r in rows if r.mode == "text_only"]
+    assert outcomes(passes, {"q": 3, "r": 3}) == outcomes(text, {"q": 3, "r": 3})
+    assert outcomes(stored_passes(stored, "consensus"), {"q": 3})["q"] == {
+        "v": Outcome("v", False, False)
+    }
