@@ -181,3 +181,56 @@ def test_progress_goes_to_a_log_file_as_plain_lines(tmp_path, image_bytes, prefe
         line.startswith("decode images: 2 of 2 (100%)") and "done in" in line for line in lines
     )
     assert not any("\x1b[" in line for line in lines)  # no terminal control codes
+
+
+_MANY_TASKS = """
+from benchfoundry import env
+env.configure(console_level="CRITICAL")
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from benchfoundry.prefect_server import embedded_server
+noop = task(lambda x: x, name="noop", cache_policy=NO_CACHE)
+@flow(name="many-tasks")
+def many():
+    return [f.result() for f in [noop.submit(j) for j in range(30)]]
+with embedded_server():
+    many()
+"""
+
+_READ_BACK = """
+import json
+from benchfoundry import env
+env.configure(console_level="CRITICAL")
+from prefect.client.orchestration import get_client
+from benchfoundry.prefect_server import embedded_server
+with embedded_server():
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(limit=200)
+        events = client.request(
+            "POST", "/events/filter",
+            json={"limit": 50, "filter": {"event": {"prefix": ["prefect.task-run."]}}},
+        ).json()
+print(json.dumps({"states": [r.state.type.value for r in runs], "events": events["total"]}))
+"""
+
+
+def test_the_embedded_servers_batched_records_are_all_written_when_a_command_ends(tmp_path):
+    """The embedded server records task runs and events in batches (SERVER_BATCHES): a command
+    that ran 30 tasks and exited leaves each task run's final state and every event in the
+    database, as the next command's server reads them."""
+    home = tmp_path / "home"
+    ran = subprocess.run(
+        [sys.executable, "-c", _MANY_TASKS], env=_env(home), cwd=REPO, timeout=300,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    read = subprocess.run(
+        [sys.executable, "-c", _READ_BACK], env=_env(home), cwd=REPO, timeout=300,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert read.returncode == 0, read.stderr[-3000:]
+    import json
+
+    found = json.loads(read.stdout.strip().splitlines()[-1])
+    assert found["states"] == ["COMPLETED"] * 30
+    assert found["events"] == 90  # pending, running, completed
