@@ -631,34 +631,70 @@ def run_url(path: str | os.PathLike[str]) -> str | None:
     return json.loads(state.read_text(encoding="utf-8")).get("url")
 
 
+# What says an object changed, by the names filesystems give it in their listings: S3's ETag,
+# GCS's hash and generation, else a modification time (memory filesystems: creation time).
+_VERSION_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "generation", "LastModified", "mtime",
+                 "updated", "last_modified", "created")  # fmt: skip
+MIRRORED = ".mirrored.json"  # in a mirror: what each local copy was fetched as
+
+
+def _version(info: dict[str, Any]) -> list[Any]:
+    """An object's size and its first version mark of `_VERSION_KEYS` (None where the
+    filesystem lists none: size alone decides there)."""
+    for key in _VERSION_KEYS:
+        if info.get(key) not in (None, ""):
+            return [info.get("size"), f"{key}={info[key]}"]
+    return [info.get("size"), None]
+
+
 def mirror(url: str) -> Path:
     """A source at a URL (a folder of images, or one TSV/Parquet file) as a local copy in the
-    working cache: objects are fetched when absent or of another size, objects the URL no
-    longer holds are removed from the copy. Returns the copy's folder or file."""
+    working cache: an object is fetched when its copy is absent, of another size, or was fetched
+    from another version of it (ETag, hash or modification time, as its filesystem lists them);
+    objects the URL no longer holds are removed from the copy. Returns the copy's folder or
+    file."""
     store = Store(url)
     into = default_workdir(store.url)
+    manifest = into / MIRRORED
+    try:
+        fetched = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        fetched = {}
+    if not isinstance(fetched, dict):
+        fetched = {}
+
+    def fresh(rel: str, target: Path, version: list[Any]) -> bool:
+        return (
+            target.is_file()
+            and target.stat().st_size == version[0]
+            and fetched.get(rel, version) == version
+        )
+
     if store.fs.isfile(store.root):
-        target = into / store.url.rsplit("/", 1)[-1]
-        size = store.fs.size(store.root)
-        if not (target.is_file() and target.stat().st_size == size):
+        name = store.url.rsplit("/", 1)[-1]
+        target = into / name
+        version = _version(store.fs.info(store.root))
+        if not fresh(name, target, version):
             store.download("", target)
+            atomic_write_json(manifest, {name: version})
         return target
     if not store.fs.isdir(store.root):
         raise StoreError(f"{store.url} does not exist (neither a folder nor a file)")
-    sizes = {}
+    versions = {}
     for name, info in store.fs.find(store.root, withdirs=False, detail=True).items():
         if name.startswith(store.root + "/"):
-            sizes[name[len(store.root) + 1 :]] = info.get("size")
+            versions[name[len(store.root) + 1 :]] = _version(info)
     into.mkdir(parents=True, exist_ok=True)
-    for rel, size in sorted(sizes.items()):
+    for rel, version in sorted(versions.items()):
         target = into / rel
-        if not (target.is_file() and target.stat().st_size == size):
+        if not fresh(rel, target, version):
             store.download(rel, target)
+    atomic_write_json(manifest, versions)
     for path in sorted(into.rglob("*"), reverse=True):
         rel = path.relative_to(into).as_posix()
-        if path.name.startswith(".tmp-"):
-            continue  # another mirror of this URL, downloading
-        if path.is_file() and rel not in sizes:
+        if path.name.startswith(".tmp-") or path == manifest:
+            continue  # another mirror of this URL, downloading; or the record of this one
+        if path.is_file() and rel not in versions:
             path.unlink()
         elif path.is_dir() and not any(path.iterdir()):
             path.rmdir()

@@ -13,6 +13,7 @@ import pytest
 from benchfoundry.records import QuarantineRecord
 from benchfoundry.storage import RunFolder
 from benchfoundry.stores import (
+    MIRRORED,
     Lease,
     RemoteRun,
     Store,
@@ -154,14 +155,34 @@ def test_a_source_folder_is_mirrored_with_what_it_holds_now(tmp_path):
     fs.pipe({f"{root}/a.png": b"1", f"{root}/sub/b.png": b"22"})
     local = mirror(f"memory:/{root}")
     assert sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()) == [
+        MIRRORED,  # what each copy was fetched as (a dot file: ingest skips it)
         "a.png",
         "sub/b.png",
     ]
     fs.rm_file(f"{root}/sub/b.png")
     fs.pipe_file(f"{root}/a.png", b"333")
     local = mirror(f"memory:/{root}")
-    assert [p.name for p in local.rglob("*") if p.is_file()] == ["a.png"]
+    assert [p.name for p in local.rglob("*") if p.is_file() and p.name != MIRRORED] == ["a.png"]
     assert (local / "a.png").read_bytes() == b"333"
+    # Unchanged objects are not fetched again; one changed in place is, even at the same size.
+    copied = (local / "a.png").stat().st_mtime_ns
+    time.sleep(0.01)
+    assert mirror(f"memory:/{root}") == local
+    assert (local / "a.png").stat().st_mtime_ns == copied
+    fs.pipe_file(f"{root}/a.png", b"444")
+    mirror(f"memory:/{root}")
+    assert (local / "a.png").read_bytes() == b"444"
+
+
+def test_a_single_file_source_is_fetched_again_when_it_changes_at_the_same_size():
+    fs = fsspec.filesystem("memory")
+    url = f"memory://src-{uuid.uuid4().hex[:8]}/q.tsv"
+    fs.pipe_file(url, b"index\tquestion\n1\tone\n")
+    local = mirror(url)
+    assert local.read_bytes() == b"index\tquestion\n1\tone\n"
+    time.sleep(0.01)
+    fs.pipe_file(url, b"index\tquestion\n1\ttwo\n")
+    assert mirror(url).read_bytes() == b"index\tquestion\n1\ttwo\n"
 
 
 def test_table_sources_at_a_url_name_their_rows_by_it(tmp_path, image_bytes):
