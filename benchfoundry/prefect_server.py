@@ -24,12 +24,13 @@ RECORDS = "benchfoundry-servers"
 
 # The embedded server's recording, in bigger batches than Prefect's defaults (one task run state
 # a transaction, events 20 at a time). Its work per task run then falls from about 40 ms of CPU
-# to 14, and a stage flow of 20 no-op tasks from 2.3 s to 0.5 s (`bench/flow_overhead.py`), on
-# the cores the models use. Batches are written when full, every 5 s, and when the server stops.
-# With the defaults, a command that ended soon after its last task often left some task runs
-# unrecorded or not in their final state (the recorder's backlog was dropped at shutdown); the
-# test in tests/benchfoundry/test_cli_process.py reads every one back. A value set in the
-# environment wins; a killed server loses its last few seconds of records either way.
+# to 13, and a stage flow of 20 no-op tasks from a median of 2.3 s to 0.44 s
+# (`bench/flow_overhead.py`), on the cores the models use. Batches are written when full, every
+# 5 s, and when the server stops. With the defaults, a command that ended soon after its last
+# task often left some task runs unrecorded or not in their final state (the recorder's backlog
+# was dropped at shutdown); the test in tests/benchfoundry/test_cli_process.py reads every one
+# back. A value set in the environment, under its name or Prefect's older
+# `PREFECT_API_SERVICES_...` one, wins; a killed server loses its last seconds of records anyway.
 SERVER_BATCHES = {
     "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "100",
     "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE": "200",
@@ -97,7 +98,12 @@ def embedded_server() -> Iterator[str | None]:
     # record, registered before the server starts, is removed once the server is gone.
     atexit.register(record.unlink, missing_ok=True)
     server = SubprocessASGIServer()  # the instance Prefect's client uses when no URL is set
-    added = {name: value for name, value in SERVER_BATCHES.items() if name not in os.environ}
+    added = {
+        name: value
+        for name, value in SERVER_BATCHES.items()
+        if name not in os.environ
+        and name.replace("PREFECT_SERVER_", "PREFECT_API_", 1) not in os.environ
+    }
     os.environ.update(added)  # read by the server's process when it starts, then taken back
     try:
         server.start()

@@ -635,7 +635,7 @@ def run_url(path: str | os.PathLike[str]) -> str | None:
 # GCS's hash and generation, else a modification time (memory filesystems: creation time).
 _VERSION_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "generation", "LastModified", "mtime",
                  "updated", "last_modified", "created")  # fmt: skip
-MIRRORED = ".mirrored.json"  # in a mirror: what each local copy was fetched as
+MIRRORED = ".mirrored.json"  # beside a mirror's folder: what each local copy was fetched as
 
 
 def _version(info: dict[str, Any]) -> list[Any]:
@@ -647,36 +647,46 @@ def _version(info: dict[str, Any]) -> list[Any]:
     return [info.get("size"), None]
 
 
+def mirrored_record(copy: Path) -> Path:
+    """The record of what each object of a mirror's folder was fetched as: beside the folder,
+    not in it, so that the source's own files (a `.mirrored.json` among them) are all the
+    folder holds."""
+    return copy.with_name(copy.name + MIRRORED)
+
+
 def mirror(url: str) -> Path:
     """A source at a URL (a folder of images, or one TSV/Parquet file) as a local copy in the
-    working cache: an object is fetched when its copy is absent, of another size, or was fetched
-    from another version of it (ETag, hash or modification time, as its filesystem lists them);
-    objects the URL no longer holds are removed from the copy. Returns the copy's folder or
-    file."""
+    working cache: an object is fetched when its copy is absent, of another size, or not known
+    to have been fetched from the version the URL holds now (ETag, hash or modification time,
+    as its filesystem lists them); objects the URL no longer holds are removed from the copy.
+    Returns the copy's folder or file."""
     store = Store(url)
     into = default_workdir(store.url)
-    manifest = into / MIRRORED
+    record = mirrored_record(into)
     try:
-        fetched = json.loads(manifest.read_text(encoding="utf-8"))
+        fetched = json.loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         fetched = {}
     if not isinstance(fetched, dict):
         fetched = {}
 
-    def fresh(rel: str, target: Path, version: list[Any]) -> bool:
-        return (
-            target.is_file()
-            and target.stat().st_size == version[0]
-            and fetched.get(rel, version) == version
-        )
+    def bring(rel: str, target: Path, version: list[Any]) -> None:
+        """Fetch unless the copy is this version; note the version once the copy is it."""
+        if not (
+            target.is_file() and target.stat().st_size == version[0] and fetched.get(rel) == version
+        ):
+            fetched.pop(rel, None)
+            store.download(rel, target)
+        fetched[rel] = version
 
     if store.fs.isfile(store.root):
         name = store.url.rsplit("/", 1)[-1]
         target = into / name
-        version = _version(store.fs.info(store.root))
-        if not fresh(name, target, version):
-            store.download("", target)
-            atomic_write_json(manifest, {name: version})
+        try:
+            bring("", target, _version(store.fs.info(store.root)))
+        finally:
+            record.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(record, {"": fetched[""]} if "" in fetched else {})
         return target
     if not store.fs.isdir(store.root):
         raise StoreError(f"{store.url} does not exist (neither a folder nor a file)")
@@ -685,15 +695,15 @@ def mirror(url: str) -> Path:
         if name.startswith(store.root + "/"):
             versions[name[len(store.root) + 1 :]] = _version(info)
     into.mkdir(parents=True, exist_ok=True)
-    for rel, version in sorted(versions.items()):
-        target = into / rel
-        if not fresh(rel, target, version):
-            store.download(rel, target)
-    atomic_write_json(manifest, versions)
+    try:
+        for rel, version in sorted(versions.items()):
+            bring(rel, into / rel, version)
+    finally:  # what was fetched is known even when a later fetch fails
+        atomic_write_json(record, {rel: v for rel, v in fetched.items() if rel in versions})
     for path in sorted(into.rglob("*"), reverse=True):
         rel = path.relative_to(into).as_posix()
-        if path.name.startswith(".tmp-") or path == manifest:
-            continue  # another mirror of this URL, downloading; or the record of this one
+        if path.name.startswith(".tmp-"):
+            continue  # another mirror of this URL, downloading
         if path.is_file() and rel not in versions:
             path.unlink()
         elif path.is_dir() and not any(path.iterdir()):

@@ -13,7 +13,6 @@ import pytest
 from benchfoundry.records import QuarantineRecord
 from benchfoundry.storage import RunFolder
 from benchfoundry.stores import (
-    MIRRORED,
     Lease,
     RemoteRun,
     Store,
@@ -21,6 +20,7 @@ from benchfoundry.stores import (
     StoreError,
     is_url,
     mirror,
+    mirrored_record,
     run_folder_at,
 )
 
@@ -155,14 +155,13 @@ def test_a_source_folder_is_mirrored_with_what_it_holds_now(tmp_path):
     fs.pipe({f"{root}/a.png": b"1", f"{root}/sub/b.png": b"22"})
     local = mirror(f"memory:/{root}")
     assert sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()) == [
-        MIRRORED,  # what each copy was fetched as (a dot file: ingest skips it)
         "a.png",
         "sub/b.png",
     ]
     fs.rm_file(f"{root}/sub/b.png")
     fs.pipe_file(f"{root}/a.png", b"333")
     local = mirror(f"memory:/{root}")
-    assert [p.name for p in local.rglob("*") if p.is_file() and p.name != MIRRORED] == ["a.png"]
+    assert [p.name for p in local.rglob("*") if p.is_file()] == ["a.png"]
     assert (local / "a.png").read_bytes() == b"333"
     # Unchanged objects are not fetched again; one changed in place is, even at the same size.
     copied = (local / "a.png").stat().st_mtime_ns
@@ -172,6 +171,24 @@ def test_a_source_folder_is_mirrored_with_what_it_holds_now(tmp_path):
     fs.pipe_file(f"{root}/a.png", b"444")
     mirror(f"memory:/{root}")
     assert (local / "a.png").read_bytes() == b"444"
+
+
+def test_a_mirror_that_failed_midway_fetches_again_what_it_had_not_recorded(tmp_path):
+    """The record of fetched versions is written even when a fetch fails, and an object it does
+    not name is fetched again: a copy never stays stale because a run stopped early. A source
+    file named like the record is mirrored like any other."""
+    fs = fsspec.filesystem("memory")
+    root = f"/src-{uuid.uuid4().hex[:8]}"
+    fs.pipe({f"{root}/.mirrored.json": b"{}", f"{root}/a.png": b"1", f"{root}/b.png": b"2"})
+    local = mirror(f"memory:/{root}")
+    assert (local / ".mirrored.json").read_bytes() == b"{}"
+    record = mirrored_record(local)
+    assert sorted(json.loads(record.read_text())) == [".mirrored.json", "a.png", "b.png"]
+    record.write_text(json.dumps({"b.png": json.loads(record.read_text())["b.png"]}))
+    time.sleep(0.01)
+    fs.pipe_file(f"{root}/a.png", b"9")  # same size, and its copy is not in the record
+    mirror(f"memory:/{root}")
+    assert (local / "a.png").read_bytes() == b"9"
 
 
 def test_a_single_file_source_is_fetched_again_when_it_changes_at_the_same_size():
