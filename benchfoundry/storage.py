@@ -235,9 +235,7 @@ class Table(Generic[R]):
 
     def key_set(self) -> set[tuple[Any, ...]]:
         """The key of every stored row."""
-        table = self.read(columns=list(self.record_type.key))
-        columns = [table.column(name).to_pylist() for name in self.record_type.key]
-        return set(zip(*columns, strict=True))
+        return set(self._keys(self.read(columns=list(self.record_type.key))))
 
     def count(self) -> int:
         return sum(pq.read_metadata(part).num_rows for part in self.parts())
