@@ -60,24 +60,24 @@ class ThreadMapper:
         self.pool = pool
 
     def map(self, fn, jobs, *, label, total=None, ahead=2, retries=0):  # noqa: ARG002
-        from benchfoundry.stages import windowed
+        from benchfoundry.pipeline.registry import windowed
 
         yield from windowed(lambda *args: self.pool.submit(fn, *args), jobs, label, total, ahead)
 
 
 def child(mode: str, spec_path: str) -> None:
     """One build in this process; prints a JSON line of what it measured."""
-    from benchfoundry import env
+    from benchfoundry.core import env
 
     env.configure(console_level="CRITICAL")
-    from benchfoundry.spec import load_spec
-    from benchfoundry.stages import STAGES, StageRun
+    from benchfoundry.pipeline.registry import STAGES, StageRun
+    from benchfoundry.pipeline.spec import load_spec
 
     spec = load_spec(spec_path)
     stage_seconds: dict[str, float] = {}
     stage_peaks: dict[str, float] = {}  # peak RSS so far after each stage (plain only)
     if mode == "plain":
-        from benchfoundry.storage import RunFolder
+        from benchfoundry.storage.tables import RunFolder
 
         RunFolder(spec.output).root.mkdir(parents=True, exist_ok=True)
         context = StageRun.from_spec(spec, str(spec.output), spec.stages)
@@ -98,9 +98,9 @@ def child(mode: str, spec_path: str) -> None:
         server_cpu = 0.0
     else:
         import psutil
+        from benchfoundry.flows.build import build
 
-        from benchfoundry.prefect_server import embedded_server
-        from flows.build import build
+        from benchfoundry.pipeline.prefect_server import embedded_server
 
         with embedded_server():
             (server,) = psutil.Process().children()
@@ -165,7 +165,7 @@ def main() -> None:
         child(*args.child)
         return
 
-    from benchfoundry.synthetic import write_corpus
+    from benchfoundry.devtools.synthetic import write_corpus
 
     sizes = [int(s) for s in args.sizes.split(",")]
     peaks: dict[int, float] = {}

@@ -35,13 +35,13 @@ LOCAL = ("blind/",)  # models that run in the worker itself: no endpoint
 def _prompt_tokens(run: Path) -> tuple[float, float, int]:
     """Mean prompt tokens of the multiple-choice prompt (as the filter and consensus steps send
     it) over every candidate, the largest, and how many were counted."""
+    from benchfoundry.prompts import load
     from transformers import AutoTokenizer
 
+    from benchfoundry.core.letters import LETTERS
+    from benchfoundry.core.records import CandidateRecord
     from benchfoundry.gateway.local_hf import smollm2_folder
-    from benchfoundry.letters import LETTERS
-    from benchfoundry.prompts import load
-    from benchfoundry.records import CandidateRecord
-    from benchfoundry.storage import RunFolder
+    from benchfoundry.storage.tables import RunFolder
 
     tokenizer = AutoTokenizer.from_pretrained(smollm2_folder())
     template = load("mcq")
@@ -69,8 +69,8 @@ def main() -> None:
         if "summary" not in manifest.get(stage, {}):
             sys.exit(f"{run}: the build has no {stage} summary; this needs a build through {stage}")
 
-    from benchfoundry.records import CandidateRecord, ImageRecord
-    from benchfoundry.storage import RunFolder
+    from benchfoundry.core.records import CandidateRecord, ImageRecord
+    from benchfoundry.storage.tables import RunFolder
 
     folder = RunFolder(run)
     images = folder.table(ImageRecord).count()

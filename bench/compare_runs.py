@@ -13,9 +13,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchfoundry.compare import table_rows
-from benchfoundry.records import RECORDS_BY_TABLE
-from benchfoundry.storage import RunFolder
+from benchfoundry.core.records import RECORDS_BY_TABLE
+from benchfoundry.devtools.compare import table_rows
+from benchfoundry.storage.tables import RunFolder
 
 
 def main() -> int:

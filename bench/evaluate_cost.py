@@ -47,7 +47,7 @@ def scripted(accuracy: float):
     `accuracy`, decided per question; otherwise names a wrong option's text."""
     import re
 
-    from benchfoundry.gateway.testserver import Rule, Script
+    from benchfoundry.devtools.testserver import Rule, Script
 
     def reply(request) -> str:
         number = re.search(r"Question (\d+)\?", request.text)
@@ -66,10 +66,10 @@ def main() -> None:
 
     from score_speed import frame
 
-    from benchfoundry.answering.extract import extract_choice
-    from benchfoundry.gateway.testserver import TestServer
-    from benchfoundry.spec import EvaluateOptions
-    from benchfoundry.stages import STAGES, StageRun
+    from benchfoundry.answering.choice import extract_choice
+    from benchfoundry.devtools.testserver import TestServer
+    from benchfoundry.pipeline.registry import STAGES, StageRun
+    from benchfoundry.pipeline.spec import EvaluateOptions
 
     with tempfile.TemporaryDirectory() as tmp:
         dataset = Path(tmp) / "bench.tsv"

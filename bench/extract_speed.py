@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchfoundry import env  # noqa: E402
+from benchfoundry.core import env  # noqa: E402
 
 
 def main() -> None:
@@ -30,13 +30,14 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-extract-"))
     env.configure(work, console_level="CRITICAL")
 
-    from benchfoundry.records import ImageRecord, VisualFactsRecord
-    from benchfoundry.spec import ExtractOptions, FolderSource, IngestOptions
-    from benchfoundry.stages import StageRun
-    from benchfoundry.storage import RunFolder
-    from benchfoundry.synthetic import load_truth, write_corpus
-    from tasks.extract import run as extract_stage
-    from tasks.ingest import run as ingest_stage
+    from benchfoundry.tasks.extract.stage import run as extract_stage
+    from benchfoundry.tasks.ingest.stage import run as ingest_stage
+
+    from benchfoundry.core.records import ImageRecord, VisualFactsRecord
+    from benchfoundry.devtools.synthetic import load_truth, write_corpus
+    from benchfoundry.pipeline.registry import StageRun
+    from benchfoundry.pipeline.spec import ExtractOptions, FolderSource, IngestOptions
+    from benchfoundry.storage.tables import RunFolder
 
     n_text = args.images // 3
     write_corpus(work / "corpus", n_objects=args.images - n_text, n_text=n_text, seed=101)
@@ -49,7 +50,7 @@ def main() -> None:
     options = ExtractOptions()
     started = time.perf_counter()
     if args.flow:
-        from flows.extract import extract
+        from benchfoundry.flows.extract import extract
 
         summary = extract(StageRun.make(run, extract=options))
     else:

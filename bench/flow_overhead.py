@@ -33,14 +33,14 @@ sys.path.insert(0, str(REPO))
 
 
 def child(tasks: int, heartbeats: bool) -> None:
-    from benchfoundry import env
+    from benchfoundry.core import env
 
     env.configure(console_level="CRITICAL")
     import psutil
     from prefect import flow, task
     from prefect.cache_policies import NO_CACHE
 
-    from benchfoundry.prefect_server import embedded_server, nested_flows
+    from benchfoundry.pipeline.prefect_server import embedded_server, nested_flows
 
     noop = task(lambda x: x, name="noop", cache_policy=NO_CACHE)
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchfoundry.devtools.testserver import TestServer  # noqa: E402
 from benchfoundry.gateway import Gateway, ModelSpec, Request, ResponseCache  # noqa: E402
-from benchfoundry.gateway.testserver import TestServer  # noqa: E402
 
 
 def main() -> None:

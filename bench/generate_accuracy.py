@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchfoundry import env  # noqa: E402
+from benchfoundry.core import env  # noqa: E402
 
 
 def main() -> None:
@@ -23,7 +23,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-generate-"))
     env.configure(work, console_level="CRITICAL")
-    from tasks.generate_check import template_key_accuracy
+    from benchfoundry.devtools.generate_check import template_key_accuracy
 
     result = template_key_accuracy(work, args.scenes)
     print(

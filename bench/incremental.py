@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("--grow", type=float, default=0.1)
     args = parser.parse_args()
 
-    from benchfoundry.synthetic import write_corpus
+    from benchfoundry.devtools.synthetic import write_corpus
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchfoundry import env  # noqa: E402
+from benchfoundry.core import env  # noqa: E402
 
 
 def make_images(folder: Path, n: int, scale: int) -> int:
     """Render n synthetic scenes as PNG (scaled up `scale` times); return total bytes."""
-    from benchfoundry.synthetic import make_scenes, png_bytes, render
+    from benchfoundry.devtools.synthetic import make_scenes, png_bytes, render
 
     folder.mkdir(parents=True, exist_ok=True)
     total = 0
@@ -50,10 +50,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     env.configure(work, console_level="CRITICAL")
 
-    from benchfoundry.spec import FolderSource, IngestOptions
-    from benchfoundry.stages import StageRun
-    from benchfoundry.storage import RunFolder
-    from tasks.ingest import run as ingest_stage
+    from benchfoundry.tasks.ingest.stage import run as ingest_stage
+
+    from benchfoundry.pipeline.registry import StageRun
+    from benchfoundry.pipeline.spec import FolderSource, IngestOptions
+    from benchfoundry.storage.tables import RunFolder
 
     size = make_images(work / "images", args.images, args.scale)
     print(
@@ -81,7 +82,7 @@ def main() -> None:
     )
 
     if args.flow:
-        from flows.ingest import ingest
+        from benchfoundry.flows.ingest import ingest
 
         ingest(
             StageRun.make(

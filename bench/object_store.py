@@ -54,8 +54,8 @@ def main() -> None:
     import s3fs
     from incremental import timed_build  # bench/, beside this script
 
-    from benchfoundry.stores import RemoteRun
-    from benchfoundry.synthetic import write_corpus
+    from benchfoundry.devtools.synthetic import write_corpus
+    from benchfoundry.storage.remote import RemoteRun
 
     port = _port()
     endpoint = f"http://127.0.0.1:{port}"

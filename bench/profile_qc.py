@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchfoundry import env  # noqa: E402
+from benchfoundry.core import env  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,11 +40,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-profile-qc-"))
     env.configure(work, console_level="CRITICAL")
     import torch
+    from benchfoundry.tasks.qc.stage import ask, text_members, vlm_members
 
-    from benchfoundry.gateway.setup import gateway_for_run
-    from benchfoundry.spec import load_spec
-    from benchfoundry.storage import RunFolder
-    from tasks.qc import ask, text_members, vlm_members
+    from benchfoundry.gateway.assemble import gateway_for_run
+    from benchfoundry.pipeline.spec import load_spec
+    from benchfoundry.storage.tables import RunFolder
 
     for table in ("images", "visual_facts", "candidates", "quarantine"):
         if (args.run / table).is_dir():

@@ -36,10 +36,10 @@ def build(root: Path, questions: int, images: int, side: int) -> int:
     import numpy as np
     from PIL import Image
 
-    from benchfoundry.ids import image_id
-    from benchfoundry.records import CandidateRecord, ImageRecord, ReviewRecord, ScoredRecord
-    from benchfoundry.reviews import candidate_hash, now
-    from benchfoundry.storage import RunFolder
+    from benchfoundry.core.ids import image_id
+    from benchfoundry.core.records import CandidateRecord, ImageRecord, ReviewRecord, ScoredRecord
+    from benchfoundry.decisions.reviews import candidate_hash, now
+    from benchfoundry.storage.tables import RunFolder
 
     run = RunFolder(root)
     rng = np.random.default_rng(0)
@@ -122,8 +122,8 @@ def build(root: Path, questions: int, images: int, side: int) -> int:
 
 def publish(root: Path, to: Path) -> None:
     """In a fresh process: the publish stage alone, then its time and peak memory as JSON."""
-    from benchfoundry.spec import PublishOptions
-    from benchfoundry.stages import STAGES, StageRun
+    from benchfoundry.pipeline.registry import STAGES, StageRun
+    from benchfoundry.pipeline.spec import PublishOptions
 
     stage = StageRun.make(root, publish=PublishOptions(to=to))
     stage.name = "scale"

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchfoundry import env  # noqa: E402
+from benchfoundry.core import env  # noqa: E402
 
 
 def main() -> None:
@@ -26,8 +26,15 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-qc-"))
     env.configure(work, console_level="CRITICAL")
-    from benchfoundry.gateway.setup import gateway_for_run
-    from benchfoundry.spec import (
+    from benchfoundry.tasks.extract.stage import run as extract_stage
+    from benchfoundry.tasks.generate.stage import generate_all
+    from benchfoundry.tasks.ingest.stage import run as ingest_stage
+    from benchfoundry.tasks.qc.stage import consensus_all, filter_all, select_all
+
+    from benchfoundry.devtools.synthetic import write_corpus
+    from benchfoundry.gateway.assemble import gateway_for_run
+    from benchfoundry.pipeline.registry import StageRun
+    from benchfoundry.pipeline.spec import (
         ConsensusOptions,
         ExtractOptions,
         FilterOptions,
@@ -36,13 +43,7 @@ def main() -> None:
         IngestOptions,
         SelectOptions,
     )
-    from benchfoundry.stages import StageRun
-    from benchfoundry.storage import RunFolder
-    from benchfoundry.synthetic import write_corpus
-    from tasks.extract import run as extract_stage
-    from tasks.generate import generate_all
-    from tasks.ingest import run as ingest_stage
-    from tasks.qc import consensus_all, filter_all, select_all
+    from benchfoundry.storage.tables import RunFolder
 
     n_text = args.scenes // 4
     write_corpus(work / "corpus", n_objects=args.scenes - n_text, n_text=n_text, seed=11)
@@ -88,11 +89,12 @@ def scripted(run) -> None:  # type: ignore[no-untyped-def]
     import random
     import re
 
-    from benchfoundry.gateway.setup import gateway_for_run
-    from benchfoundry.gateway.testserver import Rule, Script, TestServer
-    from benchfoundry.records import CandidateRecord
-    from benchfoundry.spec import FilterOptions
-    from tasks.qc import filter_all
+    from benchfoundry.tasks.qc.stage import filter_all
+
+    from benchfoundry.core.records import CandidateRecord
+    from benchfoundry.devtools.testserver import Rule, Script, TestServer
+    from benchfoundry.gateway.assemble import gateway_for_run
+    from benchfoundry.pipeline.spec import FilterOptions
 
     key = {
         (c.question, frozenset(c.options)): c.options["ABCDEFGHIJ".index(c.answer)]

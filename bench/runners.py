@@ -60,8 +60,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     args = parser.parse_args()
 
-    from benchfoundry.gateway.testserver import Oracle, Rule, Script, TestServer
-    from benchfoundry.synthetic import write_corpus
+    from benchfoundry.devtools.synthetic import write_corpus
+    from benchfoundry.devtools.testserver import Oracle, Rule, Script, TestServer
 
     work = Path(tempfile.mkdtemp(prefix="bench-runners-"))
     write_corpus(work / "scenes", n_objects=args.scenes * 3 // 4, n_text=args.scenes // 4, seed=3)
@@ -103,7 +103,7 @@ def main() -> None:
                 flush=True,
             )
         calls = server.stats.requests
-    from benchfoundry.compare import run_tables
+    from benchfoundry.devtools.compare import run_tables
 
     a, b = (
         run_tables(work / "threads", [work / "threads"]),

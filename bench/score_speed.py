@@ -167,7 +167,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from benchfoundry.answering.extract import extract_choice
+    from benchfoundry.answering.choice import extract_choice
     from benchfoundry.answering.predictions import score_predictions
 
     try:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from benchfoundry.records import Caption, OcrLine
+from benchfoundry.core.records import Caption, OcrLine
 
 
 class ExtractorUnavailable(RuntimeError):

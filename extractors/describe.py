@@ -7,10 +7,10 @@ from __future__ import annotations
 import colorsys
 
 import numpy as np
+from benchfoundry.extractors.base import Captioner, Region
 from PIL import Image
 
-from benchfoundry.records import Instance
-from extractors.base import Captioner, Region
+from benchfoundry.core.records import Instance
 
 
 def colour_name(rgb: tuple[float, float, float]) -> str:

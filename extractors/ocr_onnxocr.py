@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from benchfoundry.extractors.base import ExtractorFailed, OcrBackend
 from PIL import Image
 
-from benchfoundry.records import OcrLine
-from extractors.base import ExtractorFailed, OcrBackend
+from benchfoundry.core.records import OcrLine
 
 _LOCK = threading.Lock()
 

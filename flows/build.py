@@ -8,14 +8,14 @@ from pathlib import Path
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from benchfoundry.ids import content_hash
-from benchfoundry.prefect_server import nested_flows
-from benchfoundry.report import BuildSummary, build_markdown, run_state
-from benchfoundry.runners import task_runner
-from benchfoundry.spec import load_spec
-from benchfoundry.stages import STAGES, StageRun
-from benchfoundry.storage import RunFolder
-from benchfoundry.stores import run_folder_at
+from benchfoundry.core.ids import content_hash
+from benchfoundry.pipeline.build_report import BuildSummary, build_markdown, run_state
+from benchfoundry.pipeline.prefect_server import nested_flows
+from benchfoundry.pipeline.registry import STAGES, StageRun
+from benchfoundry.pipeline.runners import task_runner
+from benchfoundry.pipeline.spec import load_spec
+from benchfoundry.storage.remote import run_folder_at
+from benchfoundry.storage.tables import RunFolder
 
 
 @flow(name="build")

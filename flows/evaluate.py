@@ -8,13 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from benchfoundry.tasks.evaluate.leaderboard import (
+    ReportFiles,
+    board,
+    read_summary,
+    write_summaries,
+)
+from benchfoundry.tasks.evaluate.summary import EvaluateSummary
 from prefect import flow
 from prefect.artifacts import create_table_artifact
 
-from benchfoundry.evaluate_summary import EvaluateSummary
-from benchfoundry.evaluation.report import ReportFiles, board, read_summary, write_summaries
-from benchfoundry.prefect_server import nested_flows
-from benchfoundry.stages import StageRun, run_in_flow
+from benchfoundry.pipeline.prefect_server import nested_flows
+from benchfoundry.pipeline.registry import StageRun, run_in_flow
 
 
 def board_artifacts(summaries: Sequence[EvaluateSummary], key: str) -> None:
@@ -62,7 +67,7 @@ def evaluate_release(release: str, run: str) -> EvaluateSummary:
     keeps it); the dataset is the release; results go to the build's run folder, so models the
     build itself evaluated on this release are not asked again. A run at a URL is worked on
     under its lease, waited for while the build that published holds it."""
-    from benchfoundry.stores import run_folder_at
+    from benchfoundry.storage.remote import run_folder_at
 
     with run_folder_at(run, wait_s=3600) as where:
         return _evaluate_release(release, str(where.path))
@@ -71,7 +76,7 @@ def evaluate_release(release: str, run: str) -> EvaluateSummary:
 def _evaluate_release(release: str, run: str) -> EvaluateSummary:
     from pathlib import Path
 
-    from benchfoundry.evaluation.datasets import EvalDatasetError
+    from benchfoundry.tasks.evaluate.dataset import EvalDatasetError
 
     stage = StageRun.from_build(run, "evaluate")
     if stage is None:
@@ -80,7 +85,7 @@ def _evaluate_release(release: str, run: str) -> EvaluateSummary:
         raise EvalDatasetError(
             f"{run}: the build spec names no models to evaluate (options.evaluate.models)"
         )
-    from benchfoundry.stores import is_url
+    from benchfoundry.storage.remote import is_url
 
     dataset = release if is_url(release) else Path(release)
     options = stage.options.evaluate.model_copy(update={"dataset": dataset})
@@ -114,7 +119,7 @@ def evaluate_dataset(
     gradings: int = 5,
 ) -> EvaluateSummary:
     """`benchfoundry evaluate` as a flow: the models on the dataset, results into `out`."""
-    from benchfoundry.spec import EvaluateOptions
+    from benchfoundry.pipeline.spec import EvaluateOptions
 
     options = EvaluateOptions(
         dataset=dataset,
@@ -126,7 +131,7 @@ def evaluate_dataset(
         base_llm=base_llm,
         gradings=gradings,
     )
-    from benchfoundry.stores import run_folder_at
+    from benchfoundry.storage.remote import run_folder_at
 
     with run_folder_at(out) as where, nested_flows():  # a URL: its working copy, under its lease
         return evaluate(StageRun.make(str(where.path), evaluate=options))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefect import flow
 
-from benchfoundry.report import GenerateSummary
-from benchfoundry.stages import StageRun, run_in_flow
+from benchfoundry.pipeline.build_report import GenerateSummary
+from benchfoundry.pipeline.registry import StageRun, run_in_flow
 
 
 @flow(name="generate")

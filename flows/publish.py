@@ -5,12 +5,12 @@ command as a flow (what the `publish-on-demand` deployment is given)."""
 
 from __future__ import annotations
 
+from benchfoundry.tasks.publish.summary import PublishSummary
 from prefect import flow
 
-from benchfoundry.prefect_server import nested_flows
-from benchfoundry.publish_summary import PublishSummary
-from benchfoundry.stages import StageRun, run_in_flow
-from benchfoundry.stores import run_url
+from benchfoundry.pipeline.prefect_server import nested_flows
+from benchfoundry.pipeline.registry import StageRun, run_in_flow
+from benchfoundry.storage.remote import run_url
 
 RELEASE_EVENT = "benchfoundry.release.published"
 
@@ -57,7 +57,7 @@ def publish_run(
     """`benchfoundry publish` as a flow: the run folder's accepted questions released with the
     spec's publish options (else those its build manifest keeps), `to` and `allow_unreviewed`
     overriding them. `out` may be a run folder's URL (worked on under its lease)."""
-    from benchfoundry.stores import run_folder_at
+    from benchfoundry.storage.remote import run_folder_at
 
     with run_folder_at(out) as where:
         return _publish_run(str(where.path), spec_path, to, allow_unreviewed)
@@ -68,8 +68,8 @@ def _publish_run(
 ) -> PublishSummary:
     from pathlib import Path
 
-    from benchfoundry.spec import load_spec
-    from benchfoundry.stores import is_url
+    from benchfoundry.pipeline.spec import load_spec
+    from benchfoundry.storage.remote import is_url
 
     if spec_path is not None:
         stage = StageRun.from_spec(load_spec(spec_path), str(Path(out).resolve()), ["publish"])

@@ -1,1 +1,68 @@
-"""Prompt templates (`*.j2`), shipped as package data and found with `importlib.resources`."""
+"""Prompt templates (`*.j2` files in this folder, shipped as package data), versioned by
+content hash.
+
+Rendering is strict: a placeholder the caller does not fill is an error, and so is a value the
+template does not use. Every rendered prompt carries the template's id and hash so outputs can
+record which prompt made them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.meta
+
+from benchfoundry.core.ids import sha256_hex
+
+PROMPTS = Path(str(files(__name__)))  # package data: found in a wheel too
+
+
+class PromptError(ValueError):
+    """A template that is missing, or rendered with missing or unknown placeholders."""
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    text: str
+
+    @property
+    def version(self) -> str:
+        return sha256_hex(self.text.encode("utf-8"))[:12]
+
+    @property
+    def prompt_id(self) -> str:
+        """`name@hash`, what outputs record."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def placeholders(self) -> set[str]:
+        environment = jinja2.Environment()
+        return jinja2.meta.find_undeclared_variables(environment.parse(self.text))
+
+    def render(self, **values: Any) -> str:
+        missing = self.placeholders - set(values)
+        unknown = set(values) - self.placeholders
+        if missing or unknown:
+            raise PromptError(
+                f"prompt '{self.name}': missing {sorted(missing) or 'nothing'}, unknown {sorted(unknown) or 'nothing'}"
+            )
+        environment = jinja2.Environment(
+            undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False
+        )
+        return environment.from_string(self.text).render(**values).strip()
+
+
+@lru_cache(maxsize=64)
+def load(name: str, folder: Path = PROMPTS) -> Template:
+    """The template `folder/name.j2`."""
+    path = folder / f"{name}.j2"
+    try:
+        return Template(name, path.read_text(encoding="utf-8"))
+    except OSError:
+        raise PromptError(f"no prompt template {path}") from None

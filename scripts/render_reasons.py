@@ -13,16 +13,16 @@ sys.path.insert(0, str(REPO))
 
 # The stage modules that register reasons, and their stages, in pipeline order.
 STAGE_MODULES = {
-    "ingest": "tasks.ingest_items",
-    "extract": "tasks.extract",
-    "generate": "tasks.generate_drafts",
+    "ingest": "benchfoundry.sources.items",
+    "extract": "benchfoundry.tasks.extract.stage",
+    "generate": "benchfoundry.tasks.generate.drafts",
 }
 
 
 def render() -> str:
     import importlib
 
-    from benchfoundry.reasons import markdown, registered
+    from benchfoundry.core.reasons import markdown, registered
 
     for name in STAGE_MODULES.values():
         importlib.import_module(name)

@@ -1,1 +1,2 @@
-"""The stages' logic: one module per stage, each with its entry point `run(StageRun, mapper)` (see docs/architecture.md)."""
+"""The stages: `tasks/<stage>/` holds one stage whole, its entry point `run(StageRun, mapper)`,
+its options, its summary and every part only it uses (see docs/architecture.md)."""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="benchfoundry-prefect-")
-from benchfoundry import env  # noqa: E402
+from benchfoundry.core import env  # noqa: E402
 
 env.configure()
 
@@ -57,8 +57,8 @@ def image_bytes() -> Callable[..., bytes]:
 def store_raw_image() -> Callable[..., str]:
     """Put bytes into a run's `images` table as they are, bypassing ingestion's checks (for
     tests that need an image ingestion would refuse, or one with chosen bytes); return its id."""
-    from benchfoundry.ids import image_id
-    from benchfoundry.records import ImageRecord
+    from benchfoundry.core.ids import image_id
+    from benchfoundry.core.records import ImageRecord
 
     def store(run, data: bytes, source: str = "test", size: tuple[int, int] = (8, 8)) -> str:
         record = ImageRecord(
@@ -86,7 +86,7 @@ def store_raw_image() -> Callable[..., str]:
 @pytest.fixture
 def candidate_record() -> Callable[..., object]:
     """A `CandidateRecord` for tests: a generic four-option question, any field overridden."""
-    from benchfoundry.records import CandidateRecord
+    from benchfoundry.core.records import CandidateRecord
 
     def make(question_id: str, image_id: str, **fields: object) -> CandidateRecord:
         values: dict[str, object] = {
@@ -116,7 +116,7 @@ def candidate_record() -> Callable[..., object]:
 @pytest.fixture
 def scored_record() -> Callable[..., object]:
     """A `ScoredRecord` for tests: a selected question with no hits, any field overridden."""
-    from benchfoundry.records import ScoredRecord
+    from benchfoundry.core.records import ScoredRecord
 
     def make(question_id: str, image_id: str, **fields: object) -> ScoredRecord:
         values: dict[str, object] = {

@@ -36,7 +36,7 @@ def _raised(fn: Callable[[], object]) -> str:
 
 
 def _image(data: bytes) -> str:
-    from benchfoundry.imaging import decode
+    from benchfoundry.core.imaging import decode
 
     return _raised(lambda: decode(data))
 
@@ -57,14 +57,15 @@ def image_truncated(tmp: Path) -> str:
 
 
 def image_too_small(tmp: Path) -> str:
-    from benchfoundry.spec import FolderSource
-    from tasks.ingest_files import read_folder
+    from benchfoundry.pipeline.spec import FolderSource
+    from benchfoundry.sources.files import read_folder
 
     (tmp / "f").mkdir()
     (tmp / "f" / "tiny.png").write_bytes(png(size=(4, 4)))
     (tmp / "f" / "ok.png").write_bytes(png(1))
-    from benchfoundry.imaging import ImageLimits
-    from tasks.ingest import decode_one
+    from benchfoundry.tasks.ingest.stage import decode_one
+
+    from benchfoundry.core.imaging import ImageLimits
 
     items = read_folder(FolderSource(path=tmp / "f"))
     found = [decode_one(raw, ImageLimits(min_side=32)) for raw in sorted(items.images, key=str)]
@@ -79,8 +80,8 @@ def image_text_file_named_png(tmp: Path) -> str:
 
 
 def _tsv(tmp: Path, rows: list[dict], name: str = "q.tsv") -> str:
-    from benchfoundry.spec import TsvSource
-    from tasks.ingest_tables import read_tsv
+    from benchfoundry.pipeline.spec import TsvSource
+    from benchfoundry.sources.tables import read_tsv
 
     path = tmp / name
     pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
@@ -128,8 +129,8 @@ def tsv_reference_to_unknown_row(tmp: Path) -> str:
 
 
 def tsv_not_utf8(tmp: Path) -> str:
-    from benchfoundry.spec import TsvSource
-    from tasks.ingest_tables import read_tsv
+    from benchfoundry.pipeline.spec import TsvSource
+    from benchfoundry.sources.tables import read_tsv
 
     path = tmp / "latin.tsv"
     image = base64.b64encode(png()).decode()
@@ -143,8 +144,8 @@ def tsv_not_utf8(tmp: Path) -> str:
 
 
 def _parquet(tmp: Path, table: pa.Table) -> str:
-    from benchfoundry.spec import ParquetSource
-    from tasks.ingest_tables import read_parquet
+    from benchfoundry.pipeline.spec import ParquetSource
+    from benchfoundry.sources.tables import read_parquet
 
     path = tmp / "d.parquet"
     pq.write_table(table, path)
@@ -158,8 +159,8 @@ def _parquet(tmp: Path, table: pa.Table) -> str:
 
 
 def parquet_not_parquet(tmp: Path) -> str:
-    from benchfoundry.spec import ParquetSource
-    from tasks.ingest_tables import read_parquet
+    from benchfoundry.pipeline.spec import ParquetSource
+    from benchfoundry.sources.tables import read_parquet
 
     path = tmp / "fake.parquet"
     path.write_bytes(b"PAR1 but not really")
@@ -172,10 +173,11 @@ def parquet_no_image_column(tmp: Path) -> str:
 
 def parquet_broken_image_bytes(tmp: Path) -> str:
     """The rows are read; the broken image is refused when ingest decodes it."""
-    from benchfoundry.imaging import ImageLimits
-    from benchfoundry.spec import ParquetSource
-    from tasks.ingest import decode_one
-    from tasks.ingest_tables import read_parquet
+    from benchfoundry.tasks.ingest.stage import decode_one
+
+    from benchfoundry.core.imaging import ImageLimits
+    from benchfoundry.pipeline.spec import ParquetSource
+    from benchfoundry.sources.tables import read_parquet
 
     read = _parquet(
         tmp,
@@ -205,7 +207,7 @@ def parquet_answer_not_an_option(tmp: Path) -> str:
 
 
 def _spec(tmp: Path, text: str) -> str:
-    from benchfoundry.spec import load_spec
+    from benchfoundry.pipeline.spec import load_spec
 
     path = tmp / "spec.yaml"
     path.write_text(text, encoding="utf-8")
@@ -231,8 +233,9 @@ def spec_unknown_option(tmp: Path) -> str:
 
 
 def source_folder_missing(tmp: Path) -> str:
-    from benchfoundry.spec import FolderSource
-    from tasks.ingest import read_source
+    from benchfoundry.tasks.ingest.stage import read_source
+
+    from benchfoundry.pipeline.spec import FolderSource
 
     return _raised(lambda: read_source(FolderSource(path=tmp / "nowhere")))
 
@@ -276,8 +279,8 @@ def review_unknown_field(tmp: Path) -> str:
 def labelstudio_export_without_question_id(tmp: Path) -> str:
     """Read as Label Studio's export, then checked against the run: refused with its reason."""
     from benchfoundry.cli.review import _read_decisions
-    from benchfoundry.reviews import record
-    from benchfoundry.storage import RunFolder
+    from benchfoundry.decisions.reviews import record
+    from benchfoundry.storage.tables import RunFolder
 
     path = tmp / "export.json"
     path.write_text(json.dumps([{"id": 1, "data": {}, "annotations": [{"result": []}]}]))
@@ -308,14 +311,14 @@ def predictions_unknown_extension(tmp: Path) -> str:
 
 
 def dataset_unknown_file(tmp: Path) -> str:
-    from benchfoundry.evaluation.datasets import load_eval_dataset
+    from benchfoundry.tasks.evaluate.dataset import load_eval_dataset
 
     (tmp / "notes.txt").write_text("x", encoding="utf-8")
     return _raised(lambda: load_eval_dataset(tmp / "notes.txt"))
 
 
 def mmvet_json_broken(tmp: Path) -> str:
-    from benchfoundry.evaluation.datasets import load_eval_dataset
+    from benchfoundry.tasks.evaluate.dataset import load_eval_dataset
 
     (tmp / "mmvet").mkdir()
     (tmp / "mmvet" / "mm-vet.json").write_text("{", encoding="utf-8")
@@ -326,20 +329,20 @@ def mmvet_json_broken(tmp: Path) -> str:
 
 
 def release_folder_that_is_not_one(tmp: Path) -> str:
-    from benchfoundry.evaluation.datasets import load_eval_dataset
+    from benchfoundry.tasks.evaluate.dataset import load_eval_dataset
 
     (tmp / "empty").mkdir()
     return _raised(lambda: load_eval_dataset(tmp / "empty"))
 
 
 def release_with_a_tampered_file(tmp: Path) -> str:
-    from benchfoundry.releases import verify
+    from benchfoundry.storage.releases import verify
 
     version = tmp / "rel" / "v1"
     (version / "data").mkdir(parents=True)
     data = version / "data" / "test-00000-of-00001.parquet"
     pq.write_table(pa.table({"x": [1]}), data)
-    from benchfoundry.releases import file_sha256
+    from benchfoundry.storage.releases import file_sha256
 
     manifest = {"files": {"data/test-00000-of-00001.parquet": {"sha256": file_sha256(data)}}}
     (version / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")

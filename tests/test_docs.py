@@ -3,8 +3,8 @@
 import re
 from pathlib import Path
 
-from benchfoundry.records import ALL_RECORDS, arrow_schema
-from tasks.ingest_items import REASONS
+from benchfoundry.core.records import ALL_RECORDS, arrow_schema
+from benchfoundry.sources.items import REASONS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -26,7 +26,7 @@ def test_every_table_column_is_documented():
 def test_the_readme_build_spec_validates(tmp_path):
     import re as _re
 
-    from benchfoundry.spec import load_spec
+    from benchfoundry.pipeline.spec import load_spec
 
     readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
     block = _re.search(r"## Build specs.*?```yaml\n(.*?)```", readme, flags=_re.S).group(1)
@@ -54,7 +54,7 @@ def test_the_reasons_page_is_rendered_from_the_registry():
 def test_a_rejection_needs_a_registered_reason():
     import pytest
 
-    from benchfoundry.reasons import Rejection
+    from benchfoundry.core.reasons import Rejection
 
     assert Rejection("x", "tsv", "no_rows", "d").to_record().reason == "no_rows"
     with pytest.raises(ValueError, match="not registered for stage ingest"):
@@ -62,8 +62,8 @@ def test_a_rejection_needs_a_registered_reason():
 
 
 def test_every_gate_check_and_release_column_is_documented():
-    from tasks.publish_files import columns
-    from validation.gate import checks_file
+    from benchfoundry.tasks.publish.files import columns
+    from benchfoundry.validation.gate import checks_file
 
     text = (DOCS / "publish.md").read_text(encoding="utf-8")
     for check in checks_file():

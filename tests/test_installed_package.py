@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,12 @@ def test_the_wheel_in_a_fresh_venv_runs_synth_ingest_extract_generate(tmp_path):
     _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
          tmp_path, env)  # fmt: skip
     (wheel,) = dist.glob("benchfoundry-*.whl")
+    # One global name: every module of the wheel lies under benchfoundry/ (the Prefect folders
+    # flows/, tasks/, extractors/, prompts/ and validation/ are its subpackages).
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist()}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"benchfoundry"}, tops
+    assert "benchfoundry/tasks/review/app/templates/batch.html" in archive.namelist()
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, env)
     python = venv / "bin" / "python"
@@ -56,7 +63,8 @@ def test_the_wheel_in_a_fresh_venv_runs_synth_ingest_extract_generate(tmp_path):
     env = {**env, "PREFECT_HOME": str(work / ".prefect"), "DO_NOT_TRACK": "1"}
     where = json.loads(
         _run([str(python), "-c",
-              "import json, benchfoundry, prompts, tasks, flows;"
+              "import json, benchfoundry, benchfoundry.prompts as prompts, benchfoundry.tasks,"
+              " benchfoundry.flows;"
               "from benchfoundry.data import data_path;"
               "print(json.dumps([benchfoundry.__file__, prompts.__file__,"
               " str(data_path('models.yaml')), str(data_path('taxonomies', 'mmbench.yaml')),"

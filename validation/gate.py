@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from benchfoundry.letters import LETTERS, is_letter_of
+from benchfoundry.core.letters import LETTERS, is_letter_of
 
 SITE = "benchfoundry"
 SHOWN_IDS = 20  # failing rows named per check in a message
@@ -82,7 +82,7 @@ class GateRow(BaseModel):
 
 
 def checks_file() -> list[dict[str, Any]]:
-    text = files("validation").joinpath("release_gate.yaml").read_text(encoding="utf-8")
+    text = files(__package__).joinpath("release_gate.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text)["checks"]
 
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from benchfoundry.answering.engine import AnsweringEngine, EngineReport, MCQItem
+from benchfoundry.core.letters import LETTERS
 from benchfoundry.gateway import Gateway
-from benchfoundry.letters import LETTERS
 
 
 class ChanceReport(BaseModel):

@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from benchfoundry.answering.judge import ToExtract, extract_all
+from benchfoundry.core.letters import LETTERS
+from benchfoundry.core.records import JudgementRecord
 from benchfoundry.gateway import (
     MCQ,
     Gateway,
@@ -25,9 +27,7 @@ from benchfoundry.gateway import (
     NotSupportedError,
     Request,
 )
-from benchfoundry.letters import LETTERS
 from benchfoundry.prompts import load
-from benchfoundry.records import JudgementRecord
 
 
 @dataclass(frozen=True)

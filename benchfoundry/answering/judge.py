@@ -8,9 +8,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchfoundry.answering.extract import Extraction, Z, extract_choice
+from benchfoundry.answering.choice import Extraction, Z, extract_choice
+from benchfoundry.core.letters import LETTERS
 from benchfoundry.gateway import Gateway, GenerateParams, ModelCallError, Request
-from benchfoundry.letters import LETTERS
 from benchfoundry.prompts import load
 
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchfoundry.answering.engine import MCQItem, item_messages
+from benchfoundry.core.letters import LETTERS
 from benchfoundry.gateway import Gateway, OptionScores
-from benchfoundry.letters import LETTERS
 from benchfoundry.prompts import load
 
 

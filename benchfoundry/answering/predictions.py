@@ -11,8 +11,8 @@ import pandas as pd
 from pydantic import BaseModel
 
 from benchfoundry.answering.judge import ToExtract, extract_all
+from benchfoundry.core.letters import LETTERS
 from benchfoundry.gateway import Gateway
-from benchfoundry.letters import LETTERS
 
 CIRCULAR_OFFSET = 1_000_000
 REQUIRED = ("index", "question", "answer", "prediction", "A", "B")

@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from benchfoundry import env, progress
+from benchfoundry.core import env, progress
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -38,7 +38,7 @@ atexit.register(_OPENED.close)
 def _run_folder(value: str | Path, write: bool = True) -> Path:
     """A `--out` value as the local folder to work in: a URL's working copy (under its lease
     when the command writes)."""
-    from benchfoundry.stores import StoreError, is_url, run_folder_at
+    from benchfoundry.storage.remote import StoreError, is_url, run_folder_at
 
     if isinstance(value, Path) or not is_url(value):
         return Path(value)
@@ -78,19 +78,19 @@ class UserError(Exception):
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from benchfoundry.answering.predictions import PredictionFileError
-    from benchfoundry.evaluation.datasets import EvalDatasetError
-    from benchfoundry.evaluation.report import ReportError
+    from benchfoundry.core.packaged import PackageMissingError
+    from benchfoundry.core.taxonomy import TaxonomyError
+    from benchfoundry.extractors.base import ExtractorUnavailable
     from benchfoundry.gateway.errors import ModelConfigError
-    from benchfoundry.packaged import PackageMissingError
-    from benchfoundry.releases import ReleaseError
-    from benchfoundry.spec import SpecError
-    from benchfoundry.storage import SchemaMismatchError
-    from benchfoundry.stores import StoreError
-    from benchfoundry.taxonomy import TaxonomyError
-    from extractors.base import ExtractorUnavailable
-    from tasks.ingest_items import SourceFormatError
-    from tasks.publish import PublishError
-    from tasks.qc import QCConfigError
+    from benchfoundry.pipeline.spec import SpecError
+    from benchfoundry.sources.items import SourceFormatError
+    from benchfoundry.storage.releases import ReleaseError
+    from benchfoundry.storage.remote import StoreError
+    from benchfoundry.storage.tables import SchemaMismatchError
+    from benchfoundry.tasks.evaluate.dataset import EvalDatasetError
+    from benchfoundry.tasks.evaluate.leaderboard import ReportError
+    from benchfoundry.tasks.publish.stage import PublishError
+    from benchfoundry.tasks.qc.stage import QCConfigError
 
     return (
         UserError,
@@ -173,7 +173,7 @@ def running_flows(show_progress: bool) -> Iterator[None]:
     starts): Prefect's embedded server for this command, recorded so that a run killed with
     SIGKILL leaves no server behind past the next command (see `prefect_server`), and progress on
     stderr."""
-    from benchfoundry.prefect_server import embedded_server
+    from benchfoundry.pipeline.prefect_server import embedded_server
 
     with embedded_server(), progress_bars(show_progress):
         yield
@@ -188,7 +188,7 @@ def emit(as_json: bool, payload: dict[str, Any], text: str) -> None:
 
 def require_table(out: Path, table: str, before: str) -> None:
     """Fail with what to run first when the run folder lacks a stage's input table."""
-    from benchfoundry.storage import RunFolder
+    from benchfoundry.storage.tables import RunFolder
 
     if not RunFolder(out).table_named(table).exists():
         raise UserError(

@@ -61,8 +61,8 @@ def score(
             write_rows,
         )
         from benchfoundry.gateway import Gateway
+        from benchfoundry.gateway.assemble import default_catalogue
         from benchfoundry.gateway.cache import ResponseCache
-        from benchfoundry.gateway.setup import default_catalogue
 
         gateway = None
         if judge:
@@ -115,7 +115,7 @@ def score(
 
 
 def _dataset(value: str | None) -> str | Path | None:
-    from benchfoundry.stores import is_url
+    from benchfoundry.storage.remote import is_url
 
     return value if value is None or is_url(value) else Path(value).resolve()
 
@@ -203,8 +203,8 @@ def report(
 
     def action() -> None:
         from benchfoundry.cli.common import running_flows
-        from benchfoundry.evaluation.report import board, markdown, read_summary
-        from flows.evaluate import report as report_flow
+        from benchfoundry.flows.evaluate import report as report_flow
+        from benchfoundry.tasks.evaluate.leaderboard import board, markdown, read_summary
 
         folder = to or runs[0] / "reports"
         summaries = [read_summary(r) for r in runs]  # a folder with no evaluation fails here

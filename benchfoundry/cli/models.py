@@ -65,8 +65,8 @@ def models(
 
     def action() -> None:
         from benchfoundry.gateway import Gateway
-        from benchfoundry.gateway.setup import default_catalogue
-        from benchfoundry.spec import load_spec
+        from benchfoundry.gateway.assemble import default_catalogue
+        from benchfoundry.pipeline.spec import load_spec
 
         build = load_spec(spec) if spec else None
         known = default_catalogue(catalogue or (build.model_catalogue if build else None))
@@ -124,8 +124,8 @@ def cache_export(
     """Copy a run's response cache to FILE, to share it."""
 
     def action() -> None:
+        from benchfoundry.gateway.assemble import cache_path
         from benchfoundry.gateway.cache import ResponseCache
-        from benchfoundry.gateway.setup import cache_path
 
         if not cache_path(out).exists():
             raise UserError(f"run {out} has no response cache yet")
@@ -142,8 +142,8 @@ def cache_import(
     """Add the responses of FILE that the run's cache lacks."""
 
     def action() -> None:
+        from benchfoundry.gateway.assemble import cache_path
         from benchfoundry.gateway.cache import ResponseCache
-        from benchfoundry.gateway.setup import cache_path
 
         if not file.exists():
             raise UserError(f"cache file {file} does not exist")
@@ -185,7 +185,7 @@ def serve_test(
     def action() -> None:
         import yaml
 
-        from benchfoundry.gateway.testserver import Script, TestServer, parse_fault_rates
+        from benchfoundry.devtools.testserver import Script, TestServer, parse_fault_rates
 
         try:
             rates = parse_fault_rates(faults or "")

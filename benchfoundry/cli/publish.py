@@ -34,7 +34,7 @@ def _context(out: Path, spec: Path | None, to: str | None) -> Any:
     """The publish stage's context: the spec's, else the build spec the run's manifest keeps,
     else the defaults (which need `--to`)."""
     from benchfoundry.cli.stages import stage_context
-    from benchfoundry.stages import StageRun
+    from benchfoundry.pipeline.registry import StageRun
 
     if spec is not None:
         return stage_context("publish", out, spec)
@@ -73,7 +73,7 @@ def publish(
         context = _context(out, spec, to)
         updates: dict[str, Any] = {}
         if to is not None:
-            from benchfoundry.stores import is_url
+            from benchfoundry.storage.remote import is_url
 
             updates["to"] = to if is_url(to) else Path(to).resolve()
         if allow_unreviewed:
@@ -94,7 +94,7 @@ def list_releases(
     """List the published versions: questions, parent and what changed from it, `latest`."""
 
     def action() -> None:
-        from benchfoundry.releases import list_releases as listing
+        from benchfoundry.storage.releases import list_releases as listing
 
         found = listing(to, name)
         lines = []

@@ -45,9 +45,9 @@ def qc(
 
     def action() -> None:
         from benchfoundry.cli.stages import stage_context
+        from benchfoundry.flows.qc import qc as qc_flow
         from benchfoundry.gateway.models import protect
-        from benchfoundry.stages import QC_STEPS, STAGES
-        from flows.qc import qc as qc_flow
+        from benchfoundry.pipeline.registry import QC_STEPS, STAGES
 
         chosen = [s.strip() for s in steps.split(",") if s.strip()]
         unknown = [s for s in chosen if s not in QC_STEPS]

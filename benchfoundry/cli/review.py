@@ -56,7 +56,7 @@ def export(
 
     def action() -> None:
         from benchfoundry.cli.stages import run_stage_command, stage_context, with_options
-        from benchfoundry.spec import Reviewer
+        from benchfoundry.pipeline.spec import Reviewer
 
         context = stage_context("review", out, spec)
         updates: dict[str, Any] = {}
@@ -94,7 +94,7 @@ def serve(
     def action() -> None:
         import uvicorn
 
-        from benchfoundry.review_app import create_app
+        from benchfoundry.tasks.review.app import create_app
 
         require_table(out, "review_batches", "review export")
         if host not in ("127.0.0.1", "localhost", "::1") and not token:
@@ -111,7 +111,7 @@ def serve(
 def _read_decisions(path: Path) -> tuple[list[Any], str]:
     """Decisions in our API's format (a JSON list, or one JSON object per line) or Label
     Studio's JSON export (tasks with `annotations`); and the tool they came from."""
-    from benchfoundry.reviews import Decision
+    from benchfoundry.decisions.reviews import Decision
 
     text = path.read_text(encoding="utf-8")
     try:
@@ -123,7 +123,7 @@ def _read_decisions(path: Path) -> tuple[list[Any], str]:
             raise UserError(f"{path}: neither JSON nor JSON lines ({exc})") from None
     rows = loaded if isinstance(loaded, list) else [loaded]
     if rows and all(isinstance(r, dict) and "annotations" in r for r in rows):
-        from benchfoundry.labelstudio import decisions_from_export
+        from benchfoundry.tasks.review.labelstudio import decisions_from_export
 
         return decisions_from_export(rows), "labelstudio"
     fields = set(Decision.__dataclass_fields__)
@@ -149,8 +149,8 @@ def import_(
     """Store decisions from a file in `reviews` (importing the same file twice changes nothing)."""
 
     def action() -> None:
-        from benchfoundry.reviews import record
-        from benchfoundry.storage import RunFolder
+        from benchfoundry.decisions.reviews import record
+        from benchfoundry.storage.tables import RunFolder
 
         require_table(out, "candidates", "generate")
         decisions, tool = _read_decisions(file)
@@ -175,9 +175,9 @@ def status(out: OutOpt, as_json: JsonOpt = False, verbose: VerboseOpt = False) -
     """Progress per reviewer and batch, conflicts and agreement; writes RUN/reports/review.md."""
 
     def action() -> None:
-        from benchfoundry.review_summary import status_markdown
-        from benchfoundry.reviews import status as review_status
-        from benchfoundry.storage import RunFolder, atomic_write_bytes
+        from benchfoundry.decisions.reviews import status as review_status
+        from benchfoundry.storage.tables import RunFolder, atomic_write_bytes
+        from benchfoundry.tasks.review.summary import status_markdown
 
         require_table(out, "candidates", "generate")
         state = review_status(RunFolder(out))
@@ -207,8 +207,8 @@ def adjudicate(
     """Settle a question the reviewers disagree on: the adjudicator's decision counts."""
 
     def action() -> None:
-        from benchfoundry.reviews import Decision, record
-        from benchfoundry.storage import RunFolder
+        from benchfoundry.decisions.reviews import Decision, record
+        from benchfoundry.storage.tables import RunFolder
 
         made = Decision(
             question_id=question_id,
@@ -245,9 +245,9 @@ def labelstudio_export(
     """Write a batch as Label Studio tasks, with `label_config.xml` beside them."""
 
     def action() -> None:
-        from benchfoundry.labelstudio import label_config, tasks
-        from benchfoundry.review_app import ReviewData
-        from benchfoundry.storage import RunFolder, atomic_write_bytes
+        from benchfoundry.storage.tables import RunFolder, atomic_write_bytes
+        from benchfoundry.tasks.review.app import ReviewData
+        from benchfoundry.tasks.review.labelstudio import label_config, tasks
 
         require_table(out, "review_batches", "review export")
         data = ReviewData(RunFolder(out))

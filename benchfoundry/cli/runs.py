@@ -22,8 +22,8 @@ def status(out: ReadOutOpt, as_json: JsonOpt = False) -> None:
     """Rows per table and quarantine counts by stage and reason of a run folder."""
 
     def action() -> None:
-        from benchfoundry.report import run_state
-        from benchfoundry.storage import RunFolder
+        from benchfoundry.pipeline.build_report import run_state
+        from benchfoundry.storage.tables import RunFolder
 
         run = RunFolder(out)
         if not run.root.is_dir():
@@ -57,8 +57,8 @@ def synth(
     """Render synthetic scenes with known ground truth, and reference questions as a TSV."""
 
     def action() -> None:
-        from benchfoundry.faulty import write_faulty_images, write_faulty_tsv
-        from benchfoundry.synthetic import write_corpus
+        from benchfoundry.devtools.faulty import write_faulty_images, write_faulty_tsv
+        from benchfoundry.devtools.synthetic import write_corpus
 
         counts: dict[str, Any] = write_corpus(out, objects, text, seed)
         if faulty:

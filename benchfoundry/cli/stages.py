@@ -45,11 +45,11 @@ def build(
     """Run the build flow: every stage the spec names, into one run folder."""
 
     def action() -> None:
-        from benchfoundry.report import build_text
-        from benchfoundry.spec import load_spec
-        from benchfoundry.stages import stage_names
-        from benchfoundry.stores import is_url
-        from flows.build import build as build_flow
+        from benchfoundry.flows.build import build as build_flow
+        from benchfoundry.pipeline.build_report import build_text
+        from benchfoundry.pipeline.registry import stage_names
+        from benchfoundry.pipeline.spec import load_spec
+        from benchfoundry.storage.remote import is_url
 
         load_spec(spec)  # fail fast, before Prefect starts, on a spec that does not validate
         chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
@@ -66,8 +66,8 @@ def build(
 def stage_context(name: str, out: Path, spec: Path | None) -> Any:
     """What a lone stage command gives its stage: the spec's settings (or the defaults) for the
     run folder `out`."""
-    from benchfoundry.spec import load_spec
-    from benchfoundry.stages import StageRun
+    from benchfoundry.pipeline.registry import StageRun
+    from benchfoundry.pipeline.spec import load_spec
 
     if spec is None:
         return StageRun(run=str(out.resolve()), stages=[name])
@@ -89,7 +89,7 @@ def with_options(context: Any, name: str, updates: dict[str, Any], command: str)
 
 def run_stage_command(name: str, context: Any, as_json: bool, out: Path) -> None:
     """Run one registry stage's flow and print its summary as the registry renders it."""
-    from benchfoundry.stages import STAGES
+    from benchfoundry.pipeline.registry import STAGES
 
     entry = STAGES[name]
     if entry.requires:
@@ -113,7 +113,7 @@ def _command(name: str, does: str, takes_sources: bool) -> Callable[..., None]:
             verbose: VerboseOpt = False,
         ) -> None:
             def action() -> None:
-                from benchfoundry.spec import parse_source
+                from benchfoundry.pipeline.spec import parse_source
 
                 context = stage_context(name, out, spec)
                 if sources:
@@ -142,7 +142,7 @@ def _command(name: str, does: str, takes_sources: bool) -> Callable[..., None]:
 
 
 def _register() -> None:
-    from benchfoundry.stages import STAGES
+    from benchfoundry.pipeline.registry import STAGES
 
     for entry in STAGES.values():
         if entry.group is None:  # grouped stages have their group's command (`qc`)
@@ -157,7 +157,7 @@ _register()
 @app.command(name="stages")
 def list_stages(as_json: JsonOpt = False) -> None:
     """List the stage registry: each stage, what it reads and writes, its options type."""
-    from benchfoundry.stages import STAGES
+    from benchfoundry.pipeline.registry import STAGES
 
     rows = [entry.describe() for entry in STAGES.values()]
     lines = []

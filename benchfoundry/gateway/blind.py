@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from benchfoundry.core.ids import content_hash
+from benchfoundry.core.letters import LETTERS
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, permanent
 from benchfoundry.gateway.messages import Part
 from benchfoundry.gateway.models import ModelSpec
 from benchfoundry.gateway.providers import Provider
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams
-from benchfoundry.ids import content_hash
-from benchfoundry.letters import LETTERS
 
 KINDS = ("random", "letter", "frequent", "longest", "similar")
 

@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from benchfoundry.core.ids import content_hash
 from benchfoundry.gateway.types import Response
-from benchfoundry.ids import content_hash
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchfoundry.gateway.messages import ImageStore
-from benchfoundry.storage import RunFolder
+from benchfoundry.storage.tables import RunFolder
 
 
 @dataclass

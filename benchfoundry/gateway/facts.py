@@ -17,7 +17,7 @@ from benchfoundry.gateway.errors import ModelConfigError, permanent
 from benchfoundry.gateway.messages import ImagePart, Part, TextPart, cache_form
 from benchfoundry.gateway.models import ModelSpec, parse_model
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
-from benchfoundry.visual_context import FactsIndex
+from benchfoundry.storage.visual_context import FactsIndex
 
 
 class FactReader(providers.Provider):

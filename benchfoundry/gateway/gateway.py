@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from benchfoundry.clock import SYSTEM, Clock
+from benchfoundry.core.clock import SYSTEM, Clock
 from benchfoundry.gateway import providers
 from benchfoundry.gateway.cache import ResponseCache, cache_key
 from benchfoundry.gateway.context import GatewayContext

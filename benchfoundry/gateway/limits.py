@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from benchfoundry.clock import SYSTEM, Clock
+from benchfoundry.core.clock import SYSTEM, Clock
 
 
 class TokenBucket:

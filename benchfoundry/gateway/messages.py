@@ -17,10 +17,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
-from benchfoundry.ids import sha256_hex
-from benchfoundry.imaging import signature
-from benchfoundry.records import ImageRecord
-from benchfoundry.storage import RunFolder
+from benchfoundry.core.ids import sha256_hex
+from benchfoundry.core.imaging import signature
+from benchfoundry.core.records import ImageRecord
+from benchfoundry.storage.tables import RunFolder
 
 _HASH = re.compile(r"^(?:image_id:)?([0-9a-f]{64})$")
 _MIME = {

@@ -87,7 +87,7 @@ def test_failures_exit_non_zero_with_one_line(tmp_path, prefect_api):
 def test_commands_take_a_run_folder_and_sources_by_url(tmp_path, image_bytes, monkeypatch):
     import fsspec
 
-    from benchfoundry.stores import Store
+    from benchfoundry.storage.remote import Store
 
     monkeypatch.setenv("BENCHFOUNDRY_WORKDIR", str(tmp_path / "work"))
     root = f"/cli-{tmp_path.name}"

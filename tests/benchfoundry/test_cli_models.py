@@ -8,7 +8,7 @@ from openai import OpenAI
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
-from benchfoundry.gateway.testserver import Script, TestServer
+from benchfoundry.devtools.testserver import Script, TestServer
 
 
 def test_models_lists_the_catalogue_and_checks_models():
@@ -94,7 +94,7 @@ def test_serve_test_injects_faults_at_the_rates_asked(tmp_path):
     choices come at random at the rates given, and a gateway with retries still gets answers."""
     import openai
 
-    from benchfoundry.clock import ManualClock
+    from benchfoundry.core.clock import ManualClock
     from benchfoundry.gateway import Gateway
     from benchfoundry.gateway.models import ModelSpec
 
@@ -153,7 +153,7 @@ def test_serve_test_refuses_unknown_faults():
 
 def test_cache_export_and_import_commands(tmp_path):
     from benchfoundry.gateway import Gateway, ResponseCache
-    from benchfoundry.gateway.setup import cache_path
+    from benchfoundry.gateway.assemble import cache_path
 
     with TestServer() as server:
         Gateway(cache=ResponseCache(cache_path(tmp_path / "a"))).generate(

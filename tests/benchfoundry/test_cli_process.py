@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchfoundry.gateway.testserver import Script, TestServer
+from benchfoundry.devtools.testserver import Script, TestServer
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "s3cr3t-Pa55word"
@@ -188,7 +188,7 @@ from benchfoundry import env
 env.configure(console_level="CRITICAL")
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
-from benchfoundry.prefect_server import embedded_server
+from benchfoundry.pipeline.prefect_server import embedded_server
 noop = task(lambda x: x, name="noop", cache_policy=NO_CACHE)
 @flow(name="many-tasks")
 def many():
@@ -202,7 +202,7 @@ import json
 from benchfoundry import env
 env.configure(console_level="CRITICAL")
 from prefect.client.orchestration import get_client
-from benchfoundry.prefect_server import embedded_server
+from benchfoundry.pipeline.prefect_server import embedded_server
 with embedded_server():
     with get_client(sync_client=True) as client:
         runs = client.read_task_runs(limit=200)

@@ -3,7 +3,8 @@ import io
 import pytest
 from PIL import Image
 
-from benchfoundry import faulty, imaging
+from benchfoundry.core import imaging
+from benchfoundry.devtools import faulty
 
 
 def _encode(image: Image.Image, fmt: str, **kw) -> bytes:

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
-from benchfoundry.records import (
+from benchfoundry.core.records import (
     CandidateRecord,
     ImageRecord,
     ImageSourceRecord,
@@ -21,8 +21,8 @@ from benchfoundry.records import (
     VisualFactsRecord,
     arrow_schema,
 )
-from benchfoundry.refusals import refused_candidates
-from benchfoundry.storage import RunFolder
+from benchfoundry.storage.refusals import refused_candidates
+from benchfoundry.storage.tables import RunFolder
 
 LEGACY = Path(__file__).resolve().parents[1] / "data" / "run_v1"
 
@@ -89,9 +89,9 @@ def test_the_upgraded_folder_keeps_working_with_the_commands(legacy, tmp_path, m
     assert status.exit_code == 0, status.output
     rows = json.loads(status.stdout)["table_rows"]
     assert rows["candidates"] == 20 and rows["quarantine"] == 6
-    from benchfoundry import storage
-    from benchfoundry.records import RECORDS_BY_TABLE
-    from benchfoundry.stages import STAGES, StageRun
+    from benchfoundry.core.records import RECORDS_BY_TABLE
+    from benchfoundry.pipeline.registry import STAGES, StageRun
+    from benchfoundry.storage import tables as storage
 
     # Select again over the stored answers: every candidate decided, the refused ones refused.
     summary = STAGES["select"].run(
@@ -112,8 +112,8 @@ def test_results_without_grader_columns_gain_them_empty(tmp_path):
     """A results table from before open-ended grading opens with the grader columns empty."""
     import pyarrow as pa
 
-    from benchfoundry import storage
-    from benchfoundry.records import ResultRecord
+    from benchfoundry.core.records import ResultRecord
+    from benchfoundry.storage import tables as storage
 
     old = {
         "run_id": ["r"], "model": ["m"], "question_id": ["q"], "pass_index": [0],

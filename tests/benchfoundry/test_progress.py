@@ -1,7 +1,7 @@
 """Progress where there is no terminal: plain lines per step, throttled, with rate and time left."""
 
-from benchfoundry import progress
-from benchfoundry.progress import LineProgress
+from benchfoundry.core import progress
+from benchfoundry.core.progress import LineProgress
 
 
 class Clock:

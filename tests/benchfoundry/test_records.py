@@ -1,8 +1,8 @@
 import pyarrow as pa
 import pytest
 
-from benchfoundry.ids import content_hash, image_id, question_id
-from benchfoundry.records import (
+from benchfoundry.core.ids import content_hash, image_id, question_id
+from benchfoundry.core.records import (
     ALL_RECORDS,
     CandidateRecord,
     ImageRecord,

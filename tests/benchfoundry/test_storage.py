@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchfoundry.faults import ENV
-from benchfoundry.records import QuarantineRecord, ScoredRecord
-from benchfoundry.storage import RunFolder, SchemaMismatchError
+from benchfoundry.core.faults import ENV
+from benchfoundry.core.records import QuarantineRecord, ScoredRecord
+from benchfoundry.storage.tables import RunFolder, SchemaMismatchError
 
 
 def _q(source: str, reason: str = "not_an_image") -> QuarantineRecord:
@@ -87,8 +87,8 @@ def test_killed_writer_leaves_no_partial_part(tmp_path):
     name and renaming it: no part appears, and the next append and read work as if the killed
     write never started."""
     script = textwrap.dedent(f"""
-        from benchfoundry.records import QuarantineRecord
-        from benchfoundry.storage import RunFolder
+        from benchfoundry.core.records import QuarantineRecord
+        from benchfoundry.storage.tables import RunFolder
         rows = [QuarantineRecord(source=f"s{{i}}", stage="ingest", reason="r", detail="d" * 1000,
                                  source_kind="k") for i in range(200)]
         RunFolder({str(tmp_path)!r}).table(QuarantineRecord).append(rows)

@@ -10,9 +10,8 @@ import uuid
 import fsspec
 import pytest
 
-from benchfoundry.records import QuarantineRecord
-from benchfoundry.storage import RunFolder
-from benchfoundry.stores import (
+from benchfoundry.core.records import QuarantineRecord
+from benchfoundry.storage.remote import (
     Lease,
     RemoteRun,
     Store,
@@ -23,6 +22,7 @@ from benchfoundry.stores import (
     mirrored_record,
     run_folder_at,
 )
+from benchfoundry.storage.tables import RunFolder
 
 
 @pytest.fixture(autouse=True)
@@ -205,9 +205,9 @@ def test_a_single_file_source_is_fetched_again_when_it_changes_at_the_same_size(
 def test_table_sources_at_a_url_name_their_rows_by_it(tmp_path, image_bytes):
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from benchfoundry.tasks.ingest.stage import read_source
 
-    from benchfoundry.spec import ParquetSource, TsvSource
-    from tasks.ingest import read_source
+    from benchfoundry.pipeline.spec import ParquetSource, TsvSource
 
     fs = fsspec.filesystem("memory")
     root = f"/tables-{uuid.uuid4().hex[:8]}"

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from benchfoundry.synthetic import (
+from benchfoundry.devtools.synthetic import (
     PALETTE,
     load_truth,
     make_scenes,

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.records import VisualFactsRecord
-from benchfoundry.storage import RunFolder
-from benchfoundry.synthetic import write_corpus
+from benchfoundry.core.records import VisualFactsRecord
+from benchfoundry.devtools.synthetic import write_corpus
+from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]

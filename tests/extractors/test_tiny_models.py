@@ -3,9 +3,9 @@ real loading and inference paths, with meaningless output."""
 
 import pytest
 import torch
+from benchfoundry.extractors.registry import create
 
-from benchfoundry.synthetic import make_scenes, render
-from extractors.registry import create
+from benchfoundry.devtools.synthetic import make_scenes, render
 
 pytestmark = pytest.mark.slow
 

@@ -1,10 +1,10 @@
 from pathlib import Path
 
 import pytest
+from benchfoundry.flows.build import build
 
-from benchfoundry.records import CandidateRecord, ImageRecord
-from benchfoundry.storage import RunFolder
-from flows.build import build
+from benchfoundry.core.records import CandidateRecord, ImageRecord
+from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 REPO = Path(__file__).resolve().parents[2]
@@ -62,9 +62,9 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
 
 @pytest.mark.slow
 def test_a_build_with_quality_control_reports_decisions_and_selected_examples(tmp_path):
-    from benchfoundry.records import ScoredRecord
-    from benchfoundry.report import build_markdown, build_text
-    from benchfoundry.synthetic import write_corpus
+    from benchfoundry.core.records import ScoredRecord
+    from benchfoundry.devtools.synthetic import write_corpus
+    from benchfoundry.pipeline.build_report import build_markdown, build_text
 
     write_corpus(tmp_path / "scenes", n_objects=3, n_text=1, seed=3)
     spec = tmp_path / "spec.yaml"

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.compare import run_tables
-from benchfoundry.gateway.testserver import Oracle, Rule, Script, TestServer
-from benchfoundry.records import ScoredRecord
-from benchfoundry.storage import RunFolder
-from benchfoundry.synthetic import write_corpus
+from benchfoundry.core.records import ScoredRecord
+from benchfoundry.devtools.compare import run_tables
+from benchfoundry.devtools.synthetic import write_corpus
+from benchfoundry.devtools.testserver import Oracle, Rule, Script, TestServer
+from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]

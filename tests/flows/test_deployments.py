@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.synthetic import write_corpus
+from benchfoundry.devtools.synthetic import write_corpus
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]

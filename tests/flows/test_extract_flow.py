@@ -4,8 +4,8 @@ import pytest
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
-from benchfoundry.records import VisualFactsRecord
-from benchfoundry.storage import RunFolder
+from benchfoundry.core.records import VisualFactsRecord
+from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 

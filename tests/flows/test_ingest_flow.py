@@ -2,15 +2,20 @@ import io
 
 import pyarrow.parquet as pq
 import pytest
+from benchfoundry.flows.ingest import ingest
 from PIL import Image, ImageEnhance
 
-from benchfoundry.faulty import write_faulty_images, write_faulty_tsv
-from benchfoundry.records import CandidateRecord, ImageRecord, ImageSourceRecord, QuarantineRecord
-from benchfoundry.spec import FolderSource, IngestOptions, TsvSource
-from benchfoundry.stages import StageRun
-from benchfoundry.storage import RunFolder
-from benchfoundry.synthetic import write_corpus
-from flows.ingest import ingest
+from benchfoundry.core.records import (
+    CandidateRecord,
+    ImageRecord,
+    ImageSourceRecord,
+    QuarantineRecord,
+)
+from benchfoundry.devtools.faulty import write_faulty_images, write_faulty_tsv
+from benchfoundry.devtools.synthetic import write_corpus
+from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.pipeline.spec import FolderSource, IngestOptions, TsvSource
+from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from benchfoundry.records import ImageRecord
-from benchfoundry.storage import RunFolder
-from benchfoundry.stores import RemoteRun, Store
+from benchfoundry.core.records import ImageRecord
+from benchfoundry.storage.remote import RemoteRun, Store
+from benchfoundry.storage.tables import RunFolder
 
 REPO = Path(__file__).resolve().parents[2]
 STAGES = "[ingest, extract, generate, filter, consensus, select, review, publish, evaluate]"
@@ -41,7 +41,7 @@ def _spec(folder: Path, sources: str, releases: str, output: str, stages: str = 
 
 
 def _scenes(tmp_path: Path) -> Path:
-    from benchfoundry.synthetic import write_corpus
+    from benchfoundry.devtools.synthetic import write_corpus
 
     write_corpus(tmp_path / "scenes", n_objects=3, n_text=1, seed=3)
     return tmp_path / "scenes" / "images"
@@ -50,7 +50,7 @@ def _scenes(tmp_path: Path) -> Path:
 def test_a_build_on_an_object_store_resumes_from_it_on_another_machine(
     tmp_path, prefect_api, monkeypatch
 ):
-    from flows.build import build
+    from benchfoundry.flows.build import build
 
     bucket = f"/bucket-{uuid.uuid4().hex[:8]}"
     memory = fsspec.filesystem("memory")

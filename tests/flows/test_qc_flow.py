@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
-from benchfoundry.records import CandidateRecord, JudgementRecord, ScoredRecord
-from benchfoundry.storage import RunFolder
+from benchfoundry.core.records import CandidateRecord, JudgementRecord, ScoredRecord
+from benchfoundry.storage.tables import RunFolder
 
 pytestmark = [pytest.mark.usefixtures("prefect_api"), pytest.mark.slow]
 

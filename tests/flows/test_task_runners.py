@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.compare import PER_BUILD, table_rows
-from benchfoundry.gateway.testserver import Oracle, Rule, Script, TestServer
-from benchfoundry.storage import RunFolder
-from benchfoundry.synthetic import write_corpus
+from benchfoundry.devtools.compare import PER_BUILD, table_rows
+from benchfoundry.devtools.synthetic import write_corpus
+from benchfoundry.devtools.testserver import Oracle, Rule, Script, TestServer
+from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from benchfoundry.tasks.evaluate.dataset import EvalDatasetError, load_eval_dataset
+from benchfoundry.tasks.evaluate.stats import accuracy, clustered, gain_and_leakage, wilson
 
-from benchfoundry.evaluation.datasets import EvalDatasetError, load_eval_dataset
-from benchfoundry.evaluation.stats import accuracy, clustered, gain_and_leakage, wilson
-from benchfoundry.gateway.testserver import Rule, Script, TestServer
-from benchfoundry.records import ResultRecord
-from benchfoundry.spec import EvaluateOptions
-from benchfoundry.stages import STAGES, StageRun
-from benchfoundry.storage import RunFolder
+from benchfoundry.core.records import ResultRecord
+from benchfoundry.devtools.testserver import Rule, Script, TestServer
+from benchfoundry.pipeline.registry import STAGES, StageRun
+from benchfoundry.pipeline.spec import EvaluateOptions
+from benchfoundry.storage.tables import RunFolder
 from tests.tasks.test_publish import _options, publish
 from tests.tasks.test_publish import run as run  # noqa: F401  the fixture (a reviewed run)
 
@@ -124,8 +124,8 @@ def test_a_killed_evaluation_resumes_without_repeating_a_call(tmp_path, image_by
     # process killed so would leave its Prefect server holding the pipes).
     script = (
         "import sys\n"
-        "from benchfoundry.spec import EvaluateOptions\n"
-        "from benchfoundry.stages import STAGES, StageRun\n"
+        "from benchfoundry.tasks.evaluate.options import EvaluateOptions\n"
+        "from benchfoundry.pipeline.registry import STAGES, StageRun\n"
         "options = EvaluateOptions(dataset=sys.argv[2], models=[sys.argv[3]], batch_size=4)\n"
         "STAGES['evaluate'].run(StageRun.make(sys.argv[1], evaluate=options))\n"
     )

@@ -1,17 +1,17 @@
 """The extract stage: facts for every image, incremental reruns, failures as quarantine rows."""
 
 import pytest
+from benchfoundry.tasks.extract.stage import build_extractors
+from benchfoundry.tasks.extract.stage import run as extract_stage
+from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
-from benchfoundry.gateway.testserver import Script, TestServer
-from benchfoundry.records import QuarantineRecord, VisualFactsRecord
-from benchfoundry.spec import ExtractOptions, FolderSource, IngestOptions
-from benchfoundry.stages import StageRun
-from benchfoundry.storage import RunFolder
-from benchfoundry.synthetic import write_corpus
-from benchfoundry.visual_context import FactsIndex
-from tasks.extract import build_extractors
-from tasks.extract import run as extract_stage
-from tasks.ingest import run as ingest_stage
+from benchfoundry.core.records import QuarantineRecord, VisualFactsRecord
+from benchfoundry.devtools.synthetic import write_corpus
+from benchfoundry.devtools.testserver import Script, TestServer
+from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.pipeline.spec import ExtractOptions, FolderSource, IngestOptions
+from benchfoundry.storage.tables import RunFolder
+from benchfoundry.storage.visual_context import FactsIndex
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_a_failing_image_is_quarantined_and_the_batch_goes_on(run, store_raw_ima
 
 
 def test_a_failing_model_is_quarantined_with_its_reason(run):
-    from benchfoundry.gateway.testserver import Script, TestServer
+    from benchfoundry.devtools.testserver import Script, TestServer
 
     with TestServer(Script(default="A grey picture with shapes.")) as server:
         server.inject("500", times=5 * 2)
@@ -80,9 +80,8 @@ def test_a_failing_model_is_quarantined_with_its_reason(run):
 
 def test_transparent_and_16_bit_images_reach_the_backends_visible():
     import numpy as np
+    from benchfoundry.tasks.extract.stage import to_rgb
     from PIL import Image, ImageDraw
-
-    from tasks.extract import to_rgb
 
     clear = Image.new("RGBA", (120, 60), (0, 0, 0, 0))
     ImageDraw.Draw(clear).rectangle((20, 20, 60, 40), fill=(0, 0, 0, 255))
@@ -115,8 +114,8 @@ def test_the_configuration_hash_follows_only_what_changes_the_facts():
 
 
 def test_the_visual_context_cap_keeps_every_section():
-    from benchfoundry.records import Caption, Instance, OcrLine
-    from benchfoundry.visual_context import render
+    from benchfoundry.core.records import Caption, Instance, OcrLine
+    from benchfoundry.storage.visual_context import render
 
     facts = VisualFactsRecord(
         image_id="i",
@@ -143,7 +142,7 @@ def test_the_visual_context_cap_keeps_every_section():
 
 
 def test_a_vlm_captioner_with_an_unknown_model_fails_before_any_image(run):
-    from extractors.base import ExtractorUnavailable
+    from benchfoundry.extractors.base import ExtractorUnavailable
 
     with pytest.raises(ExtractorUnavailable, match="captioner 'vlm'"):
         extract_stage(

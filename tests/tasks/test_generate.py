@@ -4,18 +4,24 @@ and the LLM path against the real test server."""
 import json
 
 import pytest
+from benchfoundry.tasks.extract.stage import run as extract_stage
+from benchfoundry.tasks.generate.drafts import (
+    Draft,
+    Rules,
+    letter_distribution,
+    to_candidate,
+    validate,
+)
+from benchfoundry.tasks.generate.stage import generate_all
+from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
-from benchfoundry.records import CandidateRecord, QuarantineRecord
-from benchfoundry.spec import ExtractOptions, FolderSource, GenerateOptions, IngestOptions
-from benchfoundry.stages import StageRun
-from benchfoundry.storage import RunFolder
-from benchfoundry.synthetic import write_corpus
-from benchfoundry.taxonomy import TaxonomyError, load_taxonomy
-from tasks.extract import run as extract_stage
-from tasks.generate import generate_all
-from tasks.generate_check import template_key_accuracy
-from tasks.generate_drafts import Draft, Rules, letter_distribution, to_candidate, validate
-from tasks.ingest import run as ingest_stage
+from benchfoundry.core.records import CandidateRecord, QuarantineRecord
+from benchfoundry.core.taxonomy import TaxonomyError, load_taxonomy
+from benchfoundry.devtools.generate_check import template_key_accuracy
+from benchfoundry.devtools.synthetic import write_corpus
+from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.pipeline.spec import ExtractOptions, FolderSource, GenerateOptions, IngestOptions
+from benchfoundry.storage.tables import RunFolder
 
 
 def test_taxonomies_load_with_their_levels(tmp_path):
@@ -111,7 +117,7 @@ def run_with_facts(tmp_path):
 
 
 def test_llm_questions_are_validated_repaired_or_refused(run_with_facts):
-    from benchfoundry.gateway.testserver import Script, TestServer
+    from benchfoundry.devtools.testserver import Script, TestServer
 
     good = json.dumps(
         {
@@ -174,9 +180,10 @@ def test_llm_questions_are_validated_repaired_or_refused(run_with_facts):
 
 
 def test_seed_questions_are_validated_and_mapped(tmp_path):
-    from benchfoundry.faulty import write_faulty_tsv
-    from benchfoundry.spec import TsvSource
-    from tasks.generate import refused_candidates
+    from benchfoundry.tasks.generate.stage import refused_candidates
+
+    from benchfoundry.devtools.faulty import write_faulty_tsv
+    from benchfoundry.pipeline.spec import TsvSource
 
     write_corpus(tmp_path / "corpus", n_objects=3, n_text=1, seed=43)
     write_faulty_tsv(tmp_path / "faulty.tsv")
@@ -253,7 +260,7 @@ def test_inconsistent_generate_settings_are_refused():
 
 
 def test_a_deeply_nested_reply_is_malformed_not_a_crash():
-    from tasks.generate_llm import parse
+    from benchfoundry.tasks.generate.llm import parse
 
     with pytest.raises(ValueError, match="nested too deeply"):
         parse("[" * 100000 + "]" * 100000, 4)

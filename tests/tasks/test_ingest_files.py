@@ -1,13 +1,14 @@
 import os
 from pathlib import Path
 
-from benchfoundry import imaging
-from benchfoundry.faulty import tiff_with_broken_second_frame, write_faulty_images
-from benchfoundry.packaged import PACKAGES
-from benchfoundry.spec import FolderSource, PackagedSource
-from benchfoundry.stages import StageRun
-from tasks.ingest import decode_batch
-from tasks.ingest_files import read_folder, read_packaged
+from benchfoundry.tasks.ingest.stage import decode_batch
+
+from benchfoundry.core import imaging
+from benchfoundry.core.packaged import PACKAGES
+from benchfoundry.devtools.faulty import tiff_with_broken_second_frame, write_faulty_images
+from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.pipeline.spec import FolderSource, PackagedSource
+from benchfoundry.sources.files import read_folder, read_packaged
 
 
 def test_folder_is_read_recursively_in_a_stable_order(tmp_path, image_bytes):
@@ -70,10 +71,11 @@ def test_packaged_photos_are_read_from_their_packages():
 
 
 def test_ingest_without_prefect_stores_duplicates_across_batches_once(tmp_path, image_bytes):
-    from benchfoundry.records import ImageRecord, ImageSourceRecord
-    from benchfoundry.spec import IngestOptions
-    from benchfoundry.storage import RunFolder
-    from tasks.ingest import run as ingest_stage
+    from benchfoundry.tasks.ingest.stage import run as ingest_stage
+
+    from benchfoundry.core.records import ImageRecord, ImageSourceRecord
+    from benchfoundry.pipeline.spec import IngestOptions
+    from benchfoundry.storage.tables import RunFolder
 
     folder = tmp_path / "imgs"
     folder.mkdir()

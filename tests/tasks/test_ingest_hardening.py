@@ -9,14 +9,14 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
-from benchfoundry.records import ImageRecord, ImageSourceRecord, QuarantineRecord
-from benchfoundry.spec import FolderSource, IngestOptions, ParquetSource, TsvSource
-from benchfoundry.stages import StageRun
-from benchfoundry.storage import RunFolder
-from tasks.ingest import run as ingest_stage
-from tasks.ingest_items import SourceFormatError
-from tasks.ingest_tables import read_parquet, read_tsv
+from benchfoundry.core.records import ImageRecord, ImageSourceRecord, QuarantineRecord
+from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.pipeline.spec import FolderSource, IngestOptions, ParquetSource, TsvSource
+from benchfoundry.sources.items import SourceFormatError
+from benchfoundry.sources.tables import read_parquet, read_tsv
+from benchfoundry.storage.tables import RunFolder
 
 
 def _tsv(path, header, rows):

@@ -5,11 +5,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchfoundry.faulty import write_faulty_tsv
-from benchfoundry.spec import ParquetSource, TsvSource
-from benchfoundry.synthetic import TSV_COLUMNS
-from tasks.ingest_items import SourceFormatError
-from tasks.ingest_tables import read_parquet, read_tsv, split_inline_options
+from benchfoundry.devtools.faulty import write_faulty_tsv
+from benchfoundry.devtools.synthetic import TSV_COLUMNS
+from benchfoundry.pipeline.spec import ParquetSource, TsvSource
+from benchfoundry.sources.items import SourceFormatError
+from benchfoundry.sources.tables import read_parquet, read_tsv, split_inline_options
 
 
 def _write_tsv(path, header, rows):

@@ -3,11 +3,11 @@ import json
 import pytest
 from prefect import flow
 
+from benchfoundry.devtools.testserver import TestServer
 from benchfoundry.gateway import MCQ, GenerateParams
+from benchfoundry.gateway.assemble import cache_path, gateway_for_run
 from benchfoundry.gateway.models import ModelSpec
-from benchfoundry.gateway.setup import cache_path, gateway_for_run
-from benchfoundry.gateway.testserver import TestServer
-from tasks.model_usage import record_usage, usage_report
+from benchfoundry.gateway.usage_summary import record_usage, usage_report
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 

@@ -16,15 +16,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from benchfoundry.tasks.publish.stage import PublishError
 from PIL import Image
 
-from benchfoundry import releases
-from benchfoundry.records import CandidateRecord, ReviewRecord, ScoredRecord
-from benchfoundry.reviews import AUTO, Decision, candidate_hash, now, record
-from benchfoundry.spec import PublishOptions
-from benchfoundry.stages import STAGES, StageRun
-from benchfoundry.storage import RunFolder
-from tasks.publish import PublishError
+from benchfoundry.core.records import CandidateRecord, ReviewRecord, ScoredRecord
+from benchfoundry.decisions.reviews import AUTO, Decision, candidate_hash, now, record
+from benchfoundry.pipeline.registry import STAGES, StageRun
+from benchfoundry.pipeline.spec import PublishOptions
+from benchfoundry.storage import releases
+from benchfoundry.storage.tables import RunFolder
 
 DIMENSIONS = (
     "instances_counting",
@@ -283,8 +283,8 @@ def test_a_publish_killed_after_its_data_files_leaves_no_release(run, tmp_path):
     record(run, [Decision("q11", "ann", "accept")], tool="app")
     script = (
         "import sys; from pathlib import Path\n"
-        "from benchfoundry.spec import PublishOptions\n"
-        "from benchfoundry.stages import STAGES, StageRun\n"
+        "from benchfoundry.tasks.publish.options import PublishOptions\n"
+        "from benchfoundry.pipeline.registry import STAGES, StageRun\n"
         "stage = StageRun.make(sys.argv[1], publish=PublishOptions(to=Path(sys.argv[2]), letter_tolerance=0.5))\n"
         "stage.name = 'bench'\n"
         "STAGES['publish'].run(stage)\n"
@@ -405,7 +405,7 @@ def _ids(folder):
 
 
 def test_release_paths_keep_no_local_folders():
-    from tasks.publish_rows import short_path
+    from benchfoundry.tasks.publish.rows import short_path
 
     roots = [Path("/home/me/photos"), Path("/data/bench")]
     assert short_path("/home/me/photos/cats/a.jpg", roots) == "photos/cats/a.jpg"

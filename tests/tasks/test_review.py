@@ -5,9 +5,10 @@ decisions, conflicts and adjudication, and agreement figures checked against han
 from __future__ import annotations
 
 import pytest
+from benchfoundry.tasks.review.stage import export_batches
 
-from benchfoundry.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
-from benchfoundry.reviews import (
+from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
+from benchfoundry.decisions.reviews import (
     AUTO,
     Decision,
     cohen_kappa,
@@ -17,10 +18,9 @@ from benchfoundry.reviews import (
     record,
     status,
 )
-from benchfoundry.spec import Reviewer, ReviewOptions
-from benchfoundry.stages import STAGES, StageRun
-from benchfoundry.storage import RunFolder
-from tasks.review import export_batches
+from benchfoundry.pipeline.registry import STAGES, StageRun
+from benchfoundry.pipeline.spec import Reviewer, ReviewOptions
+from benchfoundry.storage.tables import RunFolder
 
 
 @pytest.fixture

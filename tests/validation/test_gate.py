@@ -5,8 +5,7 @@ either way."""
 from __future__ import annotations
 
 import pytest
-
-from validation.gate import GateRow, checks_file, run_gate
+from benchfoundry.validation.gate import GateRow, checks_file, run_gate
 
 DIMENSION = "instances_counting"
 

@@ -6,8 +6,8 @@ import pytest
 
 from benchfoundry.answering.chance import analytic_chance
 from benchfoundry.answering.engine import AnsweringEngine, MCQItem, rotation
+from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.gateway import Gateway
-from benchfoundry.gateway.testserver import Rule, Script, TestServer
 
 ITEMS = [
     MCQItem("q2", "Is the sky blue?", ("yes", "no"), "A", category="two"),

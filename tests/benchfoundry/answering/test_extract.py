@@ -3,7 +3,7 @@ Grow it whenever a real response is misread."""
 
 import pytest
 
-from benchfoundry.answering.extract import extract_choice
+from benchfoundry.answering.choice import extract_choice
 
 ANIMALS = ["a cat", "a dog", "a bird", "a fish"]
 COUNTS = ["2", "3", "4", "5"]

@@ -36,7 +36,7 @@ def test_http_models_cannot_rank():
 
 def test_a_model_answering_by_likelihood_takes_one_call_for_every_circular_pass():
     from benchfoundry.answering.engine import AnsweringEngine
-    from benchfoundry.gateway.setup import default_catalogue
+    from benchfoundry.gateway.assemble import default_catalogue
 
     catalogue = default_catalogue()
     assert catalogue["smollm2"].options["mcq"] == "likelihood"

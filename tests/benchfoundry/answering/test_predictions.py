@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
-from benchfoundry.gateway.testserver import Rule, Script, TestServer
+from benchfoundry.devtools.testserver import Rule, Script, TestServer
 
 OFFSET = 1_000_000
 

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
-from benchfoundry.gateway.testserver import TestServer
+from benchfoundry.devtools.testserver import TestServer
 from tests.tasks.test_evaluate import evaluate, scripted, write_tsv
 
 

@@ -2,11 +2,11 @@
 
 import pytest
 
+from benchfoundry.core.records import Caption, Instance, OcrLine, VisualFactsRecord
+from benchfoundry.devtools.testserver import Script, TestServer
 from benchfoundry.gateway import Gateway, GatewayContext, ModelCallError
 from benchfoundry.gateway.messages import RunImages
-from benchfoundry.gateway.testserver import Script, TestServer
-from benchfoundry.records import Caption, Instance, OcrLine, VisualFactsRecord
-from benchfoundry.storage import RunFolder
+from benchfoundry.storage.tables import RunFolder
 
 
 def test_fact_reader_sends_the_visual_context_instead_of_pixels(

@@ -6,6 +6,7 @@ import httpx
 import openai
 import pytest
 
+from benchfoundry.devtools.testserver import Script, TestServer
 from benchfoundry.gateway import (
     Gateway,
     GenerateParams,
@@ -17,7 +18,6 @@ from benchfoundry.gateway import (
 )
 from benchfoundry.gateway.limits import TokenBucket
 from benchfoundry.gateway.openai_compat import _retry_after
-from benchfoundry.gateway.testserver import Script, TestServer
 from benchfoundry.gateway.usage import Usage, UsageLedger
 
 

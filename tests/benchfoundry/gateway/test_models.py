@@ -1,7 +1,7 @@
 import pytest
 
 from benchfoundry.gateway import Gateway, ModelConfigError, ModelSpec, load_catalogue, parse_model
-from benchfoundry.gateway.setup import DEFAULT_CATALOGUE
+from benchfoundry.gateway.assemble import DEFAULT_CATALOGUE
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ import threading
 import pytest
 from PIL import Image
 
-from benchfoundry.clock import ManualClock
+from benchfoundry.core.clock import ManualClock
+from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.gateway import (
     Gateway,
     GenerateParams,
@@ -17,7 +18,6 @@ from benchfoundry.gateway import (
     ResponseCache,
 )
 from benchfoundry.gateway.limits import ModelLimiter
-from benchfoundry.gateway.testserver import Rule, Script, TestServer
 from benchfoundry.gateway.usage import UsageLedger
 
 SECRET = "sk-benchfoundry-test-0123456789abcdef"

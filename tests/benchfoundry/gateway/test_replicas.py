@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
+from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.gateway import Gateway, GenerateParams, ModelSpec, Request, ResponseCache
-from benchfoundry.gateway.testserver import Rule, Script, TestServer
 
 
 def _requests(n: int, start: int = 0) -> list[Request]:

@@ -9,10 +9,10 @@ import sys
 import threading
 from pathlib import Path
 
-from benchfoundry.gateway.testserver import Rule, Script, TestServer
+from benchfoundry.core.records import CandidateRecord
+from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.gateway.usage import Usage, UsageLedger, read_journal
-from benchfoundry.records import CandidateRecord
-from benchfoundry.storage import RunFolder
+from benchfoundry.storage.tables import RunFolder
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -21,10 +21,10 @@ REPO = Path(__file__).resolve().parents[3]
 CHILD = """
 import sys
 from benchfoundry.gateway.models import ModelSpec
-from benchfoundry.gateway.setup import gateway_for_run
-from benchfoundry.spec import FilterOptions
-from benchfoundry.storage import RunFolder
-from tasks.qc import filter_all
+from benchfoundry.gateway.assemble import gateway_for_run
+from benchfoundry.tasks.qc.options import FilterOptions
+from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.qc.stage import filter_all
 
 root, url = sys.argv[1], sys.argv[2]
 priced = ModelSpec(name="priced", provider="openai", model="oracle", base_url=url,

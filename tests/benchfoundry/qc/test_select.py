@@ -1,9 +1,10 @@
 """Selection: hardest first per dimension, answer letters balanced, a cap per image, a target
 with its shortfall, and a decision with a reason for every candidate."""
 
-from benchfoundry.qc.assess import Hits, Verdict
-from benchfoundry.qc.select import Assessed, select
-from benchfoundry.spec import SelectOptions
+from benchfoundry.tasks.qc.assess import Hits, Verdict
+from benchfoundry.tasks.qc.select import Assessed, select
+
+from benchfoundry.pipeline.spec import SelectOptions
 
 
 def _item(qid, dimension="d", answer="A", image=None, vlm_hits=0, n=4, status="eligible"):

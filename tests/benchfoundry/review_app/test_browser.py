@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.records import CandidateRecord, ReviewRecord, ScoredRecord
-from benchfoundry.storage import RunFolder
+from benchfoundry.core.records import CandidateRecord, ReviewRecord, ScoredRecord
+from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.browser
 BIN = Path(sys.executable).parent

@@ -92,13 +92,13 @@ def test_tasks_go_to_label_studio_and_its_export_comes_back_as_reviews(
     scored_record,
     prefect_api,
 ):
+    from benchfoundry.tasks.review.stage import export_batches
     from typer.testing import CliRunner
 
     from benchfoundry.cli import app
-    from benchfoundry.records import CandidateRecord, ReviewRecord, ScoredRecord
-    from benchfoundry.spec import Reviewer, ReviewOptions
-    from benchfoundry.storage import RunFolder
-    from tasks.review import export_batches
+    from benchfoundry.core.records import CandidateRecord, ReviewRecord, ScoredRecord
+    from benchfoundry.pipeline.spec import Reviewer, ReviewOptions
+    from benchfoundry.storage.tables import RunFolder
 
     run = RunFolder(tmp_path / "run")
     image = store_raw_image(run, image_bytes())

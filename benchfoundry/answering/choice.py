@@ -1,0 +1,514 @@
+"""Heuristic choice extraction: read which option a free-form response commits to, or say that
+it does not. It never guesses: a response that names two options, names a letter that is not an
+option, or negates in a way it cannot resolve is undecided (None), and goes to the LLM step.
+A refusal or "cannot determine" is Z, scored wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import NamedTuple
+
+from benchfoundry.core.letters import LETTERS
+
+Z = "Z"
+
+
+class Extraction(NamedTuple):
+    """A letter (or Z), who decided it, and why; `letter` None means undecided. (A named
+    tuple: it is made once per answer read, and costs a third of a frozen dataclass.)"""
+
+    letter: str | None
+    by: str  # "heuristic", "llm" or "none"
+    reason: str
+
+    @property
+    def decided(self) -> bool:
+        return self.letter is not None
+
+
+_REFUSALS = re.compile(
+    r"\b(?:cannot|can ?not|can't|unable to|not possible to|impossible to|no way to)\s+(?:be\s+)?"
+    r"(?:determine|determined|tell|answer|say|see|identify|know)\b"
+    r"|\bnone of (?:the|these) (?:above|options|choices|answers)\b|\bnone of them\b"
+    r"|\bno (?:correct|right|valid) (?:answer|option|choice)\b|\bnot enough information\b"
+    r"|\bi(?:'m| am) (?:sorry|not sure)\b|\bi don't know\b"
+    r"|无法(?:确定|判断|回答|得知)|不能确定|以上都不(?:是|对)|都不正确",
+    re.IGNORECASE,
+)
+# Phrases that introduce the chosen letter; the letter follows within a few characters.
+_MARKERS = [
+    r"\\boxed\{\s*\(?([A-Z])\)?\s*\}",
+    r"<answer>\s*\(?([A-Z])\)?\s*</answer>",
+    r"\banswer\s*(?:is|would be|should be|=|:)\s*(?:option|choice|letter)?\s*[:\-]?\s*[\(\[\*\"']*([A-Z])\b(?![\w'])",
+    r"\b(?:correct|right|best|final)\s+(?:answer|option|choice)\s*(?:is|would be|:)?\s*[:\-]?\s*(?:option|choice)?\s*[\(\[\*\"']*([A-Z])\b(?![\w'])",
+    r"\b(?:option|choice)\s*[\(\[]?([A-Z])\b(?![\w'])",
+    r"\bi(?:'d| would)? (?:choose|pick|select|go with|say|answer)\s*(?:option|choice)?\s*[\(\[]?([A-Z])\b(?![\w'])",
+    r"答案\s*(?:是|为|：|:)?\s*[\(（]?([A-Z])",
+    r"(?:选择|选)\s*[\(（]?([A-Z])",
+]
+# Each marker with its anchors: the lower-case words one of which every match of it begins with.
+# A marker is tried only where an anchor occurs (a `find` in the lower-cased response), instead
+# of being searched for through the whole response.
+_MARKER_ANCHORS = [
+    ("\\boxed",),
+    ("<answer>",),
+    ("answer",),
+    ("correct", "right", "best", "final"),
+    ("option", "choice"),
+    ("i ", "i'd "),
+    ("答案",),
+    ("选",),
+]
+_MARKER_PATTERNS = [
+    (anchors, re.compile(pattern, re.IGNORECASE))
+    for anchors, pattern in zip(_MARKER_ANCHORS, _MARKERS, strict=True)
+]
+_REFUSAL_KEYS = (
+    "can", "unable", "possible", "no way", "none", "no correct", "no right", "no valid",
+    "not enough", "sorry", "not sure", "don't know", "无法", "不能", "都不",
+)  # fmt: skip
+_NEGATION_ANCHORS = ("not", "isn't", "is not", "never", "except", "rather than", "instead of")
+
+
+_MARKER_BY_ANCHOR = {a: pattern for anchors, pattern in _MARKER_PATTERNS for a in anchors}
+_KEYS = tuple(sorted({*_MARKER_BY_ANCHOR, *_NEGATION_ANCHORS, *_REFUSAL_KEYS}))
+_REFUSAL_SET = frozenset(_REFUSAL_KEYS)
+_NEGATION_SET = frozenset(_NEGATION_ANCHORS)
+# Any of the keys, found by one scan: when it finds none the response holds none of them (most
+# responses), and only otherwise are they looked for one by one.
+
+
+def _trie(words: Sequence[str]) -> str:
+    """A pattern matching exactly `words`, as a trie (`c(?:an|hoice)`): a search tries one
+    branch per first character at each position instead of one per word."""
+    branches, ends = {}, False
+    for word in words:
+        if word:
+            branches.setdefault(word[0], []).append(word[1:])
+        else:
+            ends = True
+    parts = [re.escape(first) + _trie(rest) for first, rest in sorted(branches.items())]
+    if not parts:
+        return ""
+    body = parts[0] if len(parts) == 1 and not ends else f"(?:{'|'.join(parts)})"
+    return body + "?" if ends else body
+
+
+_ANY_KEY = re.compile(_trie(_KEYS))
+
+
+# For an ASCII response, the keys are found from its words instead (one translation of its bytes
+# and a split, where each `in` above is a scan of the whole text): the words that make each key
+# worth trying. A marker or negation pattern begins with a word boundary, so its anchor word
+# stands as a word of its own; "option", "choice" (a letter may follow with no space,
+# "optionB") and the literal markers are looked up as substrings.
+_WORD_BYTES = bytes(c if (97 <= c <= 122 or c == 39) else 32 for c in range(256))  # a-z and '
+_REFUSAL_SEEN = "can"  # stands for "a refusal word occurs" in the returned set
+_NEXT_ANSWER = ("answer", "option", "choice")
+_NEXT_VERB = ("choose", "pick", "select", "go with", "say", "answer")
+# Word: the keys it makes worth trying, and the words one of which must also occur for them (a
+# marker like "best answer" or "I pick" is tried only where both do). A refusal's words (one of
+# them is in every refusal `_REFUSALS` reads in ASCII) give `_REFUSAL_SEEN`; the pattern decides.
+_WORD_KEYS: dict[bytes, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    b"answer": (("answer",), ()),
+    b"not": (("not", _REFUSAL_SEEN), ()),  # "is not B" is found at its "not"
+    b"isn't": (("isn't",), ()),
+    b"never": (("never",), ()),
+    b"except": (("except",), ()),
+    b"rather": (("rather than",), ()),
+    b"instead": (("instead of",), ()),
+    b"correct": (("correct",), _NEXT_ANSWER),
+    b"right": (("right",), _NEXT_ANSWER),
+    b"best": (("best",), _NEXT_ANSWER),
+    b"final": (("final",), _NEXT_ANSWER),
+    b"i": (("i ",), _NEXT_VERB),
+    b"i'd": (("i'd ",), _NEXT_VERB),
+    **{
+        word: ((_REFUSAL_SEEN,), ())
+        for word in (b"cannot", b"can", b"can't", b"unable", b"impossible", b"no", b"none")
+    },
+    b"sorry": ((_REFUSAL_SEEN,), ()),
+    b"don't": ((_REFUSAL_SEEN,), ()),
+}
+_WORD_SET = frozenset(_WORD_KEYS)
+_SUBSTRING_KEYS = ("option", "choice", "\\boxed", "<answer>")
+
+
+def _keys(low: str) -> set[str]:
+    """The anchors and keywords a lower-cased response holds: each marker anchor and negation
+    anchor that may begin a match, and a refusal key where a refusal may be written."""
+    if len(low) <= 64 and _ANY_KEY.search(low) is None:  # most short responses hold none
+        return set()
+    if not low.isascii():
+        return {k for k in _KEYS if k in low}
+    found = {k for k in _SUBSTRING_KEYS if k in low}
+    for word in _WORD_SET.intersection(low.encode("ascii").translate(_WORD_BYTES).split()):
+        keys, after = _WORD_KEYS[word]
+        if after:
+            for a in after:
+                if a in low:
+                    break
+            else:
+                continue
+        found.update(keys)
+    return found
+
+
+def _matches(
+    pattern: re.Pattern[str], anchors: Sequence[str], text: str, low: str
+) -> list[re.Match[str]]:
+    """The matches of `pattern` in `text` that begin where one of `anchors` occurs in `low` (the
+    lower-cased text; where lower-casing changes its length, a plain search)."""
+    if len(low) != len(text):
+        return list(pattern.finditer(text))
+    found = []
+    for anchor in anchors:
+        at = low.find(anchor)
+        while at != -1:
+            match = pattern.match(text, at)
+            if match is not None:
+                found.append(match)
+            at = low.find(anchor, at + 1)
+    return found
+
+
+_NEGATED = re.compile(
+    r"\b(?:not|isn't|is not|never|except|rather than|instead of)\s+(?:option\s+)?[\(\[]?([A-Z])\b(?![\w'])",
+    re.IGNORECASE,
+)
+# A response that is an answer marker and its letter, and nothing else: decided as the full
+# rules would (one marked letter, no other letter, nothing negated, no refusal), in one match.
+_ONLY_MARKER = re.compile(
+    r"(?i:(?:the\s+)?(?:correct\s+|final\s+|right\s+|best\s+)?answer\s*(?:is|:)\s*)"
+    r"[\(\[]?([A-Z])[\)\]]?\.?"
+)
+_BARE = re.compile(r"^[\(\[\*\"'“]*([A-Za-z])[\)\]\*\"'”]*[.:)]?$")
+_LEADING = re.compile(r"^[\(\[\*]*([A-Z])(?:[\)\]\*]+[\s.:,\-]*|[.:,\-]+\s*|\s*$)")
+_TOKEN = re.compile(r"(?<![A-Za-z0-9'])([A-Z])(?![A-Za-z0-9'])")
+_WORDS_LIKE_LETTERS = ("A", "I")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'")
+
+
+def _token_at(text: str, letter: str) -> list[int]:
+    """Where `letter` stands alone in `text`, as `_TOKEN` finds it (a `find` per occurrence
+    in place of a search with a look-behind)."""
+    found = []
+    at = text.find(letter)
+    while at != -1:
+        if (at == 0 or text[at - 1] not in _WORD_CHARS) and text[
+            at + 1 : at + 2
+        ] not in _WORD_CHARS:
+            found.append(at)
+        at = text.find(letter, at + 1)
+    return found
+
+
+_BRACKETED = re.compile(r"[\(\[]([A-Z])[\)\]]")  # "(C)", "[C]": never a word
+_LISTED = {L: re.compile(rf"[\(\[]?{L}[\)\].:]\s*\S") for L in LETTERS}  # "A) ... B) ..."
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+# Words after which "A" or "I" is a letter being talked about, not an article or a pronoun.
+_LETTER_VERBS = frozenset(
+    [
+        "or",
+        "and",
+        "nor",
+        "is",
+        "was",
+        "are",
+        "were",
+        "seems",
+        "looks",
+        "then",
+        "because",
+        "since",
+        "as",
+        "correct",
+        "right",
+        "wrong",
+        "would",
+        "should",
+        "must",
+        "can",
+        "could",
+        "might",
+        "will",
+        "fits",
+        "matches",
+    ]
+)
+
+
+_SPACES = re.compile(r"\s+")
+_LOOSE = re.compile(r"\s\s|[^\S ]")  # spaces that normalising changes
+_PUNCTUATION = re.compile(r"[^\w\s]")
+_NEXT_WORD = re.compile(r"\s+([A-Za-z']{2,})")
+
+
+def normalise(text: str) -> str:
+    """Full-width forms to ASCII, markdown emphasis and code marks removed, spaces collapsed."""
+    if text.isascii():  # a tab, a new line or another control character, or two spaces
+        loose = not text.isprintable() or "  " in text
+    else:
+        text = unicodedata.normalize("NFKC", text)
+        loose = _LOOSE.search(text) is not None
+    if "*" in text or "_" in text or "`" in text:
+        text = text.replace("**", "").replace("__", "").replace("`", "")
+        loose = loose or "  " in text
+    return _SPACES.sub(" ", text).strip() if loose else text.strip()
+
+
+# ASCII punctuation (what `[^\w\s]` matches below 128) to spaces and capitals to lower case, for
+# the fast path of `_plain`.
+_ASCII_PLAIN = bytes(
+    ord(c.lower()) if (c.isalnum() or c == "_" or c.isspace()) else ord(" ")
+    for c in map(chr, range(128))
+) + bytes(range(128, 256))
+
+
+def _plain(text: str) -> str:
+    """Case- and punctuation-insensitive form for comparing option texts."""
+    if text.isascii():  # lower-cased and punctuation to spaces in one pass over the bytes
+        return " ".join(text.encode("ascii").translate(_ASCII_PLAIN).decode("ascii").split())
+    return _SPACES.sub(
+        " ", _PUNCTUATION.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+    ).strip()
+
+
+@lru_cache(maxsize=1 << 16)
+def _options_plain(options: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The `_plain` forms of a row's option texts, and each padded with a space either side (an
+    empty one as a form no response holds), remembered: a row's options are read once per pass
+    and model."""
+    forms = [_plain(o) for o in options]
+    return forms, [f" {o} " if o else "\0" for o in forms]
+
+
+def _number(text: str) -> float | None:
+    text = text.strip()
+    if not text or not (text[0].isdigit() or text[0] in "+-."):
+        return None  # the common case, without raising
+    try:
+        return float(text.strip().rstrip("."))
+    except ValueError:
+        return None
+
+
+# After "I", only these make it the letter: "I would" and "I can" are the pronoun.
+_I_LETTER_VERBS = frozenset(["or", "and", "nor", "is", "was", "seems", "looks", "fits", "matches"])
+
+
+def _word_letter(text: str, position: int) -> bool:
+    """True when the capital at `position` is the article "A" or pronoun "I" of a sentence."""
+    letter = text[position]
+    following = _NEXT_WORD.match(text, position + 1)
+    if letter not in "AI" or following is None:
+        return False
+    verbs = _I_LETTER_VERBS if letter == "I" else _LETTER_VERBS
+    return following.group(1).lower() not in verbs
+
+
+def _bracketed(text: str, position: int) -> bool:
+    """A letter written as a label, "(C)" or "[C]", which counts even inside a long response."""
+    return position > 0 and text[position - 1] in "([" and text[position + 1 : position + 2] in ")]"
+
+
+# Number words read as the numbers they name (`three` for an option `3`); "one" only as the whole
+# response, since "the one on the left" names no number.
+_NUMBER_WORDS = {
+    w: float(i)
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+
+
+def _lower_letter(text: str, position: int) -> bool:
+    """A lower-case letter that stands for an option (`option c`, `the answer is b.`): a word of
+    its own (not the `s` of `options`), and not `a` or `i`, which are the article and the pronoun
+    unless bracketed (`(a)`)."""
+    if position > 0 and text[position - 1].isalpha():
+        return False
+    return text[position] not in "ai" or _bracketed(text, position)
+
+
+def _decide(letters: set[str], valid: str, rule: str) -> Extraction | None:
+    if len(letters) == 1:
+        (letter,) = letters
+        if letter in valid:
+            return Extraction(letter, "heuristic", rule)
+    if not letters:
+        return None
+    invalid = sorted(letters - set(valid))
+    if invalid:
+        return Extraction(None, "heuristic", f"{rule}: names {', '.join(invalid)}, not an option")
+    if len(letters) > 1:
+        return Extraction(None, "heuristic", f"{rule}: commits to {', '.join(sorted(letters))}")
+    return Extraction(letters.pop(), "heuristic", rule)
+
+
+def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
+    """The option letter a response commits to, Z for a refusal, or undecided (letter None)."""
+    valid = LETTERS[: len(options)]
+    text = normalise(response or "")
+    if not text:
+        return Extraction(Z, "heuristic", "empty response")
+    # 1. The whole response is a letter: "B", "(B)", "B.", "**B**", "[B]", "d" (not "a").
+    if (bare := _BARE.match(text)) is not None:
+        letter = bare.group(1)
+        if letter.islower() and not _lower_letter(text, bare.start(1)):
+            return Extraction(None, "heuristic", f"a lone '{letter}' may be a word, not a letter")
+        return _decide({letter.upper()}, valid, "bare letter") or Extraction(
+            None, "heuristic", "unreachable"
+        )
+    if (only := _ONLY_MARKER.fullmatch(text)) is not None:  # "The answer is B." and nothing else
+        return _decide({only.group(1)}, valid, "answer marker") or Extraction(
+            None, "heuristic", "unreachable"
+        )
+    low = text.lower()
+    keys = _keys(low)  # the anchors and keywords it holds: most hold none
+    # 3 (found first). Letters standing alone ("B. a dog", "It is C.", "D, not B"); articles are
+    # not letters. In a long response only labels ("(C)") count. (`text` has single spaces: 12
+    # words or fewer is 11 spaces or fewer.)
+    short = text.count(" ") <= 11
+    if short:
+        lone = _TOKEN.findall(text)
+        tokens = set(lone)
+        if "A" in tokens or "I" in tokens:  # the article and the pronoun are not letters
+            for word in _WORDS_LIKE_LETTERS:
+                if word in tokens and all(_word_letter(text, at) for at in _token_at(text, word)):
+                    tokens.discard(word)
+    else:
+        tokens = set(_BRACKETED.findall(text)) if "(" in text or "[" in text else set()
+    # A negated letter stands alone: a short response with no lone capital negates none.
+    negated = set()
+    if (not short or lone) and not keys.isdisjoint(_NEGATION_SET):
+        anchors = [a for a in _NEGATION_ANCHORS if a in keys]
+        negated = {
+            m.group(1).upper()
+            for m in _matches(_NEGATED, anchors, text, low)
+            if m.group(1).isupper()
+        }
+    # 2. Explicit markers: "the answer is B", "Answer: B", "\boxed{B}", "<answer>B</answer>", "答案是B".
+    marked = set()
+    for anchor in keys:
+        pattern = _MARKER_BY_ANCHOR.get(anchor)
+        if pattern is None:
+            continue
+        for match in _matches(pattern, (anchor,), text, low):
+            letter, at = match.group(1), match.start(1)
+            if letter.isupper() and not _word_letter(text, at):
+                marked.add(letter)
+            elif letter.islower() and _lower_letter(text, at):
+                marked.add(letter.upper())
+    # A leading label ("B. because..."); in a short response it is one of the tokens already.
+    leading = None if short else _LEADING.match(text)
+    if leading is not None and (leading.group(1) not in "AI" or not _word_letter(text, 0)):
+        tokens.add(leading.group(1))
+    letters = tokens - negated if negated else tokens
+    if negated:
+        marked -= negated
+    if marked:
+        also = letters - marked
+        if also:
+            return Extraction(
+                None, "heuristic", f"answer marker, but also names {', '.join(sorted(also))}"
+            )
+        return _decide(marked, valid, "answer marker")
+    listed = len(letters) > 1 and all(_LISTED[L].search(text) for L in letters)
+    refusal = not keys.isdisjoint(_REFUSAL_SET) and _REFUSALS.search(text) is not None
+    if letters:
+        if refusal:
+            return Extraction(None, "heuristic", "refuses but also names a letter")
+        if listed:
+            return Extraction(None, "heuristic", f"lists options {', '.join(sorted(letters))}")
+        return _decide(letters, valid, "letter")
+    if negated:
+        return Extraction(None, "heuristic", f"only rules out {', '.join(sorted(negated))}")
+    if refusal:
+        return Extraction(Z, "heuristic", "refusal or cannot determine")
+    return _by_content(text, options, valid)
+
+
+_ARTICLES = ("", "a ", "an ", "the ")
+_YES_NO = re.compile(r"\b(yes|no)\b")
+
+
+def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
+    """Option texts, numbers and yes/no within the response."""
+    plain = _plain(text)
+    option_plain, option_padded = _options_plain(tuple(options))
+    if option_plain.count(plain) == 1 and plain:
+        return Extraction(valid[option_plain.index(plain)], "heuristic", "option text")
+    # `plain` and the options' plain forms are words joined by single spaces, so a whole-word
+    # match is a match of the space-padded forms (no pattern per option text to compile).
+    padded = f" {plain} "
+    found = [i for i, o in enumerate(option_padded) if o in padded]
+    # An option found only as part of a longer found option ("cat" in "black cat") does not count.
+    if len(found) > 1:
+        found = [
+            i
+            for i in found
+            if not any(j != i and option_plain[i] in option_plain[j] for j in found)
+        ]
+    if " not " in padded or " no " in padded:
+        found = [
+            i
+            for i in found
+            if not any(
+                f" {neg} {art}{option_plain[i]} " in padded
+                for neg in ("not", "no")
+                for art in _ARTICLES
+            )
+        ]
+    if len(found) == 1:
+        return Extraction(valid[found[0]], "heuristic", "option text within the response")
+    if len(found) > 1:
+        return Extraction(
+            None, "heuristic", f"mentions options {', '.join(valid[i] for i in found)}"
+        )
+    numbers = {float(n) for n in _NUMBER.findall(text)}
+    words = plain.split()
+    numbers |= {
+        _NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS and (w != "one" or len(words) == 1)
+    }
+    option_numbers = {i: _number(o) for i, o in enumerate(options)}
+    matched = {
+        valid[i] for i, value in option_numbers.items() if value is not None and value in numbers
+    }
+    if numbers and matched:
+        return _decide(matched, valid, "number")
+    yes_no = {p: i for i, p in enumerate(option_plain) if p in ("yes", "no")}
+    if yes_no:
+        words = set(_YES_NO.findall(plain))
+        said = {valid[yes_no[w]] for w in words if w in yes_no}
+        if len(said) == 1:
+            return Extraction(said.pop(), "heuristic", "yes/no")
+    return Extraction(None, "heuristic", "no option recognised")

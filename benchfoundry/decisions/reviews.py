@@ -1,0 +1,366 @@
+"""Review decisions, shared by the review stage, the review app and the CLI: checking a decision
+before it is stored (a refused one changes nothing), the latest decision per reviewer, conflicts
+and adjudication, and the agreement between reviewers (Cohen's kappa per pair and per dimension,
+Krippendorff's alpha over all). The automatic reviewer, `auto`, is never counted as a person."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from benchfoundry.core.ids import content_hash
+from benchfoundry.core.letters import LETTERS, is_letter_of
+from benchfoundry.core.records import (
+    REVIEW_DECISIONS,
+    CandidateRecord,
+    ReviewBatchRecord,
+    ReviewRecord,
+)
+from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.review.summary import PairAgreement, ReviewStatus
+
+AUTO = "auto"  # the automatic reviewer: never counted as a person
+
+
+class ReviewError(ValueError):
+    """A decision that cannot be stored: the message says why; nothing was changed."""
+
+
+def now() -> str:
+    """The time, to the nanosecond, from one clock reading (so that decisions sort in order)."""
+    ns = time.time_ns()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 10**9)) + f".{ns % 10**9:09d}Z"
+
+
+def candidate_hash(candidate: CandidateRecord) -> str:
+    """What a reviewer saw: question, hint, options, answer and dimension."""
+    return content_hash(
+        [
+            candidate.question,
+            candidate.hint,
+            candidate.options,
+            candidate.answer,
+            candidate.dimension,
+        ],
+        length=16,
+    )
+
+
+# --- decisions ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision as a tool submits it, before it is checked."""
+
+    question_id: str
+    reviewer: str
+    decision: str
+    new_answer: str | None = None
+    new_question: str | None = None
+    new_options: list[str] | None = None
+    new_dimension: str | None = None
+    reason: str | None = None
+    note: str | None = None
+    batch_id: str | None = None
+    lead_time_s: float | None = None
+    decided_at: str | None = None
+    adjudication: bool = False
+
+
+def check(
+    decision: Decision,
+    candidate: CandidateRecord | None,
+    tool: str,
+    dimensions: Iterable[str] | None = None,
+) -> ReviewRecord:
+    """The stored record of a decision, or `ReviewError` saying why it cannot be stored."""
+    texts = ("question_id", "reviewer", "decision", "new_answer", "new_question", "new_dimension")
+    for name in (*texts, "reason", "note", "batch_id"):
+        value = getattr(decision, name)
+        if value is not None and not isinstance(value, str):
+            raise ReviewError(f"{name} is text, not {type(value).__name__}")
+    if decision.new_options is not None and not (
+        isinstance(decision.new_options, list)
+        and all(isinstance(o, str) for o in decision.new_options)
+    ):
+        raise ReviewError("new_options is a list of texts")
+    if candidate is None:
+        raise ReviewError(f"no candidate with question id '{decision.question_id}' in this run")
+    if not decision.reviewer or decision.reviewer == AUTO and tool != "auto":
+        raise ReviewError("give the reviewer's name (and not 'auto', the automatic reviewer's)")
+    if decision.decision not in REVIEW_DECISIONS:
+        raise ReviewError(
+            f"decision '{decision.decision}' is not one of {', '.join(REVIEW_DECISIONS)}"
+        )
+    options = decision.new_options if decision.new_options is not None else candidate.options
+    if decision.decision == "reject" and not (decision.reason or "").strip():
+        raise ReviewError("a rejection needs a reason")
+    if decision.decision == "fix_answer":
+        letters = LETTERS[: len(options)]
+        if not is_letter_of(decision.new_answer, len(options)):
+            raise ReviewError(
+                f"answer '{decision.new_answer}' is not one of the options' letters {', '.join(letters)}"
+            )
+        if decision.new_answer == candidate.answer:
+            raise ReviewError(f"the answer is already {candidate.answer}: accept it instead")
+    if decision.decision == "edit":
+        if decision.new_question is None and decision.new_options is None:
+            raise ReviewError(
+                "an edit changes the question or an option: give new_question or new_options"
+            )
+        if decision.new_question is not None and not decision.new_question.strip():
+            raise ReviewError("the edited question is empty")
+        if decision.new_options is not None:
+            distinct = {o.strip().casefold() for o in decision.new_options if o.strip()}
+            if len(distinct) < 2 or len(distinct) != len(decision.new_options):
+                raise ReviewError(
+                    "the edited options must be at least two, each filled and different"
+                )
+            if len(decision.new_options) != len(candidate.options) and decision.new_answer is None:
+                raise ReviewError("the number of options changed: give the answer letter too")
+        if decision.new_answer is not None and not is_letter_of(decision.new_answer, len(options)):
+            raise ReviewError(f"answer '{decision.new_answer}' is not one of the options' letters")
+    if decision.decision == "move":
+        if not decision.new_dimension:
+            raise ReviewError("a move names the new dimension")
+        if dimensions is not None and decision.new_dimension not in set(dimensions):
+            raise ReviewError(f"'{decision.new_dimension}' is not a dimension of the taxonomy")
+        if decision.new_dimension == candidate.dimension:
+            raise ReviewError(f"the question is already in {candidate.dimension}")
+    return ReviewRecord(
+        question_id=candidate.question_id,
+        reviewer=decision.reviewer,
+        decision=decision.decision,  # type: ignore[arg-type]
+        new_answer=decision.new_answer,
+        new_question=decision.new_question,
+        new_options=decision.new_options,
+        new_dimension=decision.new_dimension,
+        reason=decision.reason,
+        note=decision.note,
+        tool=tool,
+        batch_id=decision.batch_id,
+        candidate_hash=candidate_hash(candidate),
+        decided_at=decision.decided_at or now(),
+        lead_time_s=decision.lead_time_s,
+        adjudication=decision.adjudication,
+    )
+
+
+def run_dimensions(run: RunFolder) -> list[str]:
+    """The dimensions a decision may move a question to: the leaves of the build's taxonomy (the
+    manifest's spec; the default taxonomy for a folder built without `build`), or, when that
+    taxonomy no longer loads, the dimensions the run's candidates use."""
+    from benchfoundry.core.taxonomy import TaxonomyError, load_taxonomy
+    from benchfoundry.pipeline.spec import DEFAULT_TAXONOMY
+
+    spec = run.read_manifest().get("build", {}).get("spec", {})
+    try:
+        return sorted(
+            d.id for d in load_taxonomy(spec.get("taxonomy") or DEFAULT_TAXONOMY).leaves()
+        )
+    except (TaxonomyError, OSError):
+        return sorted({c.dimension for c in run.table(CandidateRecord).records()})
+
+
+def record(
+    run: RunFolder,
+    decisions: Sequence[Decision],
+    tool: str,
+    dimensions: Iterable[str] | None = None,
+) -> tuple[int, int, list[str]]:
+    """Check and store decisions; (added, already stored, refusals with their reasons). A
+    refused decision changes nothing; the others are stored. A move must name one of
+    `dimensions` (default: `run_dimensions`). A decision that repeats the
+    reviewer's latest one on the same candidate content is already stored (importing a file
+    twice changes nothing)."""
+    candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
+    table = run.table(ReviewRecord)
+    current = latest(table.records())
+    dims = list(dimensions) if dimensions is not None else run_dimensions(run)
+    good, refused, repeated = [], [], 0
+    for d in decisions:
+        try:
+            checked = check(d, candidates.get(d.question_id), tool, dims)
+        except ReviewError as exc:
+            refused.append(f"{d.question_id} ({d.reviewer}): {exc}")
+            continue
+        before = current.get(checked.question_id, {}).get(checked.reviewer)
+        if before is not None and _same(before, checked):
+            repeated += 1
+            continue
+        good.append(checked)
+        current.setdefault(checked.question_id, {})[checked.reviewer] = checked
+    written = table.append(good)
+    return written.added, written.already_stored + repeated, refused
+
+
+def _same(a: ReviewRecord, b: ReviewRecord) -> bool:
+    return _verdict(a) == _verdict(b) and (a.reason, a.note, a.candidate_hash, a.adjudication) == (
+        b.reason,
+        b.note,
+        b.candidate_hash,
+        b.adjudication,
+    )
+
+
+# --- state, conflicts, agreement --------------------------------------------------------------
+
+
+def _verdict(r: ReviewRecord) -> tuple[Any, ...]:
+    """What two reviewers must share to agree."""
+    return (r.decision, r.new_answer, r.new_question, tuple(r.new_options or ()), r.new_dimension)
+
+
+def latest(reviews: Iterable[ReviewRecord]) -> dict[str, dict[str, ReviewRecord]]:
+    """question_id -> reviewer -> their latest decision (adjudications under their adjudicator)."""
+    out: dict[str, dict[str, ReviewRecord]] = defaultdict(dict)
+    for r in sorted(reviews, key=lambda r: r.decided_at):
+        out[r.question_id][r.reviewer] = r
+    return out
+
+
+def outcome(decisions: dict[str, ReviewRecord]) -> tuple[str, ReviewRecord | None]:
+    """(state, the decision that counts) for one question: `adjudicated`, `agreed`, `conflict`,
+    `auto` (only the automatic reviewer decided) or `undecided`."""
+    adjudications = [r for r in decisions.values() if r.adjudication]
+    if adjudications:
+        return "adjudicated", max(adjudications, key=lambda r: r.decided_at)
+    people = [r for name, r in decisions.items() if name != AUTO]
+    if people:
+        if len({_verdict(r) for r in people}) == 1:
+            return "agreed", max(people, key=lambda r: r.decided_at)
+        return "conflict", None
+    if AUTO in decisions:
+        return "auto", decisions[AUTO]
+    return "undecided", None
+
+
+def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
+    """Cohen's kappa (scikit-learn); None where it is undefined (one category only)."""
+    if not a or len(set(a) | set(b)) < 2:
+        return None
+    from sklearn.metrics import cohen_kappa_score
+
+    value = float(cohen_kappa_score(list(a), list(b)))
+    return None if value != value else round(value, 4)
+
+
+def krippendorff_alpha(units: Sequence[Sequence[str]]) -> float | None:
+    """Krippendorff's alpha for nominal data over units with two or more values (any number of
+    reviewers, missing values allowed); None where it is undefined."""
+    coincidences: Counter[tuple[str, str]] = Counter()
+    for values in units:
+        m = len(values)
+        if m < 2:
+            continue
+        for i, j in ((i, j) for i in range(m) for j in range(m) if i != j):
+            coincidences[(values[i], values[j])] += 1 / (m - 1)
+    totals: Counter[str] = Counter()
+    for (c, _), w in coincidences.items():
+        totals[c] += w
+    n = sum(totals.values())
+    expected = sum(totals[c] * totals[k] for c in totals for k in totals if c != k)
+    if n <= 1 or expected == 0:
+        return None
+    observed = sum(w for (c, k), w in coincidences.items() if c != k)
+    return round(1 - (n - 1) * observed / expected, 4)
+
+
+def status(run: RunFolder) -> ReviewStatus:
+    """Progress per reviewer and batch, conflicts, stale decisions and agreement (people only)."""
+    candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
+    reviews = run.table(ReviewRecord).records()
+    batches = sorted(
+        run.table(ReviewBatchRecord).records(),
+        key=lambda b: (b.reviewer, b.dimension, b.part, b.batch_id),
+    )
+    current = latest(reviews)
+    batch_rows, per_reviewer = [], defaultdict(lambda: Counter())
+    for b in batches:
+        decided = sum(1 for q in b.question_ids if b.reviewer in current.get(q, {}))
+        batch_rows.append(
+            {
+                "batch_id": b.batch_id,
+                "reviewer": b.reviewer,
+                "dimension": b.dimension,
+                "part": b.part,
+                "cross_check": b.cross_check,
+                "decided": decided,
+                "total": len(b.question_ids),
+            }
+        )
+        per_reviewer[b.reviewer]["decided"] += decided
+        per_reviewer[b.reviewer]["total"] += len(b.question_ids)
+    states: Counter[str] = Counter()
+    conflicts = []
+    asked = {q for b in batches for q in b.question_ids} | set(current)
+    for qid in sorted(asked):
+        state, _ = outcome(current.get(qid, {}))
+        states[state] += 1
+        if state == "conflict":
+            conflicts.append(qid)
+    stale = sorted(
+        f"{r.question_id} ({r.reviewer})"
+        for by in current.values()
+        for r in by.values()
+        if r.question_id in candidates
+        and r.candidate_hash != candidate_hash(candidates[r.question_id])
+    )
+    people = sorted({r.reviewer for r in reviews if r.reviewer != AUTO and not r.adjudication})
+    pairs = []
+    pooled: dict[str, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+    for a, b in combinations(people, 2):
+        both = [
+            q
+            for q, by in current.items()
+            if a in by and b in by and not by[a].adjudication and not by[b].adjudication
+        ]
+        va = [str(_verdict(current[q][a])) for q in both]
+        vb = [str(_verdict(current[q][b])) for q in both]
+        same = sum(x == y for x, y in zip(va, vb, strict=True))
+        pairs.append(
+            PairAgreement(
+                reviewers=[a, b],
+                items=len(both),
+                agreement=round(same / len(both), 4) if both else None,
+                kappa=cohen_kappa(va, vb),
+            )
+        )
+        for q, x, y in zip(both, va, vb, strict=True):
+            dim = candidates[q].dimension if q in candidates else "?"
+            pooled[dim][0].append(x)
+            pooled[dim][1].append(y)
+    by_dimension = {
+        dim: PairAgreement(
+            reviewers=people,
+            items=len(xs),
+            agreement=round(sum(x == y for x, y in zip(xs, ys, strict=True)) / len(xs), 4)
+            if xs
+            else None,
+            kappa=cohen_kappa(xs, ys),
+        )
+        for dim, (xs, ys) in sorted(pooled.items())
+    }
+    units = [
+        [str(_verdict(r)) for name, r in by.items() if name != AUTO and not r.adjudication]
+        for by in current.values()
+    ]
+    return ReviewStatus(
+        run=str(run.root),
+        batches=batch_rows,
+        per_reviewer={k: dict(v) for k, v in sorted(per_reviewer.items())},
+        states=dict(sorted(states.items())),
+        conflicts=conflicts,
+        stale=stale,
+        pairs=pairs,
+        by_dimension=by_dimension,
+        alpha=krippendorff_alpha(units),
+        alpha_items=sum(1 for u in units if len(u) >= 2),
+        decisions=sum(1 for r in reviews if r.reviewer != AUTO),
+        auto_decisions=sum(1 for r in reviews if r.reviewer == AUTO),
+    )

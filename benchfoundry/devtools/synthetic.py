@@ -1,0 +1,318 @@
+"""Synthetic scenes with known ground truth, to measure the pipeline's own accuracy.
+
+Object scenes hold shapes of known kind, colour, size, position and count; text scenes hold
+rendered lines of known words. `write_corpus` renders scenes to PNG, stores the truth beside them
+(`truth.jsonl`) and writes reference questions with known answers as a VLMEvalKit MCQ TSV.
+Rendering is deterministic for a given seed and Pillow version.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import random
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+from benchfoundry.core.letters import letter
+
+PALETTE: dict[str, tuple[int, int, int]] = {
+    "red": (215, 38, 38),
+    "green": (34, 150, 60),
+    "blue": (35, 75, 215),
+    "yellow": (235, 195, 20),
+    "orange": (240, 125, 15),
+    "purple": (135, 55, 175),
+    "black": (20, 20, 20),
+}
+SHAPES = ("circle", "square", "triangle")
+SIZES: dict[str, int] = {"small": 14, "medium": 24, "large": 38}  # half extent in pixels
+WORDS = (
+    "apple",
+    "river",
+    "garden",
+    "window",
+    "yellow",
+    "engine",
+    "planet",
+    "silver",
+    "forest",
+    "bridge",
+    "market",
+    "candle",
+    "rocket",
+    "violin",
+    "harbor",
+    "tunnel",
+    "castle",
+    "pepper",
+    "coffee",
+    "museum",
+    "orange",
+    "pencil",
+    "summer",
+    "winter",
+    "ticket",
+    "bottle",
+    "letter",
+)
+WIDTH, HEIGHT = 384, 288
+
+
+@dataclass(frozen=True)
+class SceneObject:
+    shape: str
+    colour: str
+    size: str
+    center: tuple[int, int]
+    box: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class TextLine:
+    text: str
+    box: tuple[int, int, int, int]
+    font_size: int
+
+
+@dataclass(frozen=True)
+class Scene:
+    scene_id: str
+    kind: str
+    width: int
+    height: int
+    background: tuple[int, int, int]
+    objects: list[SceneObject] = field(default_factory=list)
+    text_lines: list[TextLine] = field(default_factory=list)
+
+    def count(self, shape: str) -> int:
+        return sum(1 for o in self.objects if o.shape == shape)
+
+
+def _background(rng: random.Random) -> tuple[int, int, int]:
+    return (rng.randint(205, 250), rng.randint(205, 250), rng.randint(205, 250))
+
+
+def _overlaps(box: tuple[int, int, int, int], placed: list[tuple[int, int, int, int]]) -> bool:
+    margin = 6
+    return any(
+        box[0] < p[2] + margin
+        and p[0] < box[2] + margin
+        and box[1] < p[3] + margin
+        and p[1] < box[3] + margin
+        for p in placed
+    )
+
+
+def make_object_scene(scene_id: str, rng: random.Random) -> Scene:
+    """A scene of 1-7 non-overlapping shapes on a plain light background."""
+    objects: list[SceneObject] = []
+    boxes: list[tuple[int, int, int, int]] = []
+    wanted = rng.randint(1, 7)
+    attempts = 0
+    while len(objects) < wanted and attempts < 500:
+        attempts += 1
+        size = rng.choice(list(SIZES))
+        half = SIZES[size]
+        cx, cy = rng.randint(half + 4, WIDTH - half - 5), rng.randint(half + 4, HEIGHT - half - 5)
+        box = (cx - half, cy - half, cx + half, cy + half)
+        if _overlaps(box, boxes):
+            continue
+        boxes.append(box)
+        objects.append(
+            SceneObject(rng.choice(SHAPES), rng.choice(list(PALETTE)), size, (cx, cy), box)
+        )
+    return Scene(scene_id, "objects", WIDTH, HEIGHT, _background(rng), objects=objects)
+
+
+def make_text_scene(scene_id: str, rng: random.Random) -> Scene:
+    """A scene of 1-3 lines of 1-3 known words, in Pillow's bundled font."""
+    lines: list[TextLine] = []
+    words = rng.sample(WORDS, k=9)
+    y = rng.randint(16, 40)
+    for index in range(rng.randint(1, 3)):
+        text = " ".join(words[index * 3 : index * 3 + rng.randint(1, 3)])
+        font_size = rng.choice((26, 32, 38))
+        font = ImageFont.load_default(size=font_size)
+        left, top, right, bottom = font.getbbox(text)
+        while right - left > WIDTH - 24:  # too wide for the image: a smaller font
+            font_size -= 2
+            font = ImageFont.load_default(size=font_size)
+            left, top, right, bottom = font.getbbox(text)
+        x = rng.randint(12, max(12, WIDTH - (right - left) - 12))
+        box = (x + left, y + top, x + right, y + bottom)
+        lines.append(TextLine(text, box, font_size))
+        y = box[3] + rng.randint(22, 40)
+    return Scene(scene_id, "text", WIDTH, HEIGHT, _background(rng), text_lines=lines)
+
+
+def render(scene: Scene) -> Image.Image:
+    """Draw a scene."""
+    image = Image.new("RGB", (scene.width, scene.height), scene.background)
+    draw = ImageDraw.Draw(image)
+    for obj in scene.objects:
+        fill = PALETTE[obj.colour]
+        x0, y0, x1, y1 = obj.box
+        if obj.shape == "circle":
+            draw.ellipse(obj.box, fill=fill)
+        elif obj.shape == "square":
+            draw.rectangle(obj.box, fill=fill)
+        else:
+            draw.polygon([(obj.center[0], y0), (x1, y1), (x0, y1)], fill=fill)
+    for line in scene.text_lines:
+        font = ImageFont.load_default(size=line.font_size)
+        left, top, _, _ = font.getbbox(line.text)
+        draw.text((line.box[0] - left, line.box[1] - top), line.text, fill=(15, 15, 15), font=font)
+    return image
+
+
+def make_scenes(n_objects: int, n_text: int, seed: int = 0) -> list[Scene]:
+    """`n_objects` object scenes then `n_text` text scenes, reproducible from `seed`."""
+    rng = random.Random(seed)
+    scenes = [make_object_scene(f"objects-{i:03d}", rng) for i in range(n_objects)]
+    scenes += [make_text_scene(f"text-{i:03d}", rng) for i in range(n_text)]
+    return scenes
+
+
+@dataclass(frozen=True)
+class ReferenceQuestion:
+    scene_id: str
+    question: str
+    options: list[str]
+    answer: str
+    category: str
+    l2_category: str
+
+
+def _mcq(rng: random.Random, correct: str, pool: list[str]) -> tuple[list[str], str]:
+    distractors = rng.sample([p for p in pool if p != correct], k=3)
+    options = [correct, *distractors]
+    rng.shuffle(options)
+    return options, letter(options.index(correct))
+
+
+def reference_questions(scene: Scene, rng: random.Random) -> list[ReferenceQuestion]:
+    """Questions whose answers follow from the scene's truth alone."""
+    questions = []
+    if scene.kind == "objects":
+        shape = rng.choice(sorted({o.shape for o in scene.objects}))
+        count = scene.count(shape)
+        options, answer = _mcq(rng, str(count), [str(n) for n in range(0, 9)])
+        questions.append(
+            ReferenceQuestion(
+                scene.scene_id,
+                f"How many {shape}s are there in the image?",
+                options,
+                answer,
+                "instances counting",
+                "instance-level perception",
+            )
+        )
+        unique = [o for o in scene.objects if scene.count(o.shape) == 1]
+        if unique:
+            obj = rng.choice(unique)
+            options, answer = _mcq(rng, obj.colour, list(PALETTE))
+            questions.append(
+                ReferenceQuestion(
+                    scene.scene_id,
+                    f"What colour is the {obj.shape}?",
+                    options,
+                    answer,
+                    "instance attributes",
+                    "instance-level perception",
+                )
+            )
+    else:
+        present = [w for line in scene.text_lines for w in line.text.split()]
+        word = rng.choice(present)
+        options, answer = _mcq(rng, word, [w for w in WORDS if w not in present or w == word])
+        questions.append(
+            ReferenceQuestion(
+                scene.scene_id,
+                "Which word is written in the image?",
+                options,
+                answer,
+                "text understanding",
+                "text recognition",
+            )
+        )
+    return questions
+
+
+def png_bytes(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+TSV_COLUMNS = [
+    "index",
+    "image",
+    "question",
+    "hint",
+    "A",
+    "B",
+    "C",
+    "D",
+    "answer",
+    "category",
+    "l2-category",
+    "split",
+]
+
+
+def write_corpus(
+    folder: Path, n_objects: int = 24, n_text: int = 12, seed: int = 0
+) -> dict[str, int]:
+    """Render scenes to `folder/images/`, the truth to `folder/truth.jsonl` and reference
+    questions to `folder/questions.tsv` (VLMEvalKit MCQ format; a scene's second question
+    refers to the first one's row for its image, as VLMEvalKit does)."""
+    folder = Path(folder)
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    scenes = make_scenes(n_objects, n_text, seed)
+    rng = random.Random(seed + 1)
+    truth_lines = []
+    rows = []
+    for scene in scenes:
+        data = png_bytes(render(scene))
+        (folder / "images" / f"{scene.scene_id}.png").write_bytes(data)
+        truth_lines.append(
+            json.dumps({"file": f"images/{scene.scene_id}.png", **asdict(scene)}, sort_keys=True)
+        )
+        first_index = None
+        for q in reference_questions(scene, rng):
+            index = len(rows) + 1
+            image_field = (
+                base64.b64encode(data).decode("ascii") if first_index is None else str(first_index)
+            )
+            first_index = first_index or index
+            options = q.options + [""] * (4 - len(q.options))
+            rows.append(
+                [
+                    str(index),
+                    image_field,
+                    q.question,
+                    "",
+                    *options,
+                    q.answer,
+                    q.category,
+                    q.l2_category,
+                    "synthetic",
+                ]
+            )
+    (folder / "truth.jsonl").write_text("\n".join(truth_lines) + "\n", encoding="utf-8")
+    with open(folder / "questions.tsv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(TSV_COLUMNS)
+        writer.writerows(rows)
+    return {"scenes": len(scenes), "questions": len(rows)}
+
+
+def load_truth(folder: Path) -> list[dict]:
+    """The ground truth written by `write_corpus`, one dict per scene."""
+    lines = (Path(folder) / "truth.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]

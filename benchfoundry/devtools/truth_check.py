@@ -1,0 +1,121 @@
+"""Check template questions about synthetic scenes against the scenes' ground truth: the
+measure of how often the pipeline's own answer keys are right."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from benchfoundry.core.letters import LETTERS
+
+SHAPE_OF_HINT = {"round": "circle", "rectangular": "square", "triangular": "triangle"}
+
+
+def _position(box: list[float], width: int, height: int) -> str:
+    from benchfoundry.extractors.describe import position_phrase
+
+    return position_phrase(tuple(box), width, height)  # type: ignore[arg-type]
+
+
+def _area(obj: dict) -> float:
+    half = (obj["box"][2] - obj["box"][0]) / 2
+    return {
+        "square": 4 * half * half,
+        "circle": math.pi * half * half,
+        "triangle": 2 * half * half,
+    }[obj["shape"]]
+
+
+def _match(objects: list[dict], colour: str | None = None, hint: str | None = None) -> list[dict]:
+    return [
+        o
+        for o in objects
+        if (colour is None or o["colour"] == colour)
+        and (hint is None or o["shape"] == SHAPE_OF_HINT[hint])
+    ]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    right: bool
+    expected: str | None
+    why: str
+
+
+def check(question: str, options: list[str], answer: str, scene: dict) -> Verdict:
+    """Whether the keyed option is what the truth says; None expected when the truth has no
+    single answer (an ambiguous question counts as wrong)."""
+    objects = scene.get("objects", [])
+    keyed = options[LETTERS.index(answer)]
+    width, height = scene["width"], scene["height"]
+
+    def verdict(expected: str | None, why: str) -> Verdict:
+        return Verdict(
+            expected is not None and expected.casefold() == keyed.casefold(), expected, why
+        )
+
+    if question == "How many objects are there in the image?":
+        return verdict(str(len(objects)), "objects in the truth")
+    if m := re.fullmatch(r"How many (\w+) objects are there in the image\?", question):
+        return verdict(str(len(_match(objects, m.group(1)))), f"{m.group(1)} objects in the truth")
+    if m := re.fullmatch(
+        r"Where in the image is the (\w+)(?: (round|rectangular|triangular))? object\?", question
+    ):
+        found = _match(objects, m.group(1), m.group(2))
+        return verdict(
+            _position(found[0]["box"], width, height) if len(found) == 1 else None,
+            f"{len(found)} matching objects",
+        )
+    if m := re.fullmatch(
+        r"What colour is the (?:(round|rectangular|triangular) )?object at the (.+) of the image\?",
+        question,
+    ):
+        found = [
+            o
+            for o in _match(objects, None, m.group(1))
+            if _position(o["box"], width, height) == m.group(2)
+        ]
+        return verdict(
+            found[0]["colour"] if len(found) == 1 else None, f"{len(found)} matching objects"
+        )
+    if m := re.fullmatch(r"Which object is the (largest|smallest) in the image\?", question):
+        ranked = sorted(objects, key=_area, reverse=m.group(1) == "largest")
+        if len(ranked) < 2 or abs(_area(ranked[0]) - _area(ranked[1])) < 1e-6:
+            return verdict(None, "no single extreme object")
+        extreme = ranked[0]
+        if len(_match(objects, extreme["colour"])) != 1:
+            return verdict(None, "the extreme object's colour is not its alone")
+        named = [re.fullmatch(r"the (\w+) object", o) for o in options]
+        if any(n is None or len(_match(objects, n.group(1))) != 1 for n in named):
+            return verdict(None, "an option does not name exactly one object")
+        return verdict(f"the {extreme['colour']} object", f"{m.group(1)} by area in the truth")
+    if m := re.fullmatch(r"Where is the (\w+) object relative to the (\w+) object\?", question):
+        a, b = _match(objects, m.group(1)), _match(objects, m.group(2))
+        if len(a) != 1 or len(b) != 1:
+            return verdict(None, "colours are not single objects")
+        ab, bb = a[0]["box"], b[0]["box"]
+        apart_x = ab[2] < bb[0] or bb[2] < ab[0]
+        apart_y = ab[3] < bb[1] or bb[3] < ab[1]
+        if apart_x and not apart_y:
+            relation = "to the left of" if ab[2] < bb[0] else "to the right of"
+        elif apart_y and not apart_x:
+            relation = "above" if ab[3] < bb[1] else "below"
+        else:
+            return verdict(
+                None, "the boxes are apart on both axes or on neither: more than one relation holds"
+            )
+        return verdict(f"{relation} it", "boxes in the truth")
+    if question == "Which text is written in the image?":
+        lines = [line["text"].casefold() for line in scene.get("text_lines", [])]
+        text = " ".join(lines)
+        true_options = [
+            o
+            for o in options
+            if o.casefold() in lines or (o.casefold() in text and len(o.split()) > 1)
+        ]
+        right = keyed.casefold() in lines and true_options == [keyed]
+        return Verdict(
+            right, None, "text lines in the truth" if right else f"true options: {true_options}"
+        )
+    return Verdict(False, None, "not a template question")

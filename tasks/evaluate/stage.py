@@ -1,0 +1,335 @@
+"""The evaluate stage: models asked a dataset's multiple-choice questions through the answering
+engine quality control uses (CircularEval with early stop, or vanilla; likelihood ranking for the
+models set to it; a judge for answers the heuristic cannot read), their answers stored in
+`results` a batch at a time. A rerun asks only what is not stored: an interrupted evaluation
+resumes, a model added later runs alone, a new version of a dataset asks only the questions whose
+content changed (results are keyed by the question's content id). Questions whose call failed
+are not stored, so the next run asks them again.
+
+With a base LLM (`base_llm`), each model is also asked without images, and the base LLM without
+images, for MMStar's multi-modal gain and leakage.
+
+An open-ended set (MM-Vet) is answered in free text and graded (`tasks.evaluate_open`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from benchfoundry.tasks.evaluate.dataset import (
+    FORMATS,
+    EvalDataset,
+    EvalDatasetError,
+    EvalQuestion,
+    load_eval_dataset,
+)
+from benchfoundry.tasks.evaluate.open_sets import JobRun, evaluate_open_model, job_run, score_open
+from benchfoundry.tasks.evaluate.stats import accuracy, gain_and_leakage
+from benchfoundry.tasks.evaluate.summary import (
+    DatasetInfo,
+    EvaluateSummary,
+    Gain,
+    ModelScore,
+    OpenScore,
+)
+
+from benchfoundry.answering.chance import analytic_chance
+from benchfoundry.answering.engine import AnsweringEngine, QuestionResult
+from benchfoundry.core.faults import crash_point
+from benchfoundry.core.ids import content_hash
+from benchfoundry.core.records import ResultRecord
+from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
+from benchfoundry.pipeline.spec import EvaluateOptions
+from benchfoundry.storage.tables import RunFolder
+
+
+class ModelRun(JobRun):
+    """What one job did on a multiple-choice set."""
+
+    calls_made: int
+    calls_if_every_pass: int
+
+
+def dataset_path(stage: StageRun) -> Path:
+    """The spec's dataset, else the build's latest release (`<publish.to>/<name>`)."""
+    from benchfoundry.storage.releases import fetch
+    from benchfoundry.storage.remote import is_url
+
+    options = stage.options.evaluate
+    if options.dataset is not None:
+        return fetch(options.dataset) if is_url(options.dataset) else Path(options.dataset)
+    if stage.name:
+        to = stage.options.publish.to
+        if is_url(to):  # the name's latest version, fetched into the working cache
+            return fetch(f"{str(to).rstrip('/')}/{stage.name}")
+        return Path(to) / stage.name
+    raise EvalDatasetError("give a dataset (options.evaluate.dataset, or --dataset)")
+
+
+def run_id(options: EvaluateOptions, with_image: bool, prompt_id: str) -> str:
+    """The evaluation configuration results are stored under: its mode, whether the image is
+    shown, the prompt template and the judge."""
+    return content_hash([options.mode, with_image, prompt_id, options.judge], length=12)
+
+
+def plan(options: EvaluateOptions, blind: set[str] = frozenset()) -> list[tuple[str, bool]]:
+    """(model, with image) pairs to run: every model as asked; with a base LLM, also every model
+    that can see without images (not the `blind` ones, which see nothing either way) and the base
+    LLM without images."""
+    runs = [(m, options.with_image) for m in options.models]
+    if options.base_llm:
+        runs += [(m, False) for m in options.models if options.with_image and m not in blind]
+        runs.append((options.base_llm, False))
+    seen: set[tuple[str, bool]] = set()
+    return [r for r in runs if not (r in seen or seen.add(r))]
+
+
+def _records(results: Iterable[QuestionResult], rid: str, model: str) -> list[ResultRecord]:
+    return [
+        ResultRecord(
+            run_id=rid,
+            model=model,
+            question_id=p.question_id,
+            pass_index=p.pass_index,
+            option_order=p.option_order,
+            response=p.raw_response,
+            extracted=p.extracted,
+            extracted_by=p.extracted_by,
+            correct=p.correct,
+            score=None,
+            category=r.item.category,
+            l2_category=r.item.l2_category,
+        )
+        for r in results
+        for p in r.passes
+    ]
+
+
+def evaluate_model(
+    run_root: str,
+    path: str,
+    options: EvaluateOptions,
+    model: str,
+    with_image: bool,
+    catalogue: str | None,
+) -> ModelRun:
+    """One model's job, in whichever process runs it: the questions it has no stored results
+    for, a batch at a time."""
+    from benchfoundry.gateway.assemble import gateway_for_run
+
+    dataset = load_eval_dataset(path, options.limit)
+    gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
+    engine = AnsweringEngine(gateway, judge=options.judge, with_image=with_image)
+    rid = run_id(options, with_image, engine.template.prompt_id)
+    table = RunFolder(run_root).table(ResultRecord)
+    stored = {q for r, m, q, _ in table.key_set() if r == rid and m == model}
+    todo = [q for q in dataset.questions if q.item.question_id not in stored]
+    gateway.prepare(model, [q.item.answer for q in dataset.questions])
+    circular = options.mode == "circular"
+    made = every = unanswered = 0
+    for start in range(0, len(todo), options.batch_size):
+        chunk = [q.item for q in todo[start : start + options.batch_size]]
+        results, report = engine.run(chunk, model, circular=circular)
+        answered = [r for r in results if not any(p.error for p in r.passes)]
+        unanswered += len(results) - len(answered)
+        table.append(_records(answered, rid, model))
+        crash_point("evaluate.after_batch")
+        made += report.calls_made
+        every += report.calls_if_every_pass
+    return ModelRun(
+        **job_run(gateway, run_root, model, with_image, rid, len(todo), len(dataset.questions),
+                  unanswered),
+        calls_made=made,
+        calls_if_every_pass=every,
+    )  # fmt: skip
+
+
+# --- scores -------------------------------------------------------------------------------------
+
+
+def _outcomes(
+    questions: Sequence[EvalQuestion], passes: dict[str, list[ResultRecord]]
+) -> list[tuple[EvalQuestion, bool, bool, bool]]:
+    """(question, vanilla right, circular right, refused) for every answered question."""
+    out = []
+    for q in questions:
+        found = sorted(passes.get(q.item.question_id, []), key=lambda r: r.pass_index)
+        if not found:
+            continue
+        n = len(q.item.options)
+        circular = len(found) == n and all(r.correct for r in found)
+        out.append((q, found[0].correct, circular, found[0].extracted == "Z"))
+    return out
+
+
+def _grouped(rows, key, circular: bool) -> dict[str, dict]:
+    groups: dict[str, list] = defaultdict(list)
+    for row in rows:
+        groups[key(row[0]) or "uncategorised"].append(row)
+    out = {}
+    for name, group in sorted(groups.items()):
+        out[name] = {"vanilla": accuracy([(q.image_id, v) for q, v, _, _ in group])}
+        if circular:
+            out[name]["circular"] = accuracy([(q.image_id, c) for q, _, c, _ in group])
+    return out
+
+
+def score(
+    dataset: EvalDataset, records: Sequence[ResultRecord], job: ModelRun, circular: bool
+) -> ModelScore:
+    passes: dict[str, list[ResultRecord]] = defaultdict(list)
+    for r in records:
+        if r.run_id == job.run_id and r.model == job.model:
+            passes[r.question_id].append(r)
+    rows = _outcomes(dataset.questions, passes)
+    n = max(1, len(rows))
+    refused = sum(z for *_, z in rows)
+    vanilla_right = sum(v for _, v, _, _ in rows)
+    return ModelScore(
+        model=job.model,
+        sees=job.sees,
+        with_image=job.with_image,
+        run_id=job.run_id,
+        questions=len(rows),
+        unanswered=job.unanswered,
+        vanilla=accuracy([(q.image_id, v) for q, v, _, _ in rows]),
+        circular=accuracy([(q.image_id, c) for q, _, c, _ in rows]) if circular else None,
+        by_category=_grouped(rows, lambda q: q.item.l2_category or q.item.category, circular),
+        by_difficulty=_grouped(rows, lambda q: q.difficulty, circular),
+        refusal_rate=refused / n,
+        upper_bound=(vanilla_right + refused) / n,
+        asked_now=job.asked,
+        reused=job.reused,
+        calls_made=job.calls_made,
+        calls_if_every_pass=job.calls_if_every_pass,
+        tokens_in=job.tokens_in,
+        tokens_out=job.tokens_out,
+        cost=job.cost,
+    )
+
+
+def _values(s: ModelScore | OpenScore, metric: str) -> tuple[float, dict[str, float]]:
+    """A score's overall value and its value per category (capability, on an open-ended set)."""
+    if isinstance(s, OpenScore):
+        return s.total.mean, {c: v.mean for c, v in s.by_capability.items()}
+    overall = s.circular if metric == "circular" else s.vanilla
+    per = {c: a[metric].accuracy for c, a in s.by_category.items() if metric in a}
+    return overall.accuracy, per  # type: ignore[union-attr]
+
+
+def gains(
+    scores: Sequence[ModelScore | OpenScore], options: EvaluateOptions, metric: str
+) -> list[Gain]:
+    """MG and ML of every model that ran with and without images, against the base LLM."""
+    if not options.base_llm:
+        return []
+    by = {(s.model, s.with_image): _values(s, metric) for s in scores}
+    base = by.get((options.base_llm, False))
+    if base is None:
+        return []
+    out = []
+    for model in options.models:
+        v, wv = by.get((model, True)), by.get((model, False))
+        if v is None or wv is None or model == options.base_llm:
+            continue
+        mg, ml = gain_and_leakage(v[0], wv[0], base[0])
+        per = {}
+        for category in sorted(v[1]):
+            cmg, cml = gain_and_leakage(
+                v[1][category], wv[1].get(category, 0.0), base[1].get(category, 0.0)
+            )
+            per[category] = {"mg": cmg, "ml": cml}
+        out.append(
+            Gain(
+                model=model,
+                base=options.base_llm,
+                metric=metric,
+                s_v=v[0],
+                s_wv=wv[0],
+                s_t=base[0],
+                mg=mg,
+                ml=ml,
+                by_category=per,
+            )  # fmt: skip
+        )
+    return out
+
+
+def _blind(options: EvaluateOptions, catalogue: str | None) -> set[str]:
+    """The models that answer without looking (the blind baselines)."""
+    from benchfoundry.gateway.assemble import default_catalogue
+    from benchfoundry.gateway.models import resolve
+
+    known = default_catalogue(catalogue)
+    return {m for m in options.models if resolve(m, known).provider == "blind"}
+
+
+def _check_open(dataset: EvalDataset, options: EvaluateOptions, blind: set[str]) -> None:
+    """An open-ended set needs a grader, and models that write answers."""
+    if not options.judge:
+        raise EvalDatasetError(
+            f"{dataset.described} is open-ended: its answers are graded by an LLM; give the "
+            "grader (options.evaluate.judge, --judge MODEL)"
+        )
+    if blind:
+        raise EvalDatasetError(
+            f"{dataset.described} is open-ended; the blind baselines "
+            f"({', '.join(sorted(blind))}) answer multiple-choice questions only"
+        )
+
+
+def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
+    """The whole stage: one job per (model, with or without image), then the scores."""
+    options = stage.options.evaluate
+    if not options.models:
+        raise EvalDatasetError("name the models to evaluate (options.evaluate.models, --model)")
+    path = dataset_path(stage)
+    dataset = load_eval_dataset(path, options.limit)  # fails here, before any model is built
+    blind = _blind(options, stage.catalogue)
+    if dataset.open_ended:
+        _check_open(dataset, options, blind)
+    jobs = [
+        ((stage.run, dataset.path, options, model, with_image, stage.catalogue), 1)
+        for model, with_image in plan(options, blind)
+    ]
+    job = evaluate_open_model if dataset.open_ended else evaluate_model
+    # One model at a time: local models are large, and each job loads its own.
+    done = list(mapper.map(job, jobs, label="evaluate", total=len(jobs), ahead=1))
+    records = RunFolder(stage.run).table(ResultRecord).records()
+    circular = options.mode == "circular"
+    if dataset.open_ended:
+        scores: list = []
+        open_scores = [score_open(dataset, records, j, options.gradings) for j in done]
+        chance, mode = None, "open"
+    else:
+        scores = [score(dataset, records, j, circular) for j in done]
+        open_scores = []
+        chance, mode = (
+            analytic_chance([len(q.item.options) for q in dataset.questions]),
+            options.mode,
+        )
+    summary = EvaluateSummary(
+        run=stage.run,
+        dataset=DatasetInfo(
+            path=dataset.path,
+            format=FORMATS[dataset.format],
+            name=dataset.name,
+            version=dataset.version,
+            questions=dataset.size,
+            refused=dataset.refused,
+        ),
+        mode=mode,
+        scores=scores,
+        open_scores=open_scores,
+        grader=options.judge if dataset.open_ended else None,
+        gains=gains([*scores, *open_scores], options, mode),
+        chance_vanilla=chance.random_vanilla if chance else None,
+        chance_circular=chance.random_circular if chance else None,
+        results=str(Path(stage.run) / "results"),
+    )
+    from benchfoundry.tasks.evaluate.leaderboard import write_summaries
+
+    files = write_summaries([summary], Path(stage.run) / "reports" / "evaluation")
+    summary.report = files.html
+    return summary

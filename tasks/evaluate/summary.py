@@ -1,0 +1,300 @@
+"""What an evaluation reports: per model (with or without the image) accuracy under vanilla
+scoring and CircularEval with 95% intervals, per category and difficulty bin, refusals and
+MMBench's upper bound, calls; multi-modal gain and leakage where a base LLM was given; chance
+baselines for the dataset's exact option counts. On an open-ended set (MM-Vet), per model the
+total score and the scores per capability and per capability integration, each the mean and
+standard deviation over the k gradings, and the gradings that failed. Rendered for the CLI,
+artifacts and reports."""
+
+from __future__ import annotations
+
+from benchfoundry.tasks.evaluate.stats import Accuracy
+from pydantic import BaseModel
+
+
+class DatasetInfo(BaseModel):
+    path: str
+    format: str  # its name in words: "VLMEvalKit MCQ TSV"...
+    name: str
+    version: str | None
+    questions: int
+    refused: dict[str, int]  # rows not read, by reason
+
+
+class ModelScore(BaseModel):
+    model: str
+    sees: str  # pixels, facts or nothing
+    with_image: bool
+    run_id: str  # the evaluation configuration its results are stored under
+    questions: int  # answered (all passes stored)
+    unanswered: int  # failed calls: asked again on the next run
+    vanilla: Accuracy
+    circular: Accuracy | None
+    by_category: dict[str, dict[str, Accuracy]]  # category -> vanilla / circular
+    by_difficulty: dict[str, dict[str, Accuracy]]
+    refusal_rate: float  # first answers extracted as Z
+    upper_bound: float  # vanilla accuracy with refusals counted right (MMBench)
+    asked_now: int
+    reused: int  # questions whose results were already stored
+    calls_made: int
+    calls_if_every_pass: int
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+
+
+class Spread(BaseModel):
+    """A score over k grading runs (MM-Vet): the mean of the runs' scores (each the mean grade,
+    in [0, 1], over the questions graded in that run) and their standard deviation (over the
+    runs, population form as MM-Vet reports it)."""
+
+    mean: float
+    std: float
+    questions: int
+    runs: list[float]
+
+
+class GradingFailure(BaseModel):
+    question_id: str
+    source_id: str  # the dataset's own id
+    grading: int
+    reply: str | None  # the grader's last reply, raw
+    why: str
+
+
+class OpenScore(BaseModel):
+    """One model on an open-ended set."""
+
+    model: str
+    sees: str
+    with_image: bool
+    run_id: str
+    questions: int  # answered, with at least one grade
+    unanswered: int  # the answer or a grading call failed: asked again on the next run
+    gradings: int  # k
+    total: Spread
+    by_capability: dict[str, Spread]  # the dataset's own names: rec, ocr, know, gen, spat, math
+    by_integration: dict[str, Spread]  # the exact capability set: ocr_spat...
+    grading_failures: int
+    failures: list[GradingFailure]  # the first 50, with the raw replies
+    asked_now: int
+    reused: int
+    answer_calls: int
+    grading_calls: int
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+
+
+class Gain(BaseModel):
+    model: str
+    base: str
+    metric: str  # circular or vanilla
+    s_v: float
+    s_wv: float
+    s_t: float
+    mg: float
+    ml: float
+    by_category: dict[str, dict[str, float]]  # category -> mg, ml
+
+
+class EvaluateSummary(BaseModel):
+    run: str
+    dataset: DatasetInfo
+    mode: str  # circular, vanilla, or open (graded, an open-ended set)
+    scores: list[ModelScore]
+    gains: list[Gain]
+    chance_vanilla: float | None  # None for an open-ended set
+    chance_circular: float | None
+    results: str  # the results table's folder
+    open_scores: list[OpenScore] = []
+    grader: str | None = None
+    report: str | None = None  # its HTML report (RUN/reports/evaluation/report.html)
+
+
+def _acc(a: Accuracy | None) -> str:
+    if a is None:
+        return "-"
+    return f"{a.accuracy:.1%} [{a.low:.1%}, {a.high:.1%}]"
+
+
+def _label(s: ModelScore | OpenScore) -> str:
+    sees = {"pixels": "sees the image", "facts": "reads extracted facts", "nothing": "blind"}
+    shown = sees.get(s.sees, s.sees) if s.with_image else "no image"
+    return f"{s.model} ({shown})"
+
+
+def spread(x: Spread | None) -> str:
+    """An MM-Vet score as it is reported: mean ± standard deviation over the gradings."""
+    return "-" if x is None else f"{x.mean:.1%} ± {100 * x.std:.1f}"
+
+
+def capabilities(summary: EvaluateSummary) -> list[str]:
+    """The open-ended set's capabilities, as the dataset names them."""
+    return sorted({c for s in summary.open_scores for c in s.by_capability})
+
+
+def open_board(summary: EvaluateSummary) -> list[list[str]]:
+    """Rows of an open-ended set's board, best total first: model, total, each capability,
+    grading failures, calls."""
+    names = capabilities(summary)
+    return [
+        [
+            _label(s),
+            spread(s.total),
+            *(spread(s.by_capability.get(c)) for c in names),
+            str(s.grading_failures),
+            f"{s.answer_calls} + {s.grading_calls}",
+        ]
+        for s in sorted(summary.open_scores, key=lambda s: s.total.mean, reverse=True)
+    ]
+
+
+def _open_markdown(summary: EvaluateSummary) -> list[str]:
+    names = capabilities(summary)
+    header = ["model", "total", *names, "grading failures", "calls (answers + gradings)"]
+    lines = [
+        f"Graded by {summary.grader}, {summary.open_scores[0].gradings if summary.open_scores else 0} "
+        "times per answer; each score is the mean over the gradings ± their standard deviation "
+        "(points of 100).",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in open_board(summary)),
+    ]
+    integrations = sorted({c for s in summary.open_scores for c in s.by_integration})
+    if integrations:
+        lines += ["", "| model | " + " | ".join(integrations) + " |"]
+        lines.append("|" + "---|" * (len(integrations) + 1))
+        for s in summary.open_scores:
+            cells = [spread(s.by_integration.get(c)) for c in integrations]
+            lines.append(f"| {_label(s)} | " + " | ".join(cells) + " |")
+    for s in summary.open_scores:
+        for f in s.failures:
+            lines.append(
+                f"- {s.model}: grading {f.grading} of {f.source_id} failed ({f.why}); "
+                f"last reply {f.reply!r}"
+            )
+    return lines
+
+
+def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
+    """Rows of the board, best first by the mode's metric, chance last."""
+    key = (
+        (lambda s: s.circular.accuracy)
+        if summary.mode == "circular"
+        else (lambda s: s.vanilla.accuracy)
+    )
+    rows = [
+        [
+            _label(s),
+            _acc(s.vanilla),
+            _acc(s.circular),
+            f"{s.refusal_rate:.1%}",
+            f"{s.calls_made} of {s.calls_if_every_pass}",
+        ]
+        for s in sorted(summary.scores, key=key, reverse=True)
+    ]
+    if summary.chance_vanilla is not None:
+        rows.append(
+            [
+                "chance (uniform guess)",
+                f"{summary.chance_vanilla:.1%}",
+                f"{summary.chance_circular:.1%}"
+                if summary.mode == "circular" and summary.chance_circular is not None
+                else "-",
+                "-",
+                "-",
+            ]
+        )
+    return rows
+
+
+def evaluate_markdown(summary: EvaluateSummary) -> str:
+    d = summary.dataset
+    lines = [
+        f"# Evaluation on {d.name}" + (f" {d.version}" if d.version else ""),
+        "",
+        f"{d.format}, {d.questions} questions ({summary.mode}); results in `{summary.results}`",
+        "",
+    ]
+    if summary.mode == "open":
+        lines += _open_markdown(summary)
+    else:
+        lines += [
+            "| model | vanilla [95% CI] | CircularEval [95% CI] | refused | calls made |",
+            "|---|---|---|---|---|",
+            *("| " + " | ".join(row) + " |" for row in leaderboard(summary)),
+        ]
+    if summary.gains:
+        lines += [
+            "",
+            "| model | base LLM | S_v | S_wv | S_t | MG | ML |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {g.model} | {g.base} | {g.s_v:.1%} | {g.s_wv:.1%} | {g.s_t:.1%} | {g.mg:+.1%} | {g.ml:.1%} |"
+            for g in summary.gains
+        ]
+    if d.refused:
+        lines += ["", "Rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items())]
+    return "\n".join(lines) + "\n"
+
+
+def evaluate_text(summary: EvaluateSummary) -> list[str]:
+    d = summary.dataset
+    out = [
+        "",
+        f"Evaluation on {d.format} {d.name}"
+        + (f" {d.version}" if d.version else "")
+        + f": {d.questions} questions, {summary.mode}",
+    ]
+    for row in leaderboard(summary):
+        out.append(f"  {row[0]:<44} vanilla {row[1]:<22} circular {row[2]:<22} refused {row[3]}")
+    names = capabilities(summary)
+    for s in sorted(summary.open_scores, key=lambda s: s.total.mean, reverse=True):
+        out.append(
+            f"  {_label(s):<44} total {spread(s.total):<16} "
+            + ", ".join(f"{c} {spread(s.by_capability[c])}" for c in names if c in s.by_capability)
+        )
+        if s.grading_failures:
+            out.append(
+                f"    {s.grading_failures} gradings failed (replies kept in results; "
+                "not counted in the scores)"
+            )
+    if summary.open_scores:
+        out.append(
+            f"  graded by {summary.grader}, {summary.open_scores[0].gradings} times per answer "
+            "(mean ± standard deviation over the gradings, points of 100)"
+        )
+    for g in summary.gains:
+        out.append(
+            f"  multi-modal gain of {g.model} over {g.base} ({g.metric}): MG {g.mg:+.1%}, "
+            f"leakage ML {g.ml:.1%} (S_v {g.s_v:.1%}, S_wv {g.s_wv:.1%}, S_t {g.s_t:.1%})"
+        )
+    if d.refused:
+        out.append("  rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items()))
+    for s in [*summary.scores, *summary.open_scores]:
+        if s.unanswered:
+            out.append(f"  {s.model}: {s.unanswered} questions failed (asked again next run)")
+    out.append(f"  results: {summary.results}")
+    if summary.report:
+        out.append(f"  report: {summary.report} (leaderboard, plots; benchfoundry report RUN...)")
+    return out
+
+
+def evaluate_closing(summary: EvaluateSummary) -> list[str]:
+    """The evaluation's place among the build's outputs."""
+    d = summary.dataset
+    best = max(summary.scores, key=lambda s: s.vanilla.accuracy, default=None)
+    runs = len(summary.scores) + len(summary.open_scores)
+    lines = [f"  evaluation: {runs} model runs on {d.name} {d.version or ''}".rstrip()]
+    if best is not None:
+        lines[0] += f" (best vanilla: {_label(best)} {best.vanilla.accuracy:.1%})"
+    top = max(summary.open_scores, key=lambda s: s.total.mean, default=None)
+    if top is not None:
+        lines[0] += f" (best: {_label(top)} {spread(top.total)})"
+    lines.append(f"  results: {summary.results}")
+    if summary.report:
+        lines.append(f"  evaluation report: {summary.report}")
+    return lines

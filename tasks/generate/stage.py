@@ -1,0 +1,254 @@
+"""The generate stage: candidates from the template generator and, when generator models are
+configured, from LLMs per evaluation dimension; every draft validated, near duplicates merged,
+answer letters spread evenly, and every refusal quarantined with its reason."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from benchfoundry.tasks.generate.drafts import (
+    Draft,
+    Rules,
+    letter_distribution,
+    merge_near_duplicates,
+    to_candidate,
+    validate,
+)
+from benchfoundry.tasks.generate.llm import Job, llm_drafts
+from benchfoundry.tasks.generate.templates import template_drafts
+
+from benchfoundry.core.letters import index_of
+from benchfoundry.core.reasons import Rejection
+from benchfoundry.core.records import (
+    CandidateRecord,
+    ImageRecord,
+    QuarantineRecord,
+    VisualFactsRecord,
+)
+from benchfoundry.core.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
+from benchfoundry.gateway import Gateway
+from benchfoundry.gateway.models import protect_models
+from benchfoundry.pipeline.build_report import GenerateSummary
+from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
+from benchfoundry.pipeline.spec import DEFAULT_TAXONOMY, GenerateOptions
+from benchfoundry.storage.refusals import candidate_ref
+from benchfoundry.storage.refusals import refused_candidates as refused
+from benchfoundry.storage.tables import RunFolder
+
+
+def facts_by_image(run: RunFolder) -> list[VisualFactsRecord]:
+    """One facts record per image (the first by configuration hash when there are several)."""
+    chosen: dict[str, VisualFactsRecord] = {}
+    for record in sorted(
+        run.table(VisualFactsRecord).records(), key=lambda r: (r.image_id, r.config_hash)
+    ):
+        chosen.setdefault(record.image_id, record)
+    return list(chosen.values())
+
+
+def cost_by_dimension(drafts: list[Draft]) -> dict[str, float]:
+    """What writing the drafts cost, kept or refused, per dimension."""
+    totals: dict[str, float] = {}
+    for draft in drafts:
+        totals[draft.dimension] = totals.get(draft.dimension, 0.0) + draft.cost
+    return totals
+
+
+def image_sizes(run: RunFolder) -> dict[str, tuple[float, float]]:
+    table = run.table(ImageRecord).read(columns=["image_id", "width", "height"])
+    return {r["image_id"]: (float(r["width"]), float(r["height"])) for r in table.to_pylist()}
+
+
+def _has(facts: VisualFactsRecord, needs: tuple[str, ...]) -> bool:
+    return all(getattr(facts, need) for need in needs)
+
+
+def llm_jobs(
+    facts: list[VisualFactsRecord],
+    taxonomy: Taxonomy,
+    models: dict[str, list[str]],
+    options: GenerateOptions,
+) -> list[Job]:
+    """A job per image and dimension whose needs the facts meet, for the role's first model."""
+    if not options.llm:
+        return []
+    leaves = {d.id for d in taxonomy.leaves()}
+    unknown = sorted(set(options.llm_dimensions or []) - leaves)
+    if unknown:
+        raise TaxonomyError(
+            f"llm_dimensions {unknown} are not leaves of taxonomy '{taxonomy.name}'"
+        )
+    wanted = set(options.llm_dimensions or leaves)
+    jobs = []
+    for dimension in taxonomy.leaves():
+        if dimension.id not in wanted or dimension.prompt is None:
+            continue
+        masked = protect_models(models)  # a credential never reaches the candidates' generator
+        role_models = masked.get(dimension.role) or masked.get("generator") or []
+        if not role_models:
+            continue
+        jobs += [Job(f, dimension, role_models[0]) for f in facts if _has(f, dimension.needs)]
+    return jobs
+
+
+def generate_all(
+    run: RunFolder,
+    options: GenerateOptions,
+    taxonomy_name: str | None,
+    models: dict[str, list[str]],
+    gateway: Gateway | None = None,
+) -> GenerateSummary:
+    """The whole stage without Prefect."""
+    taxonomy = load_taxonomy(taxonomy_name or DEFAULT_TAXONOMY)
+    facts = facts_by_image(run)
+    drafts: list[Draft] = []
+    rejections: list[Rejection] = []
+    if options.templates:
+        pool = sorted({line.text for f in facts for line in f.ocr_lines})
+        sizes = image_sizes(run)
+        for record in facts:
+            drafts += template_drafts(
+                record, taxonomy, pool, options.seed, sizes.get(record.image_id)
+            )
+    jobs = llm_jobs(facts, taxonomy, models, options)
+    if jobs:
+        if gateway is None:
+            from benchfoundry.gateway.assemble import gateway_for_run
+
+            gateway = gateway_for_run(run.root, stage="generate")
+        names = {d.id: d.name for d in taxonomy.dimensions}
+        written, refused = llm_drafts(
+            gateway, jobs, names, options.n_options, options.context_max_chars
+        )
+        drafts += written
+        rejections += refused
+    seed_refusals = check_seeds(run, taxonomy, options)
+    requested = Counter(j.dimension.id for j in jobs)
+    return finish(run, drafts, rejections, taxonomy, options, requested, gateway, seed_refusals)
+
+
+def check_seeds(run: RunFolder, taxonomy: Taxonomy, options: GenerateOptions) -> list[Rejection]:
+    """Seed questions from ingested benchmarks pass the same validation. A refused seed stays in
+    `candidates` (rows are never rewritten) and gets a quarantine row `candidate:<question_id>`,
+    which later stages honour through `refused_candidates`."""
+    rules = Rules(
+        options.min_options, options.max_options, options.length_ratio, options.near_duplicate
+    )
+    dimensions = {d.id for d in taxonomy.leaves()}
+    refusals = []
+    for seed in run.table(CandidateRecord).records():
+        if not seed.generator.startswith("seed:"):
+            continue
+        index = index_of(seed.answer)
+        draft = Draft(
+            image_id=seed.image_id,
+            dimension=seed.dimension,
+            question=seed.question,
+            correct=seed.options[index],
+            distractors=[o for k, o in enumerate(seed.options) if k != index],
+            generator=seed.generator,
+        )
+        refusal = validate(draft, rules, dimensions)
+        if refusal is None:
+            continue
+        hint = (
+            "; map its category with options.ingest.dimension_map"
+            if refusal.reason == "unknown_dimension"
+            else ""
+        )
+        refusals.append(
+            Rejection(
+                source_kind=seed.generator,
+                reason=refusal.reason,
+                detail=f"{refusal.detail} (seed from {seed.source}{hint})",
+                stage="generate",
+                **candidate_ref(seed.question_id, seed.dimension),
+            )
+        )
+    return refusals
+
+
+def refused_candidates(run: RunFolder) -> set[str]:
+    """Question ids of stored candidates that the generate stage refused (seed questions)."""
+    return set(refused(run))
+
+
+def finish(
+    run: RunFolder,
+    drafts: list[Draft],
+    rejections: list[Rejection],
+    taxonomy: Taxonomy,
+    options: GenerateOptions,
+    requested: Counter[str],
+    gateway: Gateway | None,
+    seed_refusals: list[Rejection] | None = None,
+) -> GenerateSummary:
+    rules = Rules(
+        options.min_options, options.max_options, options.length_ratio, options.near_duplicate
+    )
+    dimensions = {d.id for d in taxonomy.leaves()}
+    valid = []
+    for draft in drafts:
+        refusal = validate(draft, rules, dimensions)
+        (rejections.append(refusal) if refusal else valid.append(draft))
+    kept, merged = merge_near_duplicates(valid, rules.near_duplicate)
+    rejections += merged
+    candidates = [to_candidate(d, options.seed, rules) for d in kept]
+    written = run.table(CandidateRecord).append(candidates)
+    seed_refusals = seed_refusals or []
+    run.table(QuarantineRecord).append([r.to_record() for r in rejections + seed_refusals])
+    per_dimension: dict[str, dict[str, int]] = {}
+    for draft in drafts:
+        per_dimension.setdefault(draft.dimension, Counter())["drafted"] += 1
+    for dimension, n in requested.items():
+        per_dimension.setdefault(dimension, Counter())["llm_requested"] += n
+    for candidate in candidates:
+        per_dimension.setdefault(candidate.dimension, Counter())["produced"] += 1
+    for refusal in rejections:
+        dimension = refusal.dimension or "unknown"
+        per_dimension.setdefault(dimension, Counter())[f"refused:{refusal.reason}"] += 1
+    return GenerateSummary(
+        run=str(run.root),
+        taxonomy=taxonomy.name,
+        images=len({d.image_id for d in drafts}),
+        drafts=len(drafts),
+        candidates=len(candidates),
+        candidates_added=written.added,
+        refused_by_reason=dict(sorted(Counter(r.reason for r in rejections).items())),
+        by_generator=dict(sorted(Counter(c.generator for c in candidates).items())),
+        per_dimension={k: dict(sorted(v.items())) for k, v in sorted(per_dimension.items())},
+        letter_distribution=letter_distribution(candidates),
+        flagged_length_outliers=sum("length_outlier" in c.flags for c in candidates),
+        cost=round(sum(d.cost for d in drafts), 6),
+        cost_by_dimension={k: round(v, 6) for k, v in sorted(cost_by_dimension(drafts).items())},
+        letters_by_option_count={
+            str(n): letter_distribution([c for c in candidates if len(c.options) == n])
+            for n in sorted({len(c.options) for c in candidates})
+        },
+        seeds_refused_by_reason=dict(sorted(Counter(r.reason for r in seed_refusals).items())),
+    )
+
+
+def generate_job(
+    run_root: str,
+    options: GenerateOptions,
+    taxonomy: str | None,
+    models: dict[str, list[str]],
+    catalogue: str | None = None,
+) -> GenerateSummary:
+    """The stage's one job, in whichever process runs it: the gateway is built there."""
+    from benchfoundry.gateway.assemble import gateway_for_run
+    from benchfoundry.gateway.usage_summary import record_usage
+
+    run_folder = RunFolder(run_root)
+    gateway = gateway_for_run(run_folder.root, stage="generate", catalogue_path=catalogue)
+    summary = generate_all(run_folder, options, taxonomy, models, gateway)
+    record_usage(gateway, run_root)
+    return summary
+
+
+def run(stage: StageRun, mapper: Mapper = INLINE) -> GenerateSummary:
+    """The whole stage: candidate questions for every image with visual facts (one job: the
+    LLM calls inside it run concurrently through the gateway)."""
+    args = (stage.run, stage.options.generate, stage.taxonomy, stage.models, stage.catalogue)
+    return next(mapper.map(generate_job, [(args, 1)], label="generate candidates"))

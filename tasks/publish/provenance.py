@@ -1,0 +1,175 @@
+"""What a release says of how it was built, read from the run: the build spec (local paths cut),
+the sources and their folders, the extractors, the quality-control rules and ensembles, the review
+decisions and agreement, and which models are the small offline ones."""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from benchfoundry.tasks.publish.card import EMBEDDED_PROVIDERS
+from benchfoundry.tasks.publish.rows import ReleaseRow, short_path
+
+from benchfoundry.decisions.reviews import status
+from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.storage.tables import RunFolder
+
+
+def code_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        text = version("benchfoundry")
+    except PackageNotFoundError:
+        text = "unknown"
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{text}+{commit}" if commit else text
+
+
+def spec_of(stage: StageRun, run: RunFolder) -> dict[str, Any]:
+    """The build spec behind the release: the build's, as its manifest keeps it, else what this
+    stage was given."""
+    built = run.read_manifest().get("build", {}).get("spec")
+    if built and (stage.name is None or built.get("name") == stage.name):
+        return built
+    return {
+        "name": stage.name,
+        "description": stage.description,
+        "taxonomy": stage.taxonomy,
+        "models": stage.models,
+        "options": stage.options.model_dump(mode="json"),
+    }
+
+
+def portable(value: Any) -> Any:
+    """The spec as a release shows it: absolute paths cut to their last parts (`short_path`),
+    so that the folders of the machine that built it stay out."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v) for v in value]
+    if isinstance(value, str) and value.startswith("/"):
+        return short_path(value, keep=2)
+    return value
+
+
+def source_roots(sources: list[str]) -> list[Path]:
+    """The folders the ingested sources read from (a folder, or a table file's folder)."""
+    roots = []
+    for text in sources:
+        kind, _, rest = text.partition(":")
+        if kind == "folder":
+            roots.append(Path(rest))
+        elif kind in {"tsv", "parquet"}:
+            roots.append(Path(rest).parent)
+    return roots
+
+
+def short_source(text: str) -> str:
+    """A source as the card shows it: its kind and the end of its path (no local folders)."""
+    kind, _, rest = text.partition(":")
+    if kind in {"folder", "tsv", "parquet"}:
+        return f"{kind}: {short_path(rest, keep=2)}"
+    return text
+
+
+def _models_line(models: dict[str, list[str]], role: str) -> str:
+    return ", ".join(models.get(role, [])) or "none"
+
+
+def qc_lines(manifest: dict[str, Any]) -> list[str]:
+    lines = []
+    f = manifest.get("filter")
+    if f:
+        o = f["options"]
+        lines.append(
+            f"filter (no image): rules {', '.join(o['rules'])}; text-only models "
+            f"{_models_line(f.get('models', {}), 'text_only')}; blind baselines "
+            f"{', '.join(o['blind']) or 'none'}; CircularEval {'on' if o['circular'] else 'off'}"
+        )
+    c = manifest.get("consensus")
+    if c:
+        o = c["options"]
+        bins = ", ".join(f"{k} <= {v}" for k, v in sorted(o["bins"].items(), key=lambda x: x[1]))
+        lines.append(
+            f"consensus (with the image): vision-language models "
+            f"{_models_line(c.get('models', {}), 'vlm')}; CircularEval "
+            f"{'on' if o['circular'] else 'off'}; difficulty bins by hit share: {bins}"
+        )
+    s = manifest.get("select")
+    if s:
+        o = s["options"]
+        lines.append(
+            f"select: hardest first, {o['target']} per dimension, at most "
+            f"{o['max_per_image']} per image, letters balanced: {o['balance_letters']}"
+        )
+    return lines
+
+
+def review_lines(run: RunFolder, rows: list[ReleaseRow]) -> list[str]:
+    st = status(run)
+    decided = Counter(r.review_decision for r in rows)
+    lines = [
+        f"{sum(r.human_reviewed for r in rows)} released questions decided by a person, "
+        f"{sum(not r.human_reviewed for r in rows)} by the automatic reviewer only",
+        "decisions that released a question: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(decided.items())),
+        f"decisions by people: {st.decisions}; automatic: {st.auto_decisions}; conflicts open: "
+        f"{len(st.conflicts)}",
+    ]
+    for pair in st.pairs:
+        kappa = "-" if pair.kappa is None else f"{pair.kappa:.3f}"
+        agree = "-" if pair.agreement is None else f"{pair.agreement:.1%}"
+        lines.append(
+            f"agreement {' / '.join(pair.reviewers)}: {pair.items} questions, {agree} the "
+            f"same, Cohen's kappa {kappa}"
+        )
+    if st.alpha is not None:
+        lines.append(
+            f"Krippendorff's alpha over all reviewers: {st.alpha:.3f} ({st.alpha_items} questions)"
+        )
+    return lines
+
+
+def extractors(run: RunFolder, image_ids: set[str]) -> dict[str, int]:
+    from benchfoundry.core.records import VisualFactsRecord
+
+    table = run.table(VisualFactsRecord)
+    if not table.exists():
+        return {}
+    found: Counter[str] = Counter()
+    data = table.read(columns=["image_id", "extractors"]).to_pylist()
+    for row in data:
+        if row["image_id"] in image_ids:
+            for e in row["extractors"]:
+                model = f" {short_path(e['model'])}" if e.get("model") else ""
+                found[f"{e['role']}: {e['backend']}{model} {e['version']}"] += 1
+    return dict(found)
+
+
+def tiny_models(spec: dict[str, Any]) -> list[str]:
+    from benchfoundry.gateway.assemble import default_catalogue
+    from benchfoundry.gateway.models import resolve
+
+    catalogue = default_catalogue(spec.get("model_catalogue"))
+    names = {m for models in (spec.get("models") or {}).values() for m in models}
+    tiny = set()
+    for name in names:
+        try:
+            if resolve(name, catalogue).provider in EMBEDDED_PROVIDERS:
+                tiny.add(name)
+        except ValueError:
+            continue
+    return sorted(tiny)

@@ -1,0 +1,406 @@
+"""The publish stage: the candidates that review accepted become an immutable, versioned release
+outside the run folder, `<to>/<name>/<version>/` (Parquet shards loadable with `datasets`, a
+dataset card, VLMEvalKit's TSV, a manifest), once the publish gate (`validation/gate.py`) has
+passed on the release table. The version is a hash of the release's content: publishing the same
+decisions again writes nothing. A release is written under a hidden temporary name and renamed
+into place, so a crash leaves no half release and `latest` still names the previous one."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchfoundry.tasks.publish.card import CardInputs, write_card
+from benchfoundry.tasks.publish.files import spool_images, tsv_differences, write_parquet, write_tsv
+from benchfoundry.tasks.publish.provenance import (
+    code_version,
+    extractors,
+    portable,
+    qc_lines,
+    review_lines,
+    short_source,
+    source_roots,
+    spec_of,
+    tiny_models,
+)
+from benchfoundry.tasks.publish.rows import ImageInfo, ReleaseRow, Selection, select
+from benchfoundry.tasks.publish.summary import PublishSummary
+from benchfoundry.validation.gate import GateResult, GateRow, run_gate
+
+from benchfoundry.core.faults import crash_point
+from benchfoundry.core.ids import content_hash
+from benchfoundry.core.records import (
+    CandidateRecord,
+    ImageRecord,
+    ReviewBatchRecord,
+    ReviewRecord,
+    ScoredRecord,
+)
+from benchfoundry.core.taxonomy import Taxonomy, load_taxonomy
+from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
+from benchfoundry.pipeline.spec import DEFAULT_TAXONOMY
+from benchfoundry.storage import releases
+from benchfoundry.storage.remote import Lease, Store, is_url
+from benchfoundry.storage.tables import RunFolder, atomic_write_json
+
+TMP_PREFIX = ".tmp-"
+RELEASE_LEASE = ".lock.json"  # one publish at a time per release name at a URL
+Changes = dict[str, list[str]]  # added, removed, changed: question ids
+
+
+class PublishError(ValueError):
+    """A release that cannot be made: the message says why; nothing was published."""
+
+
+class GateFailed(PublishError):
+    def __init__(self, gate: GateResult) -> None:
+        failed = gate.failures()
+        super().__init__(
+            f"the publish gate refused the release: {len(failed)} of {len(gate.checks)} "
+            f"expectations failed (Data Docs: {gate.data_docs})\n{gate.message()}"
+        )
+        self.gate = gate
+
+
+# --- the release ------------------------------------------------------------------------------
+
+
+def _selection(run: RunFolder, taxonomy_name: str, include_auto: bool) -> Selection:
+    images = {
+        row["image_id"]: ImageInfo(**{k: row[k] for k in ("source", "format", "license")})
+        for row in run.table(ImageRecord)
+        .read(columns=["image_id", "source", "format", "license"])
+        .to_pylist()
+    }
+    return select(
+        run.table(CandidateRecord).records(),
+        {s.question_id: s for s in run.table(ScoredRecord).records()},
+        run.table(ReviewRecord).records(),
+        images,
+        load_taxonomy(taxonomy_name),
+        include_auto,
+        {q for b in run.table(ReviewBatchRecord).records() for q in b.question_ids},
+        source_roots(run.read_manifest().get("ingest", {}).get("sources", [])),
+    )
+
+
+def _clean_stale(folder: Path) -> None:
+    """Remove the hidden folders of publishes that died (their process is gone)."""
+    import psutil
+
+    if not folder.is_dir():
+        return
+    for path in folder.glob(f"{TMP_PREFIX}*"):
+        pid = path.name.rsplit("-", 1)[-1]
+        if not pid.isdigit() or not psutil.pid_exists(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _fsync_tree(root: Path) -> None:
+    for path in sorted(root.rglob("*"), reverse=True):
+        if path.is_file():
+            with path.open("rb") as handle:
+                os.fsync(handle.fileno())
+    for path in [*sorted(p for p in root.rglob("*") if p.is_dir()), root, root.parent]:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@dataclass
+class Release:
+    """One publish under way: what it releases, where, and the gate's verdict."""
+
+    run: RunFolder
+    stage: StageRun
+    spec: dict[str, Any]
+    name: str
+    taxonomy: Taxonomy
+    selection: Selection
+    version: str
+    folder: Path  # <to>/<name>
+    gate: GateResult | None = None
+    tsv_differences: list[str] = field(default_factory=list)
+
+    @property
+    def rows(self) -> list[ReleaseRow]:
+        return self.selection.rows
+
+    @property
+    def final(self) -> Path:
+        return self.folder / self.version
+
+
+def prepare(stage: StageRun) -> Release:
+    """What the run's decisions release, and its version; an error when that is nothing."""
+    run = RunFolder(stage.run)
+    options = stage.options.publish
+    spec = spec_of(stage, run)
+    name = stage.name or spec.get("name") or run.root.name
+    taxonomy_name = stage.taxonomy or spec.get("taxonomy") or DEFAULT_TAXONOMY
+    selection = _selection(run, taxonomy_name, options.allow_unreviewed)
+    if selection.missing_images:
+        raise PublishError(
+            f"{len(selection.missing_images)} accepted questions have no image in the run: "
+            + ", ".join(selection.missing_images[:10])
+        )
+    if not selection.rows:
+        why = ", ".join(f"{v} {k}" for k, v in selection.left_out.items()) or "no candidates"
+        raise PublishError(f"nothing to publish: no question was accepted in review ({why})")
+    shaping = options.model_dump(
+        mode="json", include={"rows_per_file", "row_group_rows", "license", "pretty_name"}
+    )
+    version = content_hash(
+        [name, shaping, spec.get("description") or stage.description]
+        + [r.model_dump(mode="json") for r in selection.rows],
+        length=12,
+    )
+    return Release(
+        run=run,
+        stage=stage,
+        spec=spec,
+        name=name,
+        taxonomy=load_taxonomy(taxonomy_name),
+        selection=selection,
+        version=version,
+        folder=releases.local_folder(options.to, name),
+    )
+
+
+def check(release: Release, spool: Path) -> GateResult:
+    """The publish gate on the release rows (images read into `spool` and decoded there)."""
+    options = release.stage.options.publish
+    decoded = spool_images(release.run, {r.image_id for r in release.rows}, spool)
+    taxonomy = release.taxonomy
+    return run_gate(
+        [
+            GateRow(
+                **r.model_dump(include=set(GateRow.model_fields) - {"image_decodes"}),
+                image_decodes=decoded.get(r.image_id) is None,
+            )
+            for r in release.rows
+        ],
+        dimensions=["/".join(taxonomy.path(d.id)) for d in taxonomy.leaves()],
+        docs=release.run.root / "reports" / "data_docs",
+        letter_tolerance=options.letter_tolerance,
+        longest_answer_share=options.longest_answer_share,
+        allow_unreviewed=options.allow_unreviewed,
+        name=release.name,
+    )
+
+
+def _card_inputs(release: Release, data: list[Path]) -> CardInputs:
+    options, run = release.stage.options.publish, release.run
+    manifest = run.read_manifest()
+    return CardInputs(
+        name=release.name,
+        pretty_name=options.pretty_name or release.name,
+        description=release.spec.get("description") or release.stage.description,
+        version=release.version,
+        code_version=code_version(),
+        license=options.license,
+        sources=[short_source(s) for s in manifest.get("ingest", {}).get("sources", [])],
+        extractors=extractors(run, {r.image_id for r in release.rows}),
+        qc=qc_lines(manifest),
+        review=review_lines(run, release.rows),
+        tiny_models=tiny_models(release.spec),
+        allow_unreviewed=options.allow_unreviewed,
+        num_bytes=sum(p.stat().st_size for p in data),
+        tsv_differences=len(release.tsv_differences),
+    )
+
+
+def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes: Changes) -> None:
+    """Every file of the release into `tmp`, the manifest last."""
+    options, rows = release.stage.options.publish, release.rows
+    data = write_parquet(rows, spool, tmp / "data", options.rows_per_file, options.row_group_rows)
+    crash_point("publish.after_data")
+    tsv = tmp / f"{release.name}.tsv"
+    write_tsv(rows, spool, tsv)
+    try:
+        release.tsv_differences = tsv_differences(rows, tsv)
+    except ValueError as exc:
+        raise PublishError(f"the VLMEvalKit TSV is broken: {exc}") from None
+    shutil.rmtree(spool)
+    inputs = _card_inputs(release, data)
+    write_card(rows, inputs, release.taxonomy, tmp)
+    files = {
+        str(p.relative_to(tmp)): {"sha256": releases.file_sha256(p), "bytes": p.stat().st_size}
+        for p in sorted(tmp.rglob("*"))
+        if p.is_file()
+    }
+    gate = release.gate
+    assert gate is not None
+    atomic_write_json(
+        tmp / releases.MANIFEST,
+        {
+            "name": release.name,
+            "version": release.version,
+            "created_at": datetime.now(UTC).isoformat(timespec="microseconds"),
+            "parent": parent,
+            "rows": len(rows),
+            "images": len({r.image_id for r in rows}),
+            "files": files,
+            "spec": portable(release.spec),
+            "spec_hash": content_hash(release.spec, length=16),
+            "code_version": inputs.code_version,
+            "changes": changes,
+            "tsv_differences": release.tsv_differences,
+            "review": {
+                "human_reviewed": sum(r.human_reviewed for r in rows),
+                "auto_only": sum(not r.human_reviewed for r in rows),
+                "allow_unreviewed": options.allow_unreviewed,
+                "left_out": release.selection.left_out,
+            },
+            "gate": {
+                "success": gate.success,
+                "expectations": len(gate.checks),
+                "skipped": gate.skipped,
+            },
+        },
+    )
+
+
+def publish_release(stage: StageRun) -> PublishSummary:
+    """The stage's one job: select, gate, write under a hidden name, rename, point `latest`.
+    To a URL: the same in the name's local mirror, under the name's lease, then put (new
+    version's files, its manifest created only if absent, then `latest`)."""
+    shutil.rmtree(Path(stage.run) / "reports" / "data_docs", ignore_errors=True)  # this run's only
+    release = prepare(stage)
+    to = stage.options.publish.to
+    if not is_url(to):
+        return _publish_locally(release)
+    url = f"{str(to).rstrip('/')}/{release.name}"
+    store = Store(url)
+    lease = Lease(store, RELEASE_LEASE)
+    with lease.held(wait_s=600):  # publishes of one name take turns
+        releases.pull_for_publish(store, release.folder, release.version)
+        summary = _publish_locally(release)
+        releases.push_published(store, release.folder, lease)
+    final = f"{url}/{release.version}"
+    return summary.model_copy(
+        update={
+            "release": final,
+            "load": summary.load.replace(str(release.final), final),
+        }
+    )
+
+
+def _publish_locally(release: Release) -> PublishSummary:
+    folder = release.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder):
+        _clean_stale(folder)
+        tmp = folder / f"{TMP_PREFIX}{release.version}-{os.getpid()}"
+        try:
+            return _publish(release, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """One publish at a time per release name (on this file system)."""
+    with open(folder / ".lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _publish(release: Release, tmp: Path) -> PublishSummary:
+    folder = release.folder
+    release.gate = check(release, tmp / ".images")
+    if not release.gate.success:
+        raise GateFailed(release.gate)
+    if release.final.exists():
+        return _already(release)
+    parent = releases.read_latest(folder)
+    new = {r.question_id: r.digest() for r in release.rows}
+    changes = (
+        releases.changes(releases.digests(folder / parent), new)
+        if parent and (folder / parent).is_dir()
+        else releases.changes({}, new)
+    )
+    write(release, tmp, tmp / ".images", parent, changes)
+    _fsync_tree(tmp)
+    os.rename(tmp, release.final)
+    crash_point("publish.before_latest")
+    releases.write_latest(folder, release.version)
+    return _summary(release, True, parent, changes)
+
+
+def _already(release: Release) -> PublishSummary:
+    """This content is published as its version already: nothing is written; a folder of that
+    version whose files no longer match its manifest is refused, never rewritten."""
+    problems = releases.verify(release.final)
+    manifest = releases.read_manifest(release.final)
+    if problems or manifest.get("rows") != len(release.rows):
+        raise PublishError(
+            f"version {release.version} already exists in {release.folder} with other content "
+            f"({'; '.join(problems) or 'another row count'}): a published version is never "
+            "rewritten; remove that folder by hand if it is damaged"
+        )
+    _repair_latest(release, manifest)
+    return _summary(release, False, manifest.get("parent"), manifest.get("changes", {}))
+
+
+def _repair_latest(release: Release, manifest: dict[str, Any]) -> None:
+    """A publish that died between its rename and `latest` left `latest` on an older version
+    (or none): point it at this one when this one is newer. Republishing the content of an
+    older version leaves `latest` where it is."""
+    current = releases.read_latest(release.folder)
+    if current == release.version:
+        return
+    if current is not None and (release.folder / current).is_dir():
+        newest = releases.read_manifest(release.folder / current).get("created_at", "")
+        if newest >= manifest.get("created_at", ""):
+            return
+    releases.write_latest(release.folder, release.version)
+
+
+def _summary(
+    release: Release, written: bool, parent: str | None, changes: Changes
+) -> PublishSummary:
+    rows, gate = release.rows, release.gate
+    assert gate is not None
+    return PublishSummary(
+        run=str(release.run.root),
+        name=release.name,
+        version=release.version,
+        release=str(release.final),
+        written=written,
+        latest=releases.read_latest(release.folder),
+        parent=parent,
+        rows=len(rows),
+        images=len({r.image_id for r in rows}),
+        per_dimension=dict(sorted(Counter(r.dimension for r in rows).items())),
+        human_reviewed=sum(r.human_reviewed for r in rows),
+        auto_only=sum(not r.human_reviewed for r in rows),
+        left_out=release.selection.left_out,
+        changes=releases.change_counts(changes),
+        tsv_differences=release.tsv_differences
+        or releases.read_manifest(release.final).get("tsv_differences", []),
+        gate=gate,
+        files=sorted(releases.read_manifest(release.final).get("files", {})),
+        load=(
+            "from datasets import load_dataset; ds = load_dataset('parquet', data_files="
+            f"'{release.final}/data/*.parquet', split='train')"
+        ),
+    )
+
+
+def run(stage: StageRun, mapper: Mapper = INLINE) -> PublishSummary:
+    """The whole stage (one job: a release is written by one process)."""
+    return next(mapper.map(publish_release, [((stage,), 1)], label="publish"))

@@ -1,0 +1,448 @@
+"""The quality-control steps: `filter` asks text-only models every candidate without its image,
+`consensus` asks vision-language models with it, and `select` turns the stored answers into hits,
+verdicts, difficulty and a balanced selection (`scored`). Each step's entry point (`run_filter`,
+`run_consensus`, `run_select`) is what its registry entry and flow call."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+from benchfoundry.tasks.qc.assess import (
+    TEXT_MODE,
+    VLM_MODE,
+    Hits,
+    StoredPass,
+    count_hits,
+    judge,
+    outcomes,
+    stored_passes,
+)
+from benchfoundry.tasks.qc.select import Assessed, select
+from benchfoundry.tasks.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
+from pydantic import BaseModel
+
+from benchfoundry.answering.engine import AnsweringEngine, MCQItem
+from benchfoundry.core import progress
+from benchfoundry.core.records import CandidateRecord, JudgementRecord, ScoredRecord
+from benchfoundry.gateway import Gateway, GenerateParams
+from benchfoundry.gateway.models import ModelSpec, protect, protect_models
+from benchfoundry.pipeline.registry import INLINE, QC_STEPS, Mapper, StageRun
+from benchfoundry.pipeline.spec import (
+    DEFAULT_TEXT_ONLY,
+    DEFAULT_VLM,
+    ConsensusOptions,
+    FilterOptions,
+    SelectOptions,
+    role_problem,
+)
+from benchfoundry.storage.refusals import refused_candidates
+from benchfoundry.storage.tables import RunFolder, atomic_write_bytes
+
+
+class QCConfigError(ValueError):
+    """Quality control cannot run as configured (a model in the wrong role, nothing to ask)."""
+
+
+def text_members(options: FilterOptions, models: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(model, role) of the text-only step: configured LLMs, artefact baselines, chance baselines.
+    Models are named by their masked form: no credential reaches a table or a report."""
+    models = protect_models(_no_empty_roles(models))
+    members: list[tuple[str, str]] = []
+    for role, names in (
+        ("text_only", models.get("text_only") or list(DEFAULT_TEXT_ONLY)),
+        ("blind", [protect(m) for m in options.blind]),
+        ("chance", [protect(m) for m in options.chance]),
+    ):
+        members += [(m, role) for m in names if m not in {n for n, _ in members}]
+    return members
+
+
+def _no_empty_roles(models: dict[str, list[str]]) -> dict[str, list[str]]:
+    if problem := role_problem(models):
+        raise QCConfigError(problem)
+    return models
+
+
+def vlm_members(models: dict[str, list[str]]) -> list[tuple[str, str]]:
+    names = protect_models(_no_empty_roles(models)).get("vlm") or list(DEFAULT_VLM)
+    return [(m, "vlm") for m in dict.fromkeys(names)]
+
+
+def counted(members: Sequence[tuple[str, str]]) -> list[str]:
+    """The models whose hits count (chance baselines are reported, never counted)."""
+    return [m for m, role in members if role != "chance"]
+
+
+def qc_candidates(run: RunFolder) -> tuple[list[CandidateRecord], set[str]]:
+    """Candidates to check (in id order) and the ids the generate stage refused."""
+    refused = set(refused_candidates(run))
+    records = sorted(run.table(CandidateRecord).records(), key=lambda c: c.question_id)
+    return [c for c in records if c.question_id not in refused], refused
+
+
+def mcq_item(candidate: CandidateRecord) -> MCQItem:
+    return MCQItem(
+        question_id=candidate.question_id,
+        question=candidate.question,
+        options=tuple(candidate.options),
+        answer=candidate.answer,
+        hint=candidate.hint,
+        image=candidate.image_id,
+        category=candidate.dimension,
+    )
+
+
+def ask(
+    run: RunFolder,
+    gateway: Gateway,
+    members: Sequence[tuple[str, str]],
+    mode: str,
+    circular: bool,
+    max_tokens: int,
+    judge_model: str | None = None,
+) -> AskSummary:
+    """Ask every model every candidate (without the image in the text-only mode) and store the
+    passes in `judgements`, replacing earlier answers of these models in this mode."""
+    started = time.monotonic()
+    with_image = mode == VLM_MODE
+    candidates, refused = qc_candidates(run)
+    items = [mcq_item(c) for c in candidates]
+    answers = [c.answer for c in candidates]
+    asked = {c.question_id for c in candidates}
+    del candidates  # the items hold what is asked; the full records would stay to the end
+    engine = AnsweringEngine(
+        gateway,
+        judge=judge_model,
+        params=GenerateParams(max_tokens=max_tokens),
+        with_image=with_image,
+    )
+    cached_before = gateway.ledger.totals().cached
+    judgements = run.table(JudgementRecord)
+    answered: list[pa.Table] = []  # each model's passes, as rows (a fraction of their objects)
+    hits: list[ModelHits] = []
+    sees = {model: gateway.sees(model) for model, _ in members}  # resolves every model first
+    blind = [m for m, what in sees.items() if what == "nothing"]
+    if with_image and blind:
+        raise QCConfigError(
+            f"model(s) {', '.join(blind)} see no image: the consensus step needs vision-language "
+            "models (or facts/MODEL, which reads the extracted visual facts)"
+        )
+    step = "filter" if mode == TEXT_MODE else "consensus"
+    for model, role in members:
+        if not items:
+            continue
+        gateway.prepare(model, answers)
+        results, report = engine.run(
+            items,
+            model,
+            circular=circular,
+            on_done=lambda n, m=model: progress.report(f"{step} {m}", n, len(items)),
+        )
+        answered.append(
+            judgements.to_arrow(p.to_record(mode, with_image) for r in results for p in r.passes)
+        )
+        del results
+        hits.append(ModelHits(**report.model_dump(), role=role, counted=role != "chance"))
+    names = {m for m, _ in members}
+    judgements.rewrite(
+        pa.concat_tables(answered) if answered else judgements.to_arrow([]),
+        drop=lambda row: (
+            row["mode"] == mode and row["model"] in names and row["question_id"] in asked
+        ),
+    )
+    return AskSummary(
+        step=step,
+        run=str(run.root),
+        candidates=len(items),
+        skipped_refused=len(refused),
+        models=hits,
+        calls_made=sum(h.calls_made for h in hits),
+        calls_if_every_pass=sum(h.calls_if_every_pass for h in hits),
+        calls_cached=gateway.ledger.totals().cached - cached_before,
+        seconds=round(time.monotonic() - started, 2),
+    )
+
+
+def filter_all(
+    run: RunFolder, gateway: Gateway, options: FilterOptions, models: dict[str, list[str]]
+) -> AskSummary:
+    """Stage 1: the text-only ensemble, without images."""
+    judge_model = (protect_models(models).get("judge") or [None])[0]
+    return ask(
+        run,
+        gateway,
+        text_members(options, models),
+        TEXT_MODE,
+        options.circular,
+        options.max_tokens,
+        judge_model,
+    )
+
+
+def consensus_all(
+    run: RunFolder, gateway: Gateway, options: ConsensusOptions, models: dict[str, list[str]]
+) -> AskSummary:
+    """Stage 2: the vision-language ensemble, with images."""
+    judge_model = (protect_models(models).get("judge") or [None])[0]
+    return ask(
+        run,
+        gateway,
+        vlm_members(models),
+        VLM_MODE,
+        options.circular,
+        options.max_tokens,
+        judge_model,
+    )
+
+
+def _hits_for(
+    qid: str, by_question: dict[str, dict], members: list[str], expected: bool
+) -> Hits | None:
+    return count_hits(by_question.get(qid, {}), members) if expected else None
+
+
+def select_all(
+    run: RunFolder,
+    filter_options: FilterOptions,
+    consensus_options: ConsensusOptions,
+    select_options: SelectOptions,
+    models: dict[str, list[str]],
+    steps: Sequence[str] = ("filter", "consensus", "select"),
+    catalogue: dict[str, ModelSpec] | None = None,
+) -> SelectSummary:
+    """Stage 3: hits, verdicts, difficulty and the selection for every candidate, into `scored`
+    (rewritten whole: decisions are recomputed, never accumulated). `catalogue` resolves the
+    models' names for the report's notes (default: the project's catalogue)."""
+    all_candidates = sorted(run.table(CandidateRecord).records(), key=lambda c: c.question_id)
+    reasons = refused_candidates(run)
+    refused = set(reasons)
+    n_options = {c.question_id: len(c.options) for c in all_candidates}
+    text_all = text_members(filter_options, models)
+    text_counted = counted(text_all)
+    text_llms = [m for m, role in text_all if role == "text_only"]
+    vlm = [m for m, _ in vlm_members(models)]
+    # Only the columns outcomes read: prompts and raw answers are most of the table.
+    judgements = run.table(JudgementRecord).read(columns=StoredPass._fields)
+    text_rows = stored_passes(judgements, TEXT_MODE)
+    vlm_rows = [j for j in stored_passes(judgements, VLM_MODE) if j.model in vlm]
+    del judgements
+    text_by_q = outcomes(text_rows, n_options)
+    vlm_by_q = outcomes(vlm_rows, n_options)
+    # An ensemble counts when its step is part of this run or its answers are stored.
+    text_expected = "filter" in steps or any(j.model in text_counted for j in text_rows)
+    vlm_expected = "consensus" in steps or bool(vlm_rows)
+    items: list[Assessed] = []
+    for c in all_candidates:
+        if c.question_id in refused:
+            continue
+        text = _hits_for(c.question_id, text_by_q, text_counted, text_expected)
+        vlm_hits = _hits_for(c.question_id, vlm_by_q, vlm, vlm_expected)
+        verdict = judge(text, vlm_hits, filter_options, consensus_options, text_llms)
+        items.append(
+            Assessed(
+                c.question_id,
+                c.image_id,
+                c.dimension,
+                c.answer,
+                len(c.options),
+                text,
+                vlm_hits,
+                verdict,
+            )
+        )
+    dimensions = select(items, select_options)
+    records = [_scored(item) for item in items]
+    refused_codes: Counter[str] = Counter()
+    for c in all_candidates:
+        if c.question_id in refused:
+            code, detail = reasons.get(c.question_id, ("refused", "refused by the generate stage"))
+            refused_codes[f"refused:{code}"] += 1
+            records.append(
+                ScoredRecord(
+                    question_id=c.question_id,
+                    image_id=c.image_id,
+                    dimension=c.dimension,
+                    answer=c.answer,
+                    hits_text=0,
+                    hits_text_circular=None,
+                    n_text_models=0,
+                    text_hit_by=[],
+                    hits_vlm=0,
+                    hits_vlm_circular=None,
+                    n_vlm_models=0,
+                    vlm_hit_by=[],
+                    flags=[],
+                    difficulty=None,
+                    decision="refused",
+                    reason=f"refused by the generate stage ({code}): {detail}",
+                    rank=None,
+                )
+            )
+    run.table(ScoredRecord).rewrite(records, drop=lambda row: True)
+    chance = {m: _rate(text_by_q, m, items) for m, role in text_all if role in ("blind", "chance")}
+    summary = summarise(
+        run,
+        all_candidates,
+        items,
+        records,
+        dimensions,
+        text_counted,
+        vlm,
+        chance,
+        refused_codes,
+        list(consensus_options.bins),
+        [m for m, role in text_all if role == "text_only"],
+    )
+    summary.warnings = ensemble_warnings(
+        vlm if vlm_expected else [], text_all if text_expected else [], consensus_options, catalogue
+    )
+    return summary
+
+
+def ensemble_warnings(
+    vlm: Sequence[str],
+    text: Sequence[tuple[str, str]],
+    options: ConsensusOptions,
+    catalogue: dict[str, ModelSpec] | None = None,
+) -> list[str]:
+    """What a reader of the report should know about the ensembles' power."""
+    from benchfoundry.gateway.assemble import default_catalogue
+    from benchfoundry.gateway.models import resolve
+
+    catalogue = default_catalogue() if catalogue is None else catalogue
+    warnings = []
+    if vlm and len(vlm) < 4:
+        bins = sorted({options.difficulty(h, len(vlm)) or "" for h in range(len(vlm) + 1)})
+        warnings.append(
+            f"the vision-language ensemble has {len(vlm)} model(s) ({', '.join(vlm)}): difficulty "
+            f"takes only {len(bins)} of {len(options.bins)} bins, and every candidate it misses "
+            "is flagged possibly flawed; name more models in models.vlm for a real build"
+        )
+    for name in [*vlm, *(m for m, role in text if role != "chance")]:
+        try:
+            spec = resolve(name, catalogue)
+        except ValueError:
+            continue
+        if spec.options.get("mcq") == "likelihood":
+            warnings.append(
+                f"{name} answers by likelihood: its choice does not depend on the order of the "
+                "options, so its CircularEval result equals its first pass"
+            )
+    return warnings
+
+
+def _rate(by_question: dict[str, dict], model: str, items: Sequence[Assessed]) -> float:
+    answered = [
+        by_question[i.question_id][model]
+        for i in items
+        if model in by_question.get(i.question_id, {})
+        and by_question[i.question_id][model].error is None
+    ]
+    return round(sum(o.vanilla for o in answered) / len(answered), 4) if answered else 0.0
+
+
+def _scored(item: Assessed) -> ScoredRecord:
+    text, vlm = item.text, item.vlm
+    return ScoredRecord(
+        question_id=item.question_id,
+        image_id=item.image_id,
+        dimension=item.dimension,
+        answer=item.answer,
+        hits_text=text.vanilla if text else 0,
+        hits_text_circular=text.circular if text else None,
+        n_text_models=text.answered if text else 0,
+        text_hit_by=list(text.hit_by) if text else [],
+        hits_vlm=vlm.vanilla if vlm else 0,
+        hits_vlm_circular=vlm.circular if vlm else None,
+        n_vlm_models=vlm.answered if vlm else 0,
+        vlm_hit_by=list(vlm.hit_by) if vlm else [],
+        flags=item.verdict.flags,
+        difficulty=item.verdict.difficulty,
+        decision=item.decision,
+        reason=item.reason,
+        rank=item.rank,
+    )
+
+
+def ask_job(
+    step: str,
+    run_root: str,
+    options: BaseModel,
+    models: dict[str, list[str]],
+    catalogue: str | None,
+) -> AskSummary:
+    """The filter or consensus step's one job, in whichever process runs it: the gateway (and
+    every local model it loads) is built there."""
+    from benchfoundry.gateway.assemble import gateway_for_run
+    from benchfoundry.gateway.usage_summary import record_usage
+
+    gateway = gateway_for_run(run_root, stage=step, catalogue_path=catalogue)
+    steps = {"filter": filter_all, "consensus": consensus_all}
+    summary = steps[step](RunFolder(run_root), gateway, options, models)
+    record_usage(gateway, run_root)
+    return summary
+
+
+def write_report(stage: StageRun, step: str, summary: AskSummary | SelectSummary) -> Path:
+    """`reports/qc.md`: this step's summary after those of the earlier steps of this run (the
+    last ones the manifest records)."""
+    from benchfoundry.tasks.qc.qc_report import qc_markdown
+
+    run = RunFolder(stage.run)
+    steps = [s for s in QC_STEPS if s in stage.stages] or list(QC_STEPS)
+    manifest = run.read_manifest()
+    found: dict[str, AskSummary | SelectSummary | None] = {step: summary}
+    for earlier in ("filter", "consensus")[: QC_STEPS.index(step)]:
+        recorded = manifest.get(earlier, {}).get("summary")
+        if earlier in steps and recorded:
+            found[earlier] = AskSummary.model_validate(recorded)
+    path = run.root / "reports" / "qc.md"
+    markdown = qc_markdown(found.get("filter"), found.get("consensus"), found.get("select"))
+    atomic_write_bytes(path, markdown.encode("utf-8"))
+    return path
+
+
+def run_filter(stage: StageRun, mapper: Mapper = INLINE) -> AskSummary:
+    """Quality control, step 1: the text-only ensemble's answers into `judgements`."""
+    args = ("filter", stage.run, stage.options.filter, stage.models, stage.catalogue)
+    summary = next(mapper.map(ask_job, [(args, 1)], label="filter"))
+    write_report(stage, "filter", summary)
+    return summary
+
+
+def run_consensus(stage: StageRun, mapper: Mapper = INLINE) -> AskSummary:
+    """Quality control, step 2: the vision-language ensemble's answers into `judgements`."""
+    args = ("consensus", stage.run, stage.options.consensus, stage.models, stage.catalogue)
+    summary = next(mapper.map(ask_job, [(args, 1)], label="consensus"))
+    write_report(stage, "consensus", summary)
+    return summary
+
+
+def run_select(stage: StageRun, mapper: Mapper = INLINE) -> SelectSummary:  # noqa: ARG001
+    """Quality control, step 3: decisions into `scored`, then the report of quality control
+    (`reports/qc.md`) and its plots (`reports/qc.png`)."""
+    from benchfoundry.tasks.qc.qc_report import plot
+
+    from benchfoundry.gateway.assemble import default_catalogue
+
+    run = RunFolder(stage.run)
+    options = stage.options
+    steps = [s for s in QC_STEPS if s in stage.stages] or list(QC_STEPS)
+    summary = select_all(
+        run,
+        options.filter,
+        options.consensus,
+        options.select,
+        stage.models,
+        steps,
+        default_catalogue(stage.catalogue),
+    )
+    reports = run.root / "reports"
+    summary.report = str(reports / "qc.md")
+    summary.plot = str(plot(summary, reports / "qc.png"))
+    write_report(stage, "select", summary)
+    return summary

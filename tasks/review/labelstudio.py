@@ -1,0 +1,129 @@
+"""Label Studio round trip: a batch as Label Studio tasks with a labelling configuration, and
+Label Studio's JSON export read back as review decisions.
+
+A task's `data` carries the image (inline as a data URI), hint, question, the options as text,
+and `question_id`, `batch_id`, `reviewer`; quality control's decision goes in as a prediction so
+the Data Manager can sort by it. From an export, each annotation that was not cancelled becomes a
+decision: `decision` (choices), `answer` and `dimension` (choices), `new_question`, `new_options`
+(one option per line) and `reason` (text areas); the reviewer is the annotator's e-mail when the
+export names it, else the task's `reviewer`; `lead_time` is kept."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+from benchfoundry.core.letters import LETTERS
+from benchfoundry.core.records import REVIEW_DECISIONS
+from benchfoundry.decisions.reviews import Decision
+
+
+def label_config(dimensions: list[str], n_letters: int = 10) -> str:
+    """The labelling configuration (XML) for review tasks."""
+
+    def choices(values: list[str]) -> str:
+        return "".join(f"<Choice value={quoteattr(v)}/>" for v in values)
+
+    return (
+        "<View>\n"
+        '  <Image name="image" value="$image"/>\n'
+        '  <Text name="hint" value="$hint"/>\n'
+        '  <Text name="question" value="$question"/>\n'
+        '  <Text name="options" value="$options_text"/>\n'
+        '  <Text name="key" value="$key_text"/>\n'
+        f'  <Choices name="decision" toName="question" choice="single" required="true">{choices(list(REVIEW_DECISIONS))}</Choices>\n'
+        f'  <Choices name="answer" toName="question" choice="single">{choices(list(LETTERS[:n_letters]))}</Choices>\n'
+        f'  <Choices name="dimension" toName="question" choice="single">{choices(dimensions)}</Choices>\n'
+        '  <TextArea name="new_question" toName="question" placeholder="the edited question"/>\n'
+        '  <TextArea name="new_options" toName="question" placeholder="edited options, one per line"/>\n'
+        '  <TextArea name="reason" toName="question" placeholder="why (required to reject)"/>\n'
+        "</View>\n"
+    )
+
+
+def tasks(
+    samples: list[dict[str, Any]], images: dict[str, tuple[str, bytes]], batch: Any
+) -> list[dict[str, Any]]:
+    """Label Studio tasks for a batch's samples (as the review app shows them); `images` maps
+    image id -> (media type, bytes)."""
+    out = []
+    for s in samples:
+        media, raw = images[s["image_id"]]
+        options = "\n".join(f"{o['letter']}. {o['text']}" for o in s["options"])
+        task = {
+            "data": {
+                "image": f"data:{media};base64,{base64.b64encode(raw).decode('ascii')}",
+                "hint": s["hint"] or "",
+                "question": s["question"],
+                "options_text": options,
+                "key_text": f"key: {s['answer']}",
+                "question_id": s["question_id"],
+                "batch_id": batch.batch_id,
+                "reviewer": batch.reviewer,
+                "dimension": s["dimension"],
+                "qc_decision": s["decision"] or "",
+                "hits_text": s["hits_text"],
+                "hits_vlm": s["hits_vlm"],
+            },
+            "predictions": [
+                {
+                    "model_version": "benchfoundry-qc",
+                    "result": [
+                        {
+                            "from_name": "decision",
+                            "to_name": "question",
+                            "type": "choices",
+                            "value": {
+                                "choices": ["accept" if s["decision"] == "selected" else "reject"]
+                            },
+                        }
+                    ],
+                }
+            ],
+        }
+        out.append(task)
+    return out
+
+
+def _values(result: list[dict[str, Any]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for item in result:
+        value = item.get("value") or {}
+        found[item.get("from_name", "")] = list(value.get("choices") or value.get("text") or [])
+    return found
+
+
+def decisions_from_export(tasks_: list[dict[str, Any]]) -> list[Decision]:
+    """Decisions from Label Studio's JSON export (cancelled annotations are skipped)."""
+    out = []
+    for task in tasks_:
+        data = task.get("data") or {}
+        for annotation in task.get("annotations") or []:
+            if annotation.get("was_cancelled"):
+                continue
+            values = _values(annotation.get("result") or [])
+            who = annotation.get("completed_by")
+            reviewer = who.get("email") if isinstance(who, dict) else None
+            options = [
+                o.strip()
+                for o in "\n".join(values.get("new_options", [])).splitlines()
+                if o.strip()
+            ]
+            question = "\n".join(values.get("new_question", [])).strip()
+            out.append(
+                Decision(
+                    question_id=str(data.get("question_id", "")),
+                    reviewer=reviewer or str(data.get("reviewer", "")),
+                    decision=(values.get("decision") or [""])[0],
+                    new_answer=(values.get("answer") or [None])[0],
+                    new_question=question or None,
+                    new_options=options or None,
+                    new_dimension=(values.get("dimension") or [None])[0],
+                    reason="\n".join(values.get("reason", [])).strip() or None,
+                    batch_id=data.get("batch_id"),
+                    lead_time_s=annotation.get("lead_time"),
+                    decided_at=annotation.get("updated_at") or annotation.get("created_at"),
+                )
+            )
+    return out

@@ -1,0 +1,174 @@
+"""The review stage: the hand-off to people. Candidates that quality control selected or flagged
+(the spec's `review.include`) are cut into batches per dimension and reviewer, flagged first and
+then by hit count ascending (MMStar's order), with a share of each reviewer's samples given to a
+second reviewer as a cross-check. Decisions come back through the review app, its JSON API or a
+file into `reviews`, append-only (`benchfoundry/reviews.py` checks them and measures agreement)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+from benchfoundry.tasks.review.summary import ReviewSummary
+
+from benchfoundry.core.ids import content_hash
+from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
+from benchfoundry.decisions.reviews import AUTO, candidate_hash, now
+from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
+from benchfoundry.pipeline.spec import ReviewOptions
+from benchfoundry.storage.tables import RunFolder
+
+
+def _share(question_id: str, salt: str) -> float:
+    """A stable number in [0, 1) for a question (the same on every export)."""
+    return int(content_hash([salt, question_id], length=12), 16) / 16**12
+
+
+# --- batches ------------------------------------------------------------------------------------
+
+
+def _order(scored: ScoredRecord) -> tuple[int, int, str]:
+    return (
+        0 if scored.decision == "flagged" else 1,
+        scored.hits_text + scored.hits_vlm,
+        scored.question_id,
+    )
+
+
+def plan(
+    candidates: Sequence[CandidateRecord],
+    scored: dict[str, ScoredRecord],
+    options: ReviewOptions,
+    earlier: Sequence[ReviewBatchRecord],
+    spec_hash: str,
+) -> tuple[list[ReviewBatchRecord], dict[str, int], int]:
+    """New batches for the included candidates not yet in one of their reviewer's `earlier`
+    batches; the dimensions no reviewer covers; how many questions are cross-checked."""
+    batched = {(b.reviewer, q) for b in earlier for q in b.question_ids}
+    included = [
+        c
+        for c in candidates
+        if c.question_id in scored and scored[c.question_id].decision in options.include
+    ]
+    by_dimension: dict[str, list[CandidateRecord]] = defaultdict(list)
+    for c in included:
+        by_dimension[c.dimension].append(c)
+    people = [r.name for r in options.reviewers]
+    assigned: dict[tuple[str, str, bool], list[str]] = defaultdict(list)
+    unassigned: dict[str, int] = {}
+    cross = 0
+    for dimension in sorted(by_dimension):
+        eligible = [
+            r.name for r in options.reviewers if not r.dimensions or dimension in r.dimensions
+        ]
+        if not eligible:
+            unassigned[dimension] = len(by_dimension[dimension])
+            continue
+        ordered = sorted(by_dimension[dimension], key=lambda c: _order(scored[c.question_id]))
+        for c in ordered:
+            qid = c.question_id
+            first = eligible[int(content_hash(["first", qid], length=8), 16) % len(eligible)]
+            chosen = [(first, False)]
+            if _share(qid, "cross") < options.cross_check and len(people) > 1:
+                others = [r for r in eligible if r != first] or [r for r in people if r != first]
+                chosen.append(
+                    (others[int(content_hash(["second", qid], length=8), 16) % len(others)], True)
+                )
+                cross += 1
+            for reviewer, is_cross in chosen:
+                if (reviewer, qid) not in batched:
+                    assigned[(reviewer, dimension, is_cross)].append(qid)
+    created = now()
+    batches = []
+    # New batches continue the numbering of the reviewer's earlier ones in the dimension.
+    parts = Counter((b.reviewer, b.dimension) for b in earlier)
+    for (reviewer, dimension, is_cross), qids in sorted(assigned.items()):
+        for start in range(0, len(qids), options.batch_size):
+            chunk = qids[start : start + options.batch_size]
+            parts[(reviewer, dimension)] += 1
+            batches.append(
+                ReviewBatchRecord(
+                    batch_id=content_hash([reviewer, dimension, chunk], length=16),
+                    reviewer=reviewer,
+                    dimension=dimension,
+                    part=parts[(reviewer, dimension)],
+                    question_ids=chunk,
+                    cross_check=is_cross,
+                    created_at=created,
+                    spec_hash=spec_hash,
+                )
+            )
+    return batches, unassigned, cross
+
+
+def auto_reviews(
+    candidates: Sequence[CandidateRecord],
+    scored: dict[str, ScoredRecord],
+    done: set[tuple[str, str]],
+) -> list[ReviewRecord]:
+    """The automatic reviewer's acceptances: candidates that passed every automatic check
+    (selected, no flag), once per candidate content."""
+    decided = now()
+    out = []
+    for c in candidates:
+        s = scored.get(c.question_id)
+        if s is None or s.decision != "selected" or s.flags:
+            continue
+        digest = candidate_hash(c)
+        if (c.question_id, digest) in done:
+            continue
+        out.append(
+            ReviewRecord(
+                question_id=c.question_id,
+                reviewer=AUTO,
+                decision="accept",
+                reason="passed every automatic check (selected, no flags)",
+                tool="auto",
+                candidate_hash=digest,
+                decided_at=decided,
+            )
+        )
+    return out
+
+
+def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> ReviewSummary:
+    """The stage's one job: batches (and the automatic reviewer's decisions) into the run."""
+    run = RunFolder(run_root)
+    candidates = sorted(run.table(CandidateRecord).records(), key=lambda c: c.question_id)
+    scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
+    batch_table = run.table(ReviewBatchRecord)
+    stored = batch_table.records()
+    batches, unassigned, cross = plan(candidates, scored, options, stored, spec_hash)
+    written = batch_table.append(batches)
+    auto_now = []
+    reviews = run.table(ReviewRecord)
+    if options.auto:
+        done = {(r.question_id, r.candidate_hash) for r in reviews.records() if r.reviewer == AUTO}
+        auto_now = auto_reviews(candidates, scored, done)
+        reviews.append(auto_now)
+    every = stored + batches
+    per_reviewer: Counter[str] = Counter()
+    for b in every:
+        per_reviewer[b.reviewer] += len(b.question_ids)
+    auto_total = sum(1 for r in reviews.records() if r.reviewer == AUTO)
+    included = sum(1 for s in scored.values() if s.decision in options.include)
+    return ReviewSummary(
+        run=str(run.root),
+        candidates=included,
+        batches=len(every),
+        batches_added=written.added,
+        questions_batched_now=sum(len(b.question_ids) for b in batches),
+        per_reviewer=dict(sorted(per_reviewer.items())),
+        cross_checked=cross,
+        unassigned=unassigned,
+        auto_accepted=auto_total,
+        auto_accepted_now=len(auto_now),
+        serve=f"benchfoundry review serve --out {run.root}",
+    )
+
+
+def run(stage: StageRun, mapper: Mapper = INLINE) -> ReviewSummary:
+    """The whole stage: batches for people (one job), ready for the review app."""
+    spec_hash = content_hash(stage.options.model_dump(mode="json"), length=16)
+    args = (stage.run, stage.options.review, spec_hash)
+    return next(mapper.map(export_batches, [(args, 1)], label="review batches"))
