@@ -2,32 +2,44 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.benchfoundry-installed
+TEST_STAMP := $(VENV)/.benchfoundry-test-installed
 
 # Prefect runs on its embedded local API, keeps its home inside this folder, and stays offline.
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup setup-test demo test lint bench clean
 
+# What the demo needs: benchfoundry and its runtime dependencies (no test tools, no browser).
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/setup.sh
+$(STAMP): pyproject.toml setup.py scripts/setup.sh
 	bash scripts/setup.sh $(VENV)
+	@touch $@
+
+# What the tests need besides: the dev extra (pytest, ruff, import-linter, Playwright, Ray,
+# moto) and, as root on Debian, the chromium package the browser tests drive.
+setup-test: $(TEST_STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	bash scripts/setup.sh $(VENV) test
 	@touch $@
 
 demo: setup
 	$(BIN)/benchfoundry build datasets/demo.yaml
 
-# Two pytest workers, a test file each at a time (a file's fixtures are built once).
-test: setup
+# Lint, the import layers (import-linter), then two pytest workers, a test file each at a time
+# (a file's fixtures are built once).
+test: setup-test
 	$(BIN)/ruff check .
+	bash scripts/lint_imports.sh $(VENV)
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-bench: setup
+bench: setup-test
 	$(BIN)/python bench/ingest_speed.py --images 300 --flow
 	$(BIN)/python bench/gateway_throughput.py
 	$(BIN)/python bench/extract_speed.py --images 200

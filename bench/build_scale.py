@@ -60,7 +60,7 @@ class ThreadMapper:
         self.pool = pool
 
     def map(self, fn, jobs, *, label, total=None, ahead=2, retries=0):  # noqa: ARG002
-        from benchfoundry.pipeline.registry import windowed
+        from benchfoundry.core.batches import windowed
 
         yield from windowed(lambda *args: self.pool.submit(fn, *args), jobs, label, total, ahead)
 
@@ -98,8 +98,8 @@ def child(mode: str, spec_path: str) -> None:
         server_cpu = 0.0
     else:
         import psutil
-        from benchfoundry.flows.build import build
 
+        from benchfoundry.flows.build import build
         from benchfoundry.pipeline.prefect_server import embedded_server
 
         with embedded_server():

@@ -35,12 +35,12 @@ LOCAL = ("blind/",)  # models that run in the worker itself: no endpoint
 def _prompt_tokens(run: Path) -> tuple[float, float, int]:
     """Mean prompt tokens of the multiple-choice prompt (as the filter and consensus steps send
     it) over every candidate, the largest, and how many were counted."""
-    from benchfoundry.prompts import load
     from transformers import AutoTokenizer
 
     from benchfoundry.core.letters import LETTERS
     from benchfoundry.core.records import CandidateRecord
     from benchfoundry.gateway.local_hf import smollm2_folder
+    from benchfoundry.prompts import load
     from benchfoundry.storage.tables import RunFolder
 
     tokenizer = AutoTokenizer.from_pretrained(smollm2_folder())

@@ -69,7 +69,7 @@ def main() -> None:
     from benchfoundry.answering.choice import extract_choice
     from benchfoundry.devtools.testserver import TestServer
     from benchfoundry.pipeline.registry import STAGES, StageRun
-    from benchfoundry.pipeline.spec import EvaluateOptions
+    from benchfoundry.tasks.evaluate.options import EvaluateOptions
 
     with tempfile.TemporaryDirectory() as tmp:
         dataset = Path(tmp) / "bench.tsv"

@@ -30,14 +30,15 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-extract-"))
     env.configure(work, console_level="CRITICAL")
 
-    from benchfoundry.tasks.extract.stage import run as extract_stage
-    from benchfoundry.tasks.ingest.stage import run as ingest_stage
-
     from benchfoundry.core.records import ImageRecord, VisualFactsRecord
     from benchfoundry.devtools.synthetic import load_truth, write_corpus
     from benchfoundry.pipeline.registry import StageRun
-    from benchfoundry.pipeline.spec import ExtractOptions, FolderSource, IngestOptions
+    from benchfoundry.sources.models import FolderSource
     from benchfoundry.storage.tables import RunFolder
+    from benchfoundry.tasks.extract.options import ExtractOptions
+    from benchfoundry.tasks.extract.stage import run as extract_stage
+    from benchfoundry.tasks.ingest.options import IngestOptions
+    from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
     n_text = args.images // 3
     write_corpus(work / "corpus", n_objects=args.images - n_text, n_text=n_text, seed=101)

@@ -50,11 +50,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     env.configure(work, console_level="CRITICAL")
 
-    from benchfoundry.tasks.ingest.stage import run as ingest_stage
-
     from benchfoundry.pipeline.registry import StageRun
-    from benchfoundry.pipeline.spec import FolderSource, IngestOptions
+    from benchfoundry.sources.models import FolderSource
     from benchfoundry.storage.tables import RunFolder
+    from benchfoundry.tasks.ingest.options import IngestOptions
+    from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
     size = make_images(work / "images", args.images, args.scale)
     print(

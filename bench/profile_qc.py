@@ -40,11 +40,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-profile-qc-"))
     env.configure(work, console_level="CRITICAL")
     import torch
-    from benchfoundry.tasks.qc.stage import ask, text_members, vlm_members
 
     from benchfoundry.gateway.assemble import gateway_for_run
     from benchfoundry.pipeline.spec import load_spec
     from benchfoundry.storage.tables import RunFolder
+    from benchfoundry.tasks.qc.stage import ask, text_members, vlm_members
 
     for table in ("images", "visual_facts", "candidates", "quarantine"):
         if (args.run / table).is_dir():

@@ -123,7 +123,7 @@ def build(root: Path, questions: int, images: int, side: int) -> int:
 def publish(root: Path, to: Path) -> None:
     """In a fresh process: the publish stage alone, then its time and peak memory as JSON."""
     from benchfoundry.pipeline.registry import STAGES, StageRun
-    from benchfoundry.pipeline.spec import PublishOptions
+    from benchfoundry.tasks.publish.options import PublishOptions
 
     stage = StageRun.make(root, publish=PublishOptions(to=to))
     stage.name = "scale"

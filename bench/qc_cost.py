@@ -26,24 +26,19 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-qc-"))
     env.configure(work, console_level="CRITICAL")
-    from benchfoundry.tasks.extract.stage import run as extract_stage
-    from benchfoundry.tasks.generate.stage import generate_all
-    from benchfoundry.tasks.ingest.stage import run as ingest_stage
-    from benchfoundry.tasks.qc.stage import consensus_all, filter_all, select_all
-
     from benchfoundry.devtools.synthetic import write_corpus
     from benchfoundry.gateway.assemble import gateway_for_run
     from benchfoundry.pipeline.registry import StageRun
-    from benchfoundry.pipeline.spec import (
-        ConsensusOptions,
-        ExtractOptions,
-        FilterOptions,
-        FolderSource,
-        GenerateOptions,
-        IngestOptions,
-        SelectOptions,
-    )
+    from benchfoundry.sources.models import FolderSource
     from benchfoundry.storage.tables import RunFolder
+    from benchfoundry.tasks.extract.options import ExtractOptions
+    from benchfoundry.tasks.extract.stage import run as extract_stage
+    from benchfoundry.tasks.generate.options import GenerateOptions
+    from benchfoundry.tasks.generate.stage import generate_all
+    from benchfoundry.tasks.ingest.options import IngestOptions
+    from benchfoundry.tasks.ingest.stage import run as ingest_stage
+    from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions, SelectOptions
+    from benchfoundry.tasks.qc.stage import consensus_all, filter_all, select_all
 
     n_text = args.scenes // 4
     write_corpus(work / "corpus", n_objects=args.scenes - n_text, n_text=n_text, seed=11)
@@ -89,12 +84,11 @@ def scripted(run) -> None:  # type: ignore[no-untyped-def]
     import random
     import re
 
-    from benchfoundry.tasks.qc.stage import filter_all
-
     from benchfoundry.core.records import CandidateRecord
     from benchfoundry.devtools.testserver import Rule, Script, TestServer
     from benchfoundry.gateway.assemble import gateway_for_run
-    from benchfoundry.pipeline.spec import FilterOptions
+    from benchfoundry.tasks.qc.options import FilterOptions
+    from benchfoundry.tasks.qc.stage import filter_all
 
     key = {
         (c.question, frozenset(c.options)): c.options["ABCDEFGHIJ".index(c.answer)]

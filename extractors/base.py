@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.records import Caption, OcrLine
 
 
-class ExtractorUnavailable(RuntimeError):
+class ExtractorUnavailable(UserError, RuntimeError):
     """A backend that cannot run here (a package or a checkpoint is missing); says what to do."""
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchfoundry.extractors.base import Captioner
 from PIL import Image
 
 from benchfoundry.core.records import Caption
+from benchfoundry.extractors.base import Captioner
 
 
 class ComposedDescription(Captioner):

@@ -7,10 +7,10 @@ import importlib.metadata
 import threading
 from typing import Any
 
-from benchfoundry.extractors.base import Captioner, ExtractorFailed, ExtractorUnavailable
 from PIL import Image
 
 from benchfoundry.core.records import Caption
+from benchfoundry.extractors.base import Captioner, ExtractorFailed, ExtractorUnavailable
 
 _LOCK = threading.Lock()
 

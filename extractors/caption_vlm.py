@@ -6,12 +6,12 @@ from __future__ import annotations
 from io import BytesIO
 from typing import Any
 
-from benchfoundry.extractors.base import Captioner, ExtractorFailed, ExtractorUnavailable
-from benchfoundry.prompts import load
 from PIL import Image
 
 from benchfoundry.core.records import Caption
+from benchfoundry.extractors.base import Captioner, ExtractorFailed, ExtractorUnavailable
 from benchfoundry.gateway import Gateway, GenerateParams, ModelCallError, ModelConfigError
+from benchfoundry.prompts import load
 
 
 class GatewayCaptioner(Captioner):

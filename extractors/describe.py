@@ -7,10 +7,10 @@ from __future__ import annotations
 import colorsys
 
 import numpy as np
-from benchfoundry.extractors.base import Captioner, Region
 from PIL import Image
 
 from benchfoundry.core.records import Instance
+from benchfoundry.extractors.base import Captioner, Region
 
 
 def colour_name(rgb: tuple[float, float, float]) -> str:

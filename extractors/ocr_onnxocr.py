@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchfoundry.extractors.base import ExtractorFailed, OcrBackend
 from PIL import Image
 
 from benchfoundry.core.records import OcrLine
+from benchfoundry.extractors.base import ExtractorFailed, OcrBackend
 
 _LOCK = threading.Lock()
 

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, OcrBackend
-from benchfoundry.extractors.ocr_onnxocr import paddle_lines
 from PIL import Image
 
 from benchfoundry.core.records import OcrLine
+from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, OcrBackend
+from benchfoundry.extractors.ocr_onnxocr import paddle_lines
 
 
 class PaddleOCRBackend(OcrBackend):

@@ -7,11 +7,11 @@ import importlib.metadata
 from typing import Any
 
 import numpy as np
-from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, OcrBackend
-from benchfoundry.extractors.ocr_onnxocr import is_text, polygon_box
 from PIL import Image
 
 from benchfoundry.core.records import OcrLine
+from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, OcrBackend
+from benchfoundry.extractors.ocr_onnxocr import is_text, polygon_box
 
 
 class RapidOCR(OcrBackend):

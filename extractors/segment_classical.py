@@ -8,9 +8,10 @@ import importlib.metadata
 from typing import Any
 
 import numpy as np
-from benchfoundry.extractors.base import Region, Segmenter
 from PIL import Image
 from skimage.segmentation import felzenszwalb
+
+from benchfoundry.extractors.base import Region, Segmenter
 
 
 class ClassicalSegmenter(Segmenter):

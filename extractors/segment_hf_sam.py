@@ -11,8 +11,9 @@ import threading
 from typing import Any
 
 import numpy as np
-from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, Region, Segmenter
 from PIL import Image
+
+from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, Region, Segmenter
 
 _LOCK = threading.Lock()
 

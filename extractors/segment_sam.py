@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, Region, Segmenter
 from PIL import Image
+
+from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, Region, Segmenter
 
 
 class SegmentAnything(Segmenter):

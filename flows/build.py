@@ -11,6 +11,7 @@ from prefect.artifacts import create_markdown_artifact
 from benchfoundry.core.ids import content_hash
 from benchfoundry.pipeline.build_report import BuildSummary, build_markdown, run_state
 from benchfoundry.pipeline.prefect_server import nested_flows
+from benchfoundry.pipeline.preflight import check_or_raise
 from benchfoundry.pipeline.registry import STAGES, StageRun
 from benchfoundry.pipeline.runners import task_runner
 from benchfoundry.pipeline.spec import load_spec
@@ -25,6 +26,7 @@ def build(spec_path: str, out: str | None = None, stages: list[str] | None = Non
     spec = load_spec(spec_path)
     wanted = spec.stages if stages is None else stages
     chosen = [name for name in STAGES if name in wanted]
+    check_or_raise(spec, chosen)  # every model usable, before the first stage runs
     # A run folder at a URL is worked on in a local working copy, committed after each stage.
     with run_folder_at(out or spec.output) as where:
         run = RunFolder(where.path)

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prefect import flow
+from prefect.artifacts import create_table_artifact
+
+from benchfoundry.pipeline.prefect_server import nested_flows
+from benchfoundry.pipeline.registry import StageRun, run_in_flow
+from benchfoundry.pipeline.spec import stage_from_build
 from benchfoundry.tasks.evaluate.leaderboard import (
     ReportFiles,
     board,
@@ -15,11 +21,6 @@ from benchfoundry.tasks.evaluate.leaderboard import (
     write_summaries,
 )
 from benchfoundry.tasks.evaluate.summary import EvaluateSummary
-from prefect import flow
-from prefect.artifacts import create_table_artifact
-
-from benchfoundry.pipeline.prefect_server import nested_flows
-from benchfoundry.pipeline.registry import StageRun, run_in_flow
 
 
 def board_artifacts(summaries: Sequence[EvaluateSummary], key: str) -> None:
@@ -78,14 +79,14 @@ def _evaluate_release(release: str, run: str) -> EvaluateSummary:
 
     from benchfoundry.tasks.evaluate.dataset import EvalDatasetError
 
-    stage = StageRun.from_build(run, "evaluate")
+    stage = stage_from_build(run, "evaluate")
     if stage is None:
         raise EvalDatasetError(f"{run}: no build manifest names the models to evaluate")
     if not stage.options.evaluate.models:
         raise EvalDatasetError(
             f"{run}: the build spec names no models to evaluate (options.evaluate.models)"
         )
-    from benchfoundry.storage.remote import is_url
+    from benchfoundry.core.locations import is_url
 
     dataset = release if is_url(release) else Path(release)
     options = stage.options.evaluate.model_copy(update={"dataset": dataset})
@@ -119,7 +120,7 @@ def evaluate_dataset(
     gradings: int = 5,
 ) -> EvaluateSummary:
     """`benchfoundry evaluate` as a flow: the models on the dataset, results into `out`."""
-    from benchfoundry.pipeline.spec import EvaluateOptions
+    from benchfoundry.tasks.evaluate.options import EvaluateOptions
 
     options = EvaluateOptions(
         dataset=dataset,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefect import flow
 
-from benchfoundry.pipeline.build_report import ExtractSummary
 from benchfoundry.pipeline.registry import StageRun, run_in_flow
+from benchfoundry.tasks.extract.summary import ExtractSummary
 
 
 @flow(name="extract")

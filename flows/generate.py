@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefect import flow
 
-from benchfoundry.pipeline.build_report import GenerateSummary
 from benchfoundry.pipeline.registry import StageRun, run_in_flow
+from benchfoundry.tasks.generate.summary import GenerateSummary
 
 
 @flow(name="generate")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefect import flow
 
-from benchfoundry.pipeline.build_report import IngestSummary
 from benchfoundry.pipeline.registry import StageRun, run_in_flow
+from benchfoundry.tasks.ingest.summary import IngestSummary
 
 
 @flow(name="ingest")

@@ -5,12 +5,13 @@ command as a flow (what the `publish-on-demand` deployment is given)."""
 
 from __future__ import annotations
 
-from benchfoundry.tasks.publish.summary import PublishSummary
 from prefect import flow
 
 from benchfoundry.pipeline.prefect_server import nested_flows
 from benchfoundry.pipeline.registry import StageRun, run_in_flow
+from benchfoundry.pipeline.spec import stage_from_build
 from benchfoundry.storage.remote import run_url
+from benchfoundry.tasks.publish.summary import PublishSummary
 
 RELEASE_EVENT = "benchfoundry.release.published"
 
@@ -68,13 +69,13 @@ def _publish_run(
 ) -> PublishSummary:
     from pathlib import Path
 
+    from benchfoundry.core.locations import is_url
     from benchfoundry.pipeline.spec import load_spec
-    from benchfoundry.storage.remote import is_url
 
     if spec_path is not None:
         stage = StageRun.from_spec(load_spec(spec_path), str(Path(out).resolve()), ["publish"])
     else:
-        built = StageRun.from_build(out, "publish")
+        built = stage_from_build(out, "publish")
         if built is None and to is None:
             raise ValueError(f"{out}: no build manifest says where releases go; give `to`")
         stage = built or StageRun(run=str(Path(out).resolve()), stages=["publish"])

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchfoundry.tasks.qc.summary import AskSummary, QCSummary, SelectSummary
 from prefect import flow
 from prefect.artifacts import create_table_artifact
 
 from benchfoundry.pipeline.prefect_server import nested_flows
 from benchfoundry.pipeline.registry import QC_STEPS, StageRun, run_in_flow
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.qc.summary import AskSummary, QCSummary, SelectSummary
 
 
 @flow(name="filter")

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from benchfoundry.tasks.review.summary import ReviewSummary
 from prefect import flow
 
 from benchfoundry.pipeline.registry import StageRun, run_in_flow
+from benchfoundry.tasks.review.summary import ReviewSummary
 
 
 @flow(name="review")

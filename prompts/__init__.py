@@ -17,12 +17,13 @@ from typing import Any
 import jinja2
 import jinja2.meta
 
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.ids import sha256_hex
 
 PROMPTS = Path(str(files(__name__)))  # package data: found in a wheel too
 
 
-class PromptError(ValueError):
+class PromptError(UserError, ValueError):
     """A template that is missing, or rendered with missing or unknown placeholders."""
 
 

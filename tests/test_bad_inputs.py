@@ -57,15 +57,14 @@ def image_truncated(tmp: Path) -> str:
 
 
 def image_too_small(tmp: Path) -> str:
-    from benchfoundry.pipeline.spec import FolderSource
     from benchfoundry.sources.files import read_folder
+    from benchfoundry.sources.models import FolderSource
 
     (tmp / "f").mkdir()
     (tmp / "f" / "tiny.png").write_bytes(png(size=(4, 4)))
     (tmp / "f" / "ok.png").write_bytes(png(1))
-    from benchfoundry.tasks.ingest.stage import decode_one
-
     from benchfoundry.core.imaging import ImageLimits
+    from benchfoundry.tasks.ingest.stage import decode_one
 
     items = read_folder(FolderSource(path=tmp / "f"))
     found = [decode_one(raw, ImageLimits(min_side=32)) for raw in sorted(items.images, key=str)]
@@ -80,7 +79,7 @@ def image_text_file_named_png(tmp: Path) -> str:
 
 
 def _tsv(tmp: Path, rows: list[dict], name: str = "q.tsv") -> str:
-    from benchfoundry.pipeline.spec import TsvSource
+    from benchfoundry.sources.models import TsvSource
     from benchfoundry.sources.tables import read_tsv
 
     path = tmp / name
@@ -129,7 +128,7 @@ def tsv_reference_to_unknown_row(tmp: Path) -> str:
 
 
 def tsv_not_utf8(tmp: Path) -> str:
-    from benchfoundry.pipeline.spec import TsvSource
+    from benchfoundry.sources.models import TsvSource
     from benchfoundry.sources.tables import read_tsv
 
     path = tmp / "latin.tsv"
@@ -144,7 +143,7 @@ def tsv_not_utf8(tmp: Path) -> str:
 
 
 def _parquet(tmp: Path, table: pa.Table) -> str:
-    from benchfoundry.pipeline.spec import ParquetSource
+    from benchfoundry.sources.models import ParquetSource
     from benchfoundry.sources.tables import read_parquet
 
     path = tmp / "d.parquet"
@@ -159,7 +158,7 @@ def _parquet(tmp: Path, table: pa.Table) -> str:
 
 
 def parquet_not_parquet(tmp: Path) -> str:
-    from benchfoundry.pipeline.spec import ParquetSource
+    from benchfoundry.sources.models import ParquetSource
     from benchfoundry.sources.tables import read_parquet
 
     path = tmp / "fake.parquet"
@@ -173,11 +172,10 @@ def parquet_no_image_column(tmp: Path) -> str:
 
 def parquet_broken_image_bytes(tmp: Path) -> str:
     """The rows are read; the broken image is refused when ingest decodes it."""
-    from benchfoundry.tasks.ingest.stage import decode_one
-
     from benchfoundry.core.imaging import ImageLimits
-    from benchfoundry.pipeline.spec import ParquetSource
+    from benchfoundry.sources.models import ParquetSource
     from benchfoundry.sources.tables import read_parquet
+    from benchfoundry.tasks.ingest.stage import decode_one
 
     read = _parquet(
         tmp,
@@ -233,9 +231,8 @@ def spec_unknown_option(tmp: Path) -> str:
 
 
 def source_folder_missing(tmp: Path) -> str:
+    from benchfoundry.sources.models import FolderSource
     from benchfoundry.tasks.ingest.stage import read_source
-
-    from benchfoundry.pipeline.spec import FolderSource
 
     return _raised(lambda: read_source(FolderSource(path=tmp / "nowhere")))
 

@@ -11,6 +11,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from benchfoundry.answering.judge import ToExtract, extract_all
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.gateway import Gateway
 
@@ -18,7 +19,7 @@ CIRCULAR_OFFSET = 1_000_000
 REQUIRED = ("index", "question", "answer", "prediction", "A", "B")
 
 
-class PredictionFileError(ValueError):
+class PredictionFileError(UserError, ValueError):
     """A prediction file that cannot be read or lacks a required column."""
 
 

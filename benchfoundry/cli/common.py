@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from benchfoundry.core import env, progress
+from benchfoundry.core.errors import UserError
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -38,7 +39,8 @@ atexit.register(_OPENED.close)
 def _run_folder(value: str | Path, write: bool = True) -> Path:
     """A `--out` value as the local folder to work in: a URL's working copy (under its lease
     when the command writes)."""
-    from benchfoundry.storage.remote import StoreError, is_url, run_folder_at
+    from benchfoundry.core.locations import is_url
+    from benchfoundry.storage.remote import StoreError, run_folder_at
 
     if isinstance(value, Path) or not is_url(value):
         return Path(value)
@@ -72,46 +74,6 @@ SpecOpt = Annotated[
 ]
 
 
-class UserError(Exception):
-    """A failure whose message is the whole story (bad input, a missing column...)."""
-
-
-def _user_errors() -> tuple[type[BaseException], ...]:
-    from benchfoundry.answering.predictions import PredictionFileError
-    from benchfoundry.core.packaged import PackageMissingError
-    from benchfoundry.core.taxonomy import TaxonomyError
-    from benchfoundry.extractors.base import ExtractorUnavailable
-    from benchfoundry.gateway.errors import ModelConfigError
-    from benchfoundry.pipeline.spec import SpecError
-    from benchfoundry.sources.items import SourceFormatError
-    from benchfoundry.storage.releases import ReleaseError
-    from benchfoundry.storage.remote import StoreError
-    from benchfoundry.storage.tables import SchemaMismatchError
-    from benchfoundry.tasks.evaluate.dataset import EvalDatasetError
-    from benchfoundry.tasks.evaluate.leaderboard import ReportError
-    from benchfoundry.tasks.publish.stage import PublishError
-    from benchfoundry.tasks.qc.stage import QCConfigError
-
-    return (
-        UserError,
-        SpecError,
-        SourceFormatError,
-        SchemaMismatchError,
-        StoreError,
-        PublishError,
-        ReleaseError,
-        EvalDatasetError,
-        ReportError,
-        PackageMissingError,
-        FileNotFoundError,
-        PredictionFileError,
-        ModelConfigError,
-        ExtractorUnavailable,
-        TaxonomyError,
-        QCConfigError,
-    )
-
-
 def run(verbose: bool, action: Callable[[], Any]) -> Any:
     """Set up the offline Prefect environment, run `action`, turn known failures into one line."""
     env.configure(console_level="INFO" if verbose else "CRITICAL")
@@ -120,7 +82,7 @@ def run(verbose: bool, action: Callable[[], Any]) -> Any:
             return action()
     except typer.Exit:
         raise
-    except _user_errors() as exc:
+    except UserError as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(1) from None
     except Exception as exc:  # the one place that turns an unexpected failure into an exit code

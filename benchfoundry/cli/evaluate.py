@@ -115,7 +115,7 @@ def score(
 
 
 def _dataset(value: str | None) -> str | Path | None:
-    from benchfoundry.storage.remote import is_url
+    from benchfoundry.core.locations import is_url
 
     return value if value is None or is_url(value) else Path(value).resolve()
 

@@ -34,12 +34,12 @@ def _context(out: Path, spec: Path | None, to: str | None) -> Any:
     """The publish stage's context: the spec's, else the build spec the run's manifest keeps,
     else the defaults (which need `--to`)."""
     from benchfoundry.cli.stages import stage_context
-    from benchfoundry.pipeline.registry import StageRun
+    from benchfoundry.pipeline.spec import stage_from_build
 
     if spec is not None:
         return stage_context("publish", out, spec)
     try:
-        built = StageRun.from_build(out, "publish")
+        built = stage_from_build(out, "publish")
     except ValueError as exc:
         raise UserError(str(exc)) from None
     if built is not None:
@@ -73,7 +73,7 @@ def publish(
         context = _context(out, spec, to)
         updates: dict[str, Any] = {}
         if to is not None:
-            from benchfoundry.storage.remote import is_url
+            from benchfoundry.core.locations import is_url
 
             updates["to"] = to if is_url(to) else Path(to).resolve()
         if allow_unreviewed:

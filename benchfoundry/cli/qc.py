@@ -47,7 +47,7 @@ def qc(
         from benchfoundry.cli.stages import stage_context
         from benchfoundry.flows.qc import qc as qc_flow
         from benchfoundry.gateway.models import protect
-        from benchfoundry.pipeline.registry import QC_STEPS, STAGES
+        from benchfoundry.pipeline.registry import QC_STEPS
 
         chosen = [s.strip() for s in steps.split(",") if s.strip()]
         unknown = [s for s in chosen if s not in QC_STEPS]
@@ -67,9 +67,7 @@ def qc(
         context = context.model_copy(update={"models": models, "options": options})
         with running_flows(not as_json):
             summary = qc_flow(context, [s for s in QC_STEPS if s in chosen])
-        lines = [
-            line for step in summary.steps for line in STAGES[step].text(getattr(summary, step))
-        ]
+        lines = [line for step in summary.steps for line in getattr(summary, step).lines()]
         text = "\n".join(["Quality control finished.", *lines, f"\nReport: {summary.report}"])
         emit(as_json, summary.model_dump(mode="json"), text)
 

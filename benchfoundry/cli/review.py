@@ -56,7 +56,7 @@ def export(
 
     def action() -> None:
         from benchfoundry.cli.stages import run_stage_command, stage_context, with_options
-        from benchfoundry.pipeline.spec import Reviewer
+        from benchfoundry.tasks.review.options import Reviewer
 
         context = stage_context("review", out, spec)
         updates: dict[str, Any] = {}
@@ -176,8 +176,9 @@ def status(out: OutOpt, as_json: JsonOpt = False, verbose: VerboseOpt = False) -
 
     def action() -> None:
         from benchfoundry.decisions.reviews import status as review_status
-        from benchfoundry.storage.tables import RunFolder, atomic_write_bytes
-        from benchfoundry.tasks.review.summary import status_markdown
+        from benchfoundry.decisions.status import status_markdown
+        from benchfoundry.storage.atomic import atomic_write_bytes
+        from benchfoundry.storage.tables import RunFolder
 
         require_table(out, "candidates", "generate")
         state = review_status(RunFolder(out))
@@ -245,7 +246,8 @@ def labelstudio_export(
     """Write a batch as Label Studio tasks, with `label_config.xml` beside them."""
 
     def action() -> None:
-        from benchfoundry.storage.tables import RunFolder, atomic_write_bytes
+        from benchfoundry.storage.atomic import atomic_write_bytes
+        from benchfoundry.storage.tables import RunFolder
         from benchfoundry.tasks.review.app import ReviewData
         from benchfoundry.tasks.review.labelstudio import label_config, tasks
 

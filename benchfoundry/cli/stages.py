@@ -39,22 +39,43 @@ def build(
         str | None,
         typer.Option("--stages", help="Comma-separated stages to run instead of the spec's."),
     ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Only check every model the build would use (provider, credentials, local "
+            "weights) and print the report; exit 1 on a problem.",
+        ),
+    ] = False,
+    reach: Annotated[
+        bool, typer.Option("--reach", help="With --check: also ask each endpoint model once.")
+    ] = False,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Run the build flow: every stage the spec names, into one run folder."""
 
     def action() -> None:
+        from benchfoundry.core.locations import is_url
         from benchfoundry.flows.build import build as build_flow
         from benchfoundry.pipeline.build_report import build_text
+        from benchfoundry.pipeline.preflight import check_or_raise, preflight
         from benchfoundry.pipeline.registry import stage_names
         from benchfoundry.pipeline.spec import load_spec
-        from benchfoundry.storage.remote import is_url
 
-        load_spec(spec)  # fail fast, before Prefect starts, on a spec that does not validate
+        loaded = load_spec(
+            spec
+        )  # fail fast, before Prefect starts, on a spec that does not validate
         chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
         if chosen is not None and (not chosen or set(chosen) - set(stage_names())):
             raise UserError(f"--stages takes {', '.join(stage_names())}; got {stages!r}")
+        if check:
+            report = preflight(loaded, chosen, reach=reach)
+            emit(as_json, {**report.model_dump(mode="json"), "ok": report.ok}, report.text())
+            if not report.ok:
+                raise typer.Exit(1)
+            return
+        check_or_raise(loaded, chosen, reach=reach)  # seconds, before Prefect starts
         with running_flows(not as_json):
             where = out if out is None or is_url(out) else str(Path(out).resolve())
             summary = build_flow(str(spec), where, chosen)
@@ -66,12 +87,15 @@ def build(
 def stage_context(name: str, out: Path, spec: Path | None) -> Any:
     """What a lone stage command gives its stage: the spec's settings (or the defaults) for the
     run folder `out`."""
+    from benchfoundry.pipeline.preflight import check_or_raise
     from benchfoundry.pipeline.registry import StageRun
     from benchfoundry.pipeline.spec import load_spec
 
     if spec is None:
         return StageRun(run=str(out.resolve()), stages=[name])
-    return StageRun.from_spec(load_spec(spec), str(out.resolve()), [name])
+    loaded = load_spec(spec)
+    check_or_raise(loaded, [name])  # every model the stage uses, before it starts
+    return StageRun.from_spec(loaded, str(out.resolve()), [name])
 
 
 def with_options(context: Any, name: str, updates: dict[str, Any], command: str) -> None:
@@ -96,7 +120,7 @@ def run_stage_command(name: str, context: Any, as_json: bool, out: Path) -> None
         require_table(out, *entry.requires)
     with running_flows(not as_json):
         summary = entry.flow_function()(context)
-    emit_summary(as_json, summary, entry.markdown(summary), out)
+    emit_summary(as_json, summary, summary.markdown(), out)
 
 
 def _command(name: str, does: str, takes_sources: bool) -> Callable[..., None]:

@@ -11,6 +11,7 @@ import importlib.metadata
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.imaging import IMAGE_SUFFIXES
 
 
@@ -46,7 +47,7 @@ _CATALOGUE: dict[str, tuple[str, str, tuple[str, ...] | None, dict[str, str]]] =
 PACKAGES: tuple[str, ...] = tuple(_CATALOGUE)
 
 
-class PackageMissingError(RuntimeError):
+class PackageMissingError(UserError, RuntimeError):
     """A packaged source names a package that is not installed."""
 
 

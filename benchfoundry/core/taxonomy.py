@@ -11,14 +11,17 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from benchfoundry.core.errors import UserError
 from benchfoundry.data import data_path
+
+DEFAULT_TAXONOMY = "seed_bench"  # a build's taxonomy when its spec names none
 
 TAXONOMIES = data_path("taxonomies")
 FACTS = ("captions", "instances", "ocr_lines")
 TEMPLATE_KINDS = ("count", "read_text", "position", "colour", "size", "relative_position")
 
 
-class TaxonomyError(ValueError):
+class TaxonomyError(UserError, ValueError):
     """A taxonomy file that is missing or does not validate."""
 
 

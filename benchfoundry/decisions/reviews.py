@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.letters import LETTERS, is_letter_of
 from benchfoundry.core.records import (
@@ -20,13 +21,13 @@ from benchfoundry.core.records import (
     ReviewBatchRecord,
     ReviewRecord,
 )
+from benchfoundry.decisions.status import PairAgreement, ReviewStatus
 from benchfoundry.storage.tables import RunFolder
-from benchfoundry.tasks.review.summary import PairAgreement, ReviewStatus
 
 AUTO = "auto"  # the automatic reviewer: never counted as a person
 
 
-class ReviewError(ValueError):
+class ReviewError(UserError, ValueError):
     """A decision that cannot be stored: the message says why; nothing was changed."""
 
 
@@ -155,8 +156,7 @@ def run_dimensions(run: RunFolder) -> list[str]:
     """The dimensions a decision may move a question to: the leaves of the build's taxonomy (the
     manifest's spec; the default taxonomy for a folder built without `build`), or, when that
     taxonomy no longer loads, the dimensions the run's candidates use."""
-    from benchfoundry.core.taxonomy import TaxonomyError, load_taxonomy
-    from benchfoundry.pipeline.spec import DEFAULT_TAXONOMY
+    from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, load_taxonomy
 
     spec = run.read_manifest().get("build", {}).get("spec", {})
     try:

@@ -11,10 +11,13 @@ from benchfoundry.core.records import CandidateRecord, ImageSourceRecord
 from benchfoundry.devtools.synthetic import load_truth, write_corpus
 from benchfoundry.devtools.truth_check import check
 from benchfoundry.pipeline.registry import StageRun
-from benchfoundry.pipeline.spec import ExtractOptions, FolderSource, GenerateOptions, IngestOptions
+from benchfoundry.sources.models import FolderSource
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.extract.options import ExtractOptions
 from benchfoundry.tasks.extract.stage import run as extract_stage
+from benchfoundry.tasks.generate.options import GenerateOptions
 from benchfoundry.tasks.generate.stage import generate_all
+from benchfoundry.tasks.ingest.options import IngestOptions
 from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from benchfoundry.core.errors import UserError
+
 
 class ProviderError(Exception):
     """Raised by a provider for one attempt. `transient` failures are retried by the gateway."""
@@ -37,7 +39,7 @@ class ModelCallError(Exception):
         self.attempts = attempts
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(UserError, ValueError):
     """A model spec that cannot be resolved (unknown provider, missing package, bad string)."""
 
 

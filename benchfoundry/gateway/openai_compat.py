@@ -104,6 +104,19 @@ class Endpoints:
             self._down.pop(index, None)
 
 
+def key_env(spec: ModelSpec) -> str:
+    """The environment variable that holds the model's API key."""
+    return spec.api_key_env or "OPENAI_API_KEY"
+
+
+def key_and_url(spec: ModelSpec) -> tuple[str | None, str | None]:
+    """(API key, base URL) the model is called with: the URL from the spec, else
+    `OPENAI_BASE_URL`; the key from `key_env(spec)`. A local server often needs no key, so with
+    a URL the key is a placeholder when none is set; it is None only with neither."""
+    base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    return os.environ.get(key_env(spec)) or ("unused" if base_url else None), base_url
+
+
 class OpenAICompatible(Provider):
     sees = "pixels"
 
@@ -113,13 +126,10 @@ class OpenAICompatible(Provider):
             raise ModelConfigError(
                 f"model '{spec.name}': give the model id (openai/MODEL[@BASE_URL])"
             )
-        key_env = spec.api_key_env or "OPENAI_API_KEY"
-        base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL") or None
-        # Local servers often need no key; the client still wants a non-empty one.
-        api_key = os.environ.get(key_env) or ("unused" if base_url else None)
+        api_key, base_url = key_and_url(spec)
         if api_key is None:
             raise ModelConfigError(
-                f"model '{spec.name}': set {key_env} (or give a base URL of a server that needs no key)"
+                f"model '{spec.name}': set {key_env(spec)} (or give a base URL of a server that needs no key)"
             )
         self.base_url = base_url
         self.sees = spec.options.get("sees", "pixels")

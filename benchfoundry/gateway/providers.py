@@ -68,6 +68,12 @@ class Provider(ABC):
 
 def create(spec: ModelSpec, context: GatewayContext) -> Provider:
     """Import the provider's module (only now) and build the provider."""
+    return provider_class(spec)(spec, context)
+
+
+def provider_class(spec: ModelSpec) -> type[Provider]:
+    """The class that serves `spec`, its module imported now; `ModelConfigError` for an unknown
+    provider or a missing package."""
     target = PROVIDERS.get(spec.provider)
     if target is None:
         raise ModelConfigError(
@@ -80,4 +86,4 @@ def create(spec: ModelSpec, context: GatewayContext) -> Provider:
         raise ModelConfigError(
             f"model '{spec.name}': provider '{spec.provider}' needs a package that is not installed ({exc.name})"
         ) from None
-    return getattr(module, class_name)(spec, context)
+    return getattr(module, class_name)

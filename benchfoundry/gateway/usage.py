@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from benchfoundry.storage.tables import atomic_write_json
+from benchfoundry.storage.atomic import atomic_write_json
 
 
 class Usage(BaseModel):

@@ -112,7 +112,7 @@ def embedded_server() -> Iterator[str | None]:
             os.environ.pop(name, None)
     assert server.server_process is not None
     child = psutil.Process(server.server_process.pid)
-    from benchfoundry.storage.tables import atomic_write_json
+    from benchfoundry.storage.atomic import atomic_write_json
 
     atomic_write_json(  # another command's reaper never reads it half-written
         record,

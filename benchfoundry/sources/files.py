@@ -8,7 +8,6 @@ from pathlib import Path
 from benchfoundry.core import packaged
 from benchfoundry.core.imaging import IMAGE_SUFFIXES
 from benchfoundry.core.reasons import Rejection
-from benchfoundry.pipeline.spec import FolderSource, PackagedSource
 from benchfoundry.sources.items import (
     RawImage,
     SourceFormatError,
@@ -16,6 +15,7 @@ from benchfoundry.sources.items import (
     path_bytes,
     path_text,
 )
+from benchfoundry.sources.models import FolderSource, PackagedSource
 
 
 def read_folder(source: FolderSource) -> SourceItems:

@@ -8,6 +8,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.imaging import REASONS as IMAGE_REASONS
 from benchfoundry.core.imaging import ImageRejected
 from benchfoundry.core.reasons import Rejection, register
@@ -107,7 +108,7 @@ class SourceItems:
         self.warnings.extend(other.warnings)
 
 
-class SourceFormatError(ValueError):
+class SourceFormatError(UserError, ValueError):
     """A source that cannot be read at all (a missing required column, an unreadable file)."""
 
 

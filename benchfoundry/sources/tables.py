@@ -23,8 +23,8 @@ import pyarrow.parquet as pq
 
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.reasons import Rejection
-from benchfoundry.pipeline.spec import ParquetSource, TsvSource
 from benchfoundry.sources.items import RawImage, SeedQuestion, SourceFormatError, SourceItems
+from benchfoundry.sources.models import ParquetSource, TsvSource
 
 MORE_LETTERS = "KLMNOPQRSTUVWXYZ"  # option columns a source may have beyond what a question keeps
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]|\r(?!\n)")

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchfoundry.core.reasons import default_ref_kind
+from benchfoundry.storage.atomic import atomic_write_json, atomic_write_table
 
 Row = dict[str, Any]
 _ERROR = re.compile(r"^([a-z_]+): (.*)$", re.DOTALL)
@@ -84,8 +85,6 @@ UPGRADES: dict[str, Callable[[Row], Row]] = {
 def upgrade_part(table: str, part: Path, schema: pa.Schema) -> bool:
     """Rewrite one part of `table` in today's layout; False when no upgrade applies (the reader
     then names the column that differs)."""
-    from benchfoundry.storage.tables import atomic_write_table
-
     upgrade = UPGRADES.get(table)
     if upgrade is None:
         return False
@@ -101,8 +100,6 @@ def upgrade_part(table: str, part: Path, schema: pa.Schema) -> bool:
 
 
 def _record(root: Path, table: str, part: str, rows: int) -> None:
-    from benchfoundry.storage.tables import atomic_write_json
-
     manifest_path = root / "manifest.json"
     manifest = (
         json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}

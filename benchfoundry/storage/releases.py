@@ -12,16 +12,17 @@ from typing import Any
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.ids import content_hash
+from benchfoundry.storage.atomic import atomic_write_bytes
 from benchfoundry.storage.remote import sha256_file
-from benchfoundry.storage.tables import atomic_write_bytes
 
 LATEST = "latest"
 MANIFEST = "manifest.json"
 CONTENT_COLUMNS = ("question_id", "image_id", "question", "hint", "options", "answer", "dimension")
 
 
-class ReleaseError(ValueError):
+class ReleaseError(UserError, ValueError):
     """A release folder that cannot be read, or a write that would rewrite a published version."""
 
 
@@ -132,7 +133,7 @@ def _info(name: str, path: str, manifest: dict[str, Any], newest: str | None) ->
 def list_releases(to: str | Path, name: str | None = None) -> list[ReleaseInfo]:
     """Every published version under `to` (a folder or a URL; or of one name), oldest first per
     name."""
-    from benchfoundry.storage.remote import is_url
+    from benchfoundry.core.locations import is_url
 
     if is_url(to):
         return _list_at_url(str(to), name)
@@ -179,7 +180,8 @@ def _list_at_url(url: str, name: str | None) -> list[ReleaseInfo]:
 
 def local_folder(to: str | Path, name: str) -> Path:
     """Where a publish writes `<to>/<name>`: the folder itself, or a URL's local mirror."""
-    from benchfoundry.storage.remote import default_workdir, is_url
+    from benchfoundry.core.locations import is_url
+    from benchfoundry.storage.remote import default_workdir
 
     if is_url(to):
         return default_workdir(f"{str(to).rstrip('/')}/{name}")

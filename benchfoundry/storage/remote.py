@@ -35,9 +35,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchfoundry.storage.tables import atomic_write_json
+from benchfoundry.core.errors import UserError
+from benchfoundry.core.locations import _URL, is_url, local_path
+from benchfoundry.storage.atomic import atomic_write_json
 
-_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
 COMMITS = "_commits"
 LEASE = "_lock.json"
 STATE = ".remote.json"  # in the working copy: which store and commit it was taken from
@@ -52,7 +53,7 @@ CONDITIONAL = {"s3", "s3a", "gs", "gcs", "memory"}
 _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
 
 
-class StoreError(RuntimeError):
+class StoreError(UserError, RuntimeError):
     """A store that cannot be reached or read, or a write that would break its guarantees."""
 
 
@@ -62,20 +63,6 @@ class StoreBusy(StoreError):
 
 class RunLost(StoreBusy):
     """This command's hold on the run ended: its lease was taken over, or the store moved on."""
-
-
-def is_url(value: object) -> bool:
-    """True for `scheme://...` locations other than `file://` (which is a local path)."""
-    if not isinstance(value, str):
-        return False
-    match = _URL.match(value)
-    return bool(match) and match.group("scheme").lower() not in ("file", "local")
-
-
-def local_path(value: str | os.PathLike[str]) -> Path:
-    """A location that is not a URL, as a path (`file://` taken off)."""
-    text = os.fspath(value)
-    return Path(text[len("file://") :] if text.startswith("file://") else text)
 
 
 def sha256_file(path: Path) -> str:

@@ -16,25 +16,30 @@ import fcntl
 import json
 import os
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.faults import crash_point
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import RECORDS_BY_TABLE, Record, arrow_schema
+from benchfoundry.storage.atomic import (
+    atomic_write_json,
+    atomic_write_table,
+    fsync_dir,
+)
 
 R = TypeVar("R", bound=Record)
 _CHECKED: set[Path] = set()  # table folders whose parts this process has checked for upgrades
 _CHECKED_LOCK = threading.Lock()
 
 
-class SchemaMismatchError(ValueError):
+class SchemaMismatchError(UserError, ValueError):
     """A stored table does not have the columns its record type expects."""
 
 
@@ -45,49 +50,6 @@ class WriteResult:
     already_stored: int
     repeated_in_batch: int
     path: Path | None
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _atomic_target(path: Path) -> Iterator[BinaryIO]:
-    """A file handle whose content becomes `path` only if the block finishes: written under a
-    hidden temporary name, flushed to disk, then renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
-    try:
-        with open(tmp, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        crash_point("storage.before_rename")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically."""
-    with _atomic_target(path) as handle:
-        handle.write(data)
-
-
-def atomic_write_json(path: Path, value: Any) -> None:
-    """Write `value` as indented JSON, atomically."""
-    atomic_write_bytes(path, (json.dumps(value, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-
-
-def atomic_write_table(path: Path, table: pa.Table) -> None:
-    """Write a Parquet file atomically."""
-    with _atomic_target(path) as handle:
-        pq.write_table(table, handle, compression="zstd")
 
 
 def check_schema(found: pa.Schema, expected: pa.Schema, where: str) -> None:
@@ -149,7 +111,7 @@ class Table(Generic[R]):
         for name in self._replaced():
             (self.path / name).unlink(missing_ok=True)
         self._journal.unlink()
-        _fsync_dir(self.path)
+        fsync_dir(self.path)
 
     def exists(self) -> bool:
         return bool(self.parts())

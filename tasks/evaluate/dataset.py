@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from benchfoundry.answering.engine import MCQItem
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.ids import image_id, question_id
 
 FORMATS = {
@@ -35,7 +36,7 @@ EXPECTED = (
 )
 
 
-class EvalDatasetError(ValueError):
+class EvalDatasetError(UserError, ValueError):
     """A dataset an evaluation cannot read: the message says what was expected."""
 
 
@@ -167,8 +168,8 @@ def _release(folder: Path) -> EvalDataset:
 
 
 def _table(path: Path, kind: str) -> EvalDataset:
-    from benchfoundry.pipeline.spec import ParquetSource, TsvSource
     from benchfoundry.sources.items import SourceFormatError
+    from benchfoundry.sources.models import ParquetSource, TsvSource
     from benchfoundry.sources.tables import read_parquet, read_tsv
 
     try:

@@ -16,6 +16,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from benchfoundry.core.errors import UserError
+from benchfoundry.storage.atomic import atomic_write_bytes, atomic_write_table
+from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.summary import (
     EvaluateSummary,
     ModelScore,
@@ -24,12 +29,9 @@ from benchfoundry.tasks.evaluate.summary import (
     capabilities,
     spread,
 )
-from pydantic import BaseModel
-
-from benchfoundry.storage.tables import RunFolder, atomic_write_bytes, atomic_write_table
 
 
-class ReportError(ValueError):
+class ReportError(UserError, ValueError):
     """A folder with no evaluation to report."""
 
 

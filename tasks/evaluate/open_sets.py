@@ -15,8 +15,6 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 
-from benchfoundry.tasks.evaluate.dataset import EvalDataset, OpenQuestion, load_eval_dataset
-from benchfoundry.tasks.evaluate.summary import GradingFailure, OpenScore, Spread
 from pydantic import BaseModel
 
 from benchfoundry.answering.open_ended import OpenEngine, ToGrade
@@ -24,8 +22,10 @@ from benchfoundry.core.faults import crash_point
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import ResultRecord
 from benchfoundry.gateway import ModelCallError
-from benchfoundry.pipeline.spec import EvaluateOptions
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.evaluate.dataset import EvalDataset, OpenQuestion, load_eval_dataset
+from benchfoundry.tasks.evaluate.options import EvaluateOptions
+from benchfoundry.tasks.evaluate.summary import GradingFailure, OpenScore, Spread
 
 FAILURES_KEPT = 50  # failed gradings listed in a summary (all are in results)
 

@@ -16,7 +16,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from benchfoundry.answering.chance import analytic_chance
+from benchfoundry.answering.engine import AnsweringEngine, QuestionResult
+from benchfoundry.core.batches import INLINE, Mapper
+from benchfoundry.core.faults import crash_point
+from benchfoundry.core.ids import content_hash
+from benchfoundry.core.records import ResultRecord
+from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.dataset import (
     FORMATS,
     EvalDataset,
@@ -25,6 +33,7 @@ from benchfoundry.tasks.evaluate.dataset import (
     load_eval_dataset,
 )
 from benchfoundry.tasks.evaluate.open_sets import JobRun, evaluate_open_model, job_run, score_open
+from benchfoundry.tasks.evaluate.options import EvaluateOptions
 from benchfoundry.tasks.evaluate.stats import accuracy, gain_and_leakage
 from benchfoundry.tasks.evaluate.summary import (
     DatasetInfo,
@@ -34,14 +43,8 @@ from benchfoundry.tasks.evaluate.summary import (
     OpenScore,
 )
 
-from benchfoundry.answering.chance import analytic_chance
-from benchfoundry.answering.engine import AnsweringEngine, QuestionResult
-from benchfoundry.core.faults import crash_point
-from benchfoundry.core.ids import content_hash
-from benchfoundry.core.records import ResultRecord
-from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
-from benchfoundry.pipeline.spec import EvaluateOptions
-from benchfoundry.storage.tables import RunFolder
+if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
+    from benchfoundry.pipeline.registry import StageRun
 
 
 class ModelRun(JobRun):
@@ -53,8 +56,8 @@ class ModelRun(JobRun):
 
 def dataset_path(stage: StageRun) -> Path:
     """The spec's dataset, else the build's latest release (`<publish.to>/<name>`)."""
+    from benchfoundry.core.locations import is_url
     from benchfoundry.storage.releases import fetch
-    from benchfoundry.storage.remote import is_url
 
     options = stage.options.evaluate
     if options.dataset is not None:

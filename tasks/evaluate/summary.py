@@ -8,8 +8,10 @@ artifacts and reports."""
 
 from __future__ import annotations
 
-from benchfoundry.tasks.evaluate.stats import Accuracy
 from pydantic import BaseModel
+
+from benchfoundry.core.summary import StageSummary
+from benchfoundry.tasks.evaluate.stats import Accuracy
 
 
 class DatasetInfo(BaseModel):
@@ -98,7 +100,7 @@ class Gain(BaseModel):
     by_category: dict[str, dict[str, float]]  # category -> mg, ml
 
 
-class EvaluateSummary(BaseModel):
+class EvaluateSummary(StageSummary):
     run: str
     dataset: DatasetInfo
     mode: str  # circular, vanilla, or open (graded, an open-ended set)
@@ -110,6 +112,97 @@ class EvaluateSummary(BaseModel):
     open_scores: list[OpenScore] = []
     grader: str | None = None
     report: str | None = None  # its HTML report (RUN/reports/evaluation/report.html)
+
+    def markdown(self) -> str:
+        d = self.dataset
+        lines = [
+            f"# Evaluation on {d.name}" + (f" {d.version}" if d.version else ""),
+            "",
+            f"{d.format}, {d.questions} questions ({self.mode}); results in `{self.results}`",
+            "",
+        ]
+        if self.mode == "open":
+            lines += _open_markdown(self)
+        else:
+            lines += [
+                "| model | vanilla [95% CI] | CircularEval [95% CI] | refused | calls made |",
+                "|---|---|---|---|---|",
+                *("| " + " | ".join(row) + " |" for row in leaderboard(self)),
+            ]
+        if self.gains:
+            lines += [
+                "",
+                "| model | base LLM | S_v | S_wv | S_t | MG | ML |",
+                "|---|---|---|---|---|---|---|",
+            ]
+            lines += [
+                f"| {g.model} | {g.base} | {g.s_v:.1%} | {g.s_wv:.1%} | {g.s_t:.1%} | {g.mg:+.1%} | {g.ml:.1%} |"
+                for g in self.gains
+            ]
+        if d.refused:
+            lines += ["", "Rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items())]
+        return "\n".join(lines) + "\n"
+
+    def lines(self) -> list[str]:
+        d = self.dataset
+        out = [
+            "",
+            f"Evaluation on {d.format} {d.name}"
+            + (f" {d.version}" if d.version else "")
+            + f": {d.questions} questions, {self.mode}",
+        ]
+        for row in leaderboard(self):
+            out.append(
+                f"  {row[0]:<44} vanilla {row[1]:<22} circular {row[2]:<22} refused {row[3]}"
+            )
+        names = capabilities(self)
+        for s in sorted(self.open_scores, key=lambda s: s.total.mean, reverse=True):
+            out.append(
+                f"  {_label(s):<44} total {spread(s.total):<16} "
+                + ", ".join(
+                    f"{c} {spread(s.by_capability[c])}" for c in names if c in s.by_capability
+                )
+            )
+            if s.grading_failures:
+                out.append(
+                    f"    {s.grading_failures} gradings failed (replies kept in results; "
+                    "not counted in the scores)"
+                )
+        if self.open_scores:
+            out.append(
+                f"  graded by {self.grader}, {self.open_scores[0].gradings} times per answer "
+                "(mean ± standard deviation over the gradings, points of 100)"
+            )
+        for g in self.gains:
+            out.append(
+                f"  multi-modal gain of {g.model} over {g.base} ({g.metric}): MG {g.mg:+.1%}, "
+                f"leakage ML {g.ml:.1%} (S_v {g.s_v:.1%}, S_wv {g.s_wv:.1%}, S_t {g.s_t:.1%})"
+            )
+        if d.refused:
+            out.append("  rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items()))
+        for s in [*self.scores, *self.open_scores]:
+            if s.unanswered:
+                out.append(f"  {s.model}: {s.unanswered} questions failed (asked again next run)")
+        out.append(f"  results: {self.results}")
+        if self.report:
+            out.append(f"  report: {self.report} (leaderboard, plots; benchfoundry report RUN...)")
+        return out
+
+    def closing(self) -> list[str]:
+        """The evaluation's place among the build's outputs."""
+        d = self.dataset
+        best = max(self.scores, key=lambda s: s.vanilla.accuracy, default=None)
+        runs = len(self.scores) + len(self.open_scores)
+        lines = [f"  evaluation: {runs} model runs on {d.name} {d.version or ''}".rstrip()]
+        if best is not None:
+            lines[0] += f" (best vanilla: {_label(best)} {best.vanilla.accuracy:.1%})"
+        top = max(self.open_scores, key=lambda s: s.total.mean, default=None)
+        if top is not None:
+            lines[0] += f" (best: {_label(top)} {spread(top.total)})"
+        lines.append(f"  results: {self.results}")
+        if self.report:
+            lines.append(f"  evaluation report: {self.report}")
+        return lines
 
 
 def _acc(a: Accuracy | None) -> str:
@@ -208,93 +301,3 @@ def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
             ]
         )
     return rows
-
-
-def evaluate_markdown(summary: EvaluateSummary) -> str:
-    d = summary.dataset
-    lines = [
-        f"# Evaluation on {d.name}" + (f" {d.version}" if d.version else ""),
-        "",
-        f"{d.format}, {d.questions} questions ({summary.mode}); results in `{summary.results}`",
-        "",
-    ]
-    if summary.mode == "open":
-        lines += _open_markdown(summary)
-    else:
-        lines += [
-            "| model | vanilla [95% CI] | CircularEval [95% CI] | refused | calls made |",
-            "|---|---|---|---|---|",
-            *("| " + " | ".join(row) + " |" for row in leaderboard(summary)),
-        ]
-    if summary.gains:
-        lines += [
-            "",
-            "| model | base LLM | S_v | S_wv | S_t | MG | ML |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {g.model} | {g.base} | {g.s_v:.1%} | {g.s_wv:.1%} | {g.s_t:.1%} | {g.mg:+.1%} | {g.ml:.1%} |"
-            for g in summary.gains
-        ]
-    if d.refused:
-        lines += ["", "Rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items())]
-    return "\n".join(lines) + "\n"
-
-
-def evaluate_text(summary: EvaluateSummary) -> list[str]:
-    d = summary.dataset
-    out = [
-        "",
-        f"Evaluation on {d.format} {d.name}"
-        + (f" {d.version}" if d.version else "")
-        + f": {d.questions} questions, {summary.mode}",
-    ]
-    for row in leaderboard(summary):
-        out.append(f"  {row[0]:<44} vanilla {row[1]:<22} circular {row[2]:<22} refused {row[3]}")
-    names = capabilities(summary)
-    for s in sorted(summary.open_scores, key=lambda s: s.total.mean, reverse=True):
-        out.append(
-            f"  {_label(s):<44} total {spread(s.total):<16} "
-            + ", ".join(f"{c} {spread(s.by_capability[c])}" for c in names if c in s.by_capability)
-        )
-        if s.grading_failures:
-            out.append(
-                f"    {s.grading_failures} gradings failed (replies kept in results; "
-                "not counted in the scores)"
-            )
-    if summary.open_scores:
-        out.append(
-            f"  graded by {summary.grader}, {summary.open_scores[0].gradings} times per answer "
-            "(mean ± standard deviation over the gradings, points of 100)"
-        )
-    for g in summary.gains:
-        out.append(
-            f"  multi-modal gain of {g.model} over {g.base} ({g.metric}): MG {g.mg:+.1%}, "
-            f"leakage ML {g.ml:.1%} (S_v {g.s_v:.1%}, S_wv {g.s_wv:.1%}, S_t {g.s_t:.1%})"
-        )
-    if d.refused:
-        out.append("  rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items()))
-    for s in [*summary.scores, *summary.open_scores]:
-        if s.unanswered:
-            out.append(f"  {s.model}: {s.unanswered} questions failed (asked again next run)")
-    out.append(f"  results: {summary.results}")
-    if summary.report:
-        out.append(f"  report: {summary.report} (leaderboard, plots; benchfoundry report RUN...)")
-    return out
-
-
-def evaluate_closing(summary: EvaluateSummary) -> list[str]:
-    """The evaluation's place among the build's outputs."""
-    d = summary.dataset
-    best = max(summary.scores, key=lambda s: s.vanilla.accuracy, default=None)
-    runs = len(summary.scores) + len(summary.open_scores)
-    lines = [f"  evaluation: {runs} model runs on {d.name} {d.version or ''}".rstrip()]
-    if best is not None:
-        lines[0] += f" (best vanilla: {_label(best)} {best.vanilla.accuracy:.1%})"
-    top = max(summary.open_scores, key=lambda s: s.total.mean, default=None)
-    if top is not None:
-        lines[0] += f" (best: {_label(top)} {spread(top.total)})"
-    lines.append(f"  results: {summary.results}")
-    if summary.report:
-        lines.append(f"  evaluation report: {summary.report}")
-    return lines

@@ -13,15 +13,13 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow.parquet as pq
-from benchfoundry.extractors import registry
-from benchfoundry.extractors.base import Captioner, ExtractorFailed, OcrBackend, Segmenter
-from benchfoundry.extractors.caption_composed import compose_context
-from benchfoundry.extractors.describe import describe
 from PIL import Image
 
+from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.reasons import Rejection, register
 from benchfoundry.core.records import (
@@ -30,11 +28,17 @@ from benchfoundry.core.records import (
     QuarantineRecord,
     VisualFactsRecord,
 )
+from benchfoundry.extractors import registry
+from benchfoundry.extractors.base import Captioner, ExtractorFailed, OcrBackend, Segmenter
+from benchfoundry.extractors.caption_composed import compose_context
+from benchfoundry.extractors.describe import describe
 from benchfoundry.gateway import Gateway
-from benchfoundry.pipeline.build_report import ExtractSummary
-from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
-from benchfoundry.pipeline.spec import ExtractOptions
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.extract.options import ExtractOptions
+from benchfoundry.tasks.extract.summary import ExtractSummary
+
+if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
+    from benchfoundry.pipeline.registry import StageRun
 
 REASONS = register(
     "extract",

@@ -10,8 +10,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchfoundry.prompts import load
-from benchfoundry.tasks.generate.drafts import Draft
 from pydantic import BaseModel, ValidationError
 
 from benchfoundry.core.letters import LETTERS
@@ -19,7 +17,9 @@ from benchfoundry.core.reasons import Rejection
 from benchfoundry.core.records import VisualFactsRecord
 from benchfoundry.core.taxonomy import Dimension
 from benchfoundry.gateway import Gateway, GenerateParams, ModelCallError, Request
+from benchfoundry.prompts import load
 from benchfoundry.storage.visual_context import render
+from benchfoundry.tasks.generate.drafts import Draft
 
 SCHEMA = {
     "type": "object",

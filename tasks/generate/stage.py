@@ -5,7 +5,23 @@ answer letters spread evenly, and every refusal quarantined with its reason."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
+from benchfoundry.core.batches import INLINE, Mapper
+from benchfoundry.core.letters import index_of
+from benchfoundry.core.reasons import Rejection
+from benchfoundry.core.records import (
+    CandidateRecord,
+    ImageRecord,
+    QuarantineRecord,
+    VisualFactsRecord,
+)
+from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy, TaxonomyError, load_taxonomy
+from benchfoundry.gateway import Gateway
+from benchfoundry.gateway.models import protect_models
+from benchfoundry.storage.refusals import candidate_ref
+from benchfoundry.storage.refusals import refused_candidates as refused
+from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.generate.drafts import (
     Draft,
     Rules,
@@ -15,25 +31,12 @@ from benchfoundry.tasks.generate.drafts import (
     validate,
 )
 from benchfoundry.tasks.generate.llm import Job, llm_drafts
+from benchfoundry.tasks.generate.options import GenerateOptions
+from benchfoundry.tasks.generate.summary import GenerateSummary
 from benchfoundry.tasks.generate.templates import template_drafts
 
-from benchfoundry.core.letters import index_of
-from benchfoundry.core.reasons import Rejection
-from benchfoundry.core.records import (
-    CandidateRecord,
-    ImageRecord,
-    QuarantineRecord,
-    VisualFactsRecord,
-)
-from benchfoundry.core.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
-from benchfoundry.gateway import Gateway
-from benchfoundry.gateway.models import protect_models
-from benchfoundry.pipeline.build_report import GenerateSummary
-from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
-from benchfoundry.pipeline.spec import DEFAULT_TAXONOMY, GenerateOptions
-from benchfoundry.storage.refusals import candidate_ref
-from benchfoundry.storage.refusals import refused_candidates as refused
-from benchfoundry.storage.tables import RunFolder
+if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
+    from benchfoundry.pipeline.registry import StageRun
 
 
 def facts_by_image(run: RunFolder) -> list[VisualFactsRecord]:

@@ -8,11 +8,10 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
-from benchfoundry.tasks.generate.drafts import Draft
-
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.core.taxonomy import Taxonomy
+from benchfoundry.tasks.generate.drafts import Draft
 
 POSITIONS = (
     "top left",

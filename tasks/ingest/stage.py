@@ -7,28 +7,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Set
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from benchfoundry.core import imaging
+from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.ids import image_id, question_id
+from benchfoundry.core.locations import is_url
 from benchfoundry.core.reasons import Rejection
 from benchfoundry.core.records import (
     CandidateRecord,
     ImageRecord,
     ImageSourceRecord,
     QuarantineRecord,
-)
-from benchfoundry.pipeline.build_report import IngestSummary
-from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
-from benchfoundry.pipeline.spec import (
-    FolderSource,
-    IngestOptions,
-    PackagedSource,
-    ParquetSource,
-    Source,
-    TsvSource,
-    describe_source,
 )
 from benchfoundry.sources.files import read_folder, read_packaged
 from benchfoundry.sources.items import (
@@ -38,10 +30,22 @@ from benchfoundry.sources.items import (
     SourceItems,
     meta_map,
 )
+from benchfoundry.sources.models import (
+    FolderSource,
+    PackagedSource,
+    ParquetSource,
+    Source,
+    TsvSource,
+    describe_source,
+)
 from benchfoundry.sources.tables import read_parquet, read_tsv
 from benchfoundry.storage import remote as stores
-from benchfoundry.storage.remote import is_url
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.ingest.options import IngestOptions
+from benchfoundry.tasks.ingest.summary import IngestSummary
+
+if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
+    from benchfoundry.pipeline.registry import StageRun
 
 
 def read_source(source: Source) -> SourceItems:

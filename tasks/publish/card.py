@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from benchfoundry.tasks.publish.files import features, letter_columns
-from benchfoundry.tasks.publish.rows import ReleaseRow
 from pydantic import BaseModel
 
 from benchfoundry.core.taxonomy import Taxonomy
+from benchfoundry.tasks.publish.files import features, letter_columns
+from benchfoundry.tasks.publish.rows import ReleaseRow
 
 EMBEDDED_PROVIDERS = {"smollm2", "facts", "blind"}  # offline models shipped in packages
 HISTOGRAM = "hits.png"

@@ -16,12 +16,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from benchfoundry.tasks.publish.rows import SPLIT, ReleaseRow
 
 from benchfoundry.core.imaging import ImageLimits, ImageRejected, decode
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import ImageRecord
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.publish.rows import SPLIT, ReleaseRow
 
 MIN_LETTERS = 4  # A..D are always columns (MMStar's layout), more when a question needs them
 META_FIELDS = (

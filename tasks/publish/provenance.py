@@ -7,14 +7,15 @@ from __future__ import annotations
 import subprocess
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from benchfoundry.decisions.reviews import status
+from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.publish.card import EMBEDDED_PROVIDERS
 from benchfoundry.tasks.publish.rows import ReleaseRow, short_path
 
-from benchfoundry.decisions.reviews import status
-from benchfoundry.pipeline.registry import StageRun
-from benchfoundry.storage.tables import RunFolder
+if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
+    from benchfoundry.pipeline.registry import StageRun
 
 
 def code_version() -> str:

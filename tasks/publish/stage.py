@@ -16,8 +16,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from benchfoundry.core.batches import INLINE, Mapper
+from benchfoundry.core.errors import UserError
+from benchfoundry.core.faults import crash_point
+from benchfoundry.core.ids import content_hash
+from benchfoundry.core.locations import is_url
+from benchfoundry.core.records import (
+    CandidateRecord,
+    ImageRecord,
+    ReviewBatchRecord,
+    ReviewRecord,
+    ScoredRecord,
+)
+from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy
+from benchfoundry.storage import releases
+from benchfoundry.storage.atomic import atomic_write_json
+from benchfoundry.storage.remote import Lease, Store
+from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.publish.card import CardInputs, write_card
 from benchfoundry.tasks.publish.files import spool_images, tsv_differences, write_parquet, write_tsv
 from benchfoundry.tasks.publish.provenance import (
@@ -35,28 +52,15 @@ from benchfoundry.tasks.publish.rows import ImageInfo, ReleaseRow, Selection, se
 from benchfoundry.tasks.publish.summary import PublishSummary
 from benchfoundry.validation.gate import GateResult, GateRow, run_gate
 
-from benchfoundry.core.faults import crash_point
-from benchfoundry.core.ids import content_hash
-from benchfoundry.core.records import (
-    CandidateRecord,
-    ImageRecord,
-    ReviewBatchRecord,
-    ReviewRecord,
-    ScoredRecord,
-)
-from benchfoundry.core.taxonomy import Taxonomy, load_taxonomy
-from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
-from benchfoundry.pipeline.spec import DEFAULT_TAXONOMY
-from benchfoundry.storage import releases
-from benchfoundry.storage.remote import Lease, Store, is_url
-from benchfoundry.storage.tables import RunFolder, atomic_write_json
+if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
+    from benchfoundry.pipeline.registry import StageRun
 
 TMP_PREFIX = ".tmp-"
 RELEASE_LEASE = ".lock.json"  # one publish at a time per release name at a URL
 Changes = dict[str, list[str]]  # added, removed, changed: question ids
 
 
-class PublishError(ValueError):
+class PublishError(UserError, ValueError):
     """A release that cannot be made: the message says why; nothing was published."""
 
 

@@ -4,11 +4,11 @@ build's closing report."""
 
 from __future__ import annotations
 
+from benchfoundry.core.summary import StageSummary
 from benchfoundry.validation.gate import GateResult
-from pydantic import BaseModel
 
 
-class PublishSummary(BaseModel):
+class PublishSummary(StageSummary):
     run: str
     name: str
     version: str
@@ -28,67 +28,64 @@ class PublishSummary(BaseModel):
     files: list[str]  # relative to the release folder
     load: str  # a line of Python that loads it with `datasets`
 
+    def markdown(self) -> str:
+        state = "written" if self.written else "already published (nothing written)"
+        lines = [
+            f"# Release {self.name} {self.version}",
+            "",
+            f"{self.rows} questions on {self.images} images, {state}: `{self.release}`",
+            "",
+            f"- {_gate_line(self)}; Data Docs: `{self.gate.data_docs}`",
+            f"- decided by a person: {self.human_reviewed}; accepted by the automatic reviewer only: "
+            f"{self.auto_only}",
+            f"- against the parent ({self.parent or 'none'}): "
+            + ", ".join(f"{k} {v}" for k, v in self.changes.items()),
+            "",
+            "| dimension | questions |",
+            "|---|---|",
+            *(f"| {k} | {v} |" for k, v in self.per_dimension.items()),
+        ]
+        if self.left_out:
+            lines += ["", "| not released because | candidates |", "|---|---|"]
+            lines += [f"| {k} | {v} |" for k, v in self.left_out.items()]
+        lines += ["", "Load it:", "", "```python", self.load, "```"]
+        return "\n".join(lines) + "\n"
+
+    def lines(self) -> list[str]:
+        state = "published" if self.written else "already published, nothing written"
+        out = [
+            "",
+            f"Release {self.name} {self.version} ({state}): {self.rows} questions",
+            f"  {self.release}",
+            f"  {_gate_line(self)}",
+            f"  Data Docs: {self.gate.data_docs}",
+        ]
+        if self.auto_only:
+            out.append(
+                f"  {self.auto_only} of {self.rows} questions were accepted by the automatic "
+                "reviewer only, not by a person (allow_unreviewed; the data and the card say so)"
+            )
+        if self.left_out:
+            out.append("  not released: " + ", ".join(f"{v} {k}" for k, v in self.left_out.items()))
+        out += [f"  load it: {self.load}"]
+        return out
+
+    def closing(self) -> list[str]:
+        """The release's place among the build's outputs, and how to load it."""
+        return [
+            f"  release: {self.release}  ({self.name} {self.version}, {self.rows} questions"
+            + (
+                f", {self.auto_only} accepted automatically, not by a person)"
+                if self.auto_only
+                else ")"
+            ),
+            f"  publish gate: {'passed' if self.gate.success else 'FAILED'}; Data Docs: {self.gate.data_docs}",
+            f"  load it: {self.load}",
+        ]
+
 
 def _gate_line(summary: PublishSummary) -> str:
     g = summary.gate
     passed = sum(c.success for c in g.checks)
     skipped = f"; skipped: {', '.join(g.skipped)}" if g.skipped else ""
     return f"gate: {'passed' if g.success else 'FAILED'}, {passed} of {len(g.checks)} expectations met{skipped}"
-
-
-def publish_markdown(summary: PublishSummary) -> str:
-    state = "written" if summary.written else "already published (nothing written)"
-    lines = [
-        f"# Release {summary.name} {summary.version}",
-        "",
-        f"{summary.rows} questions on {summary.images} images, {state}: `{summary.release}`",
-        "",
-        f"- {_gate_line(summary)}; Data Docs: `{summary.gate.data_docs}`",
-        f"- decided by a person: {summary.human_reviewed}; accepted by the automatic reviewer only: "
-        f"{summary.auto_only}",
-        f"- against the parent ({summary.parent or 'none'}): "
-        + ", ".join(f"{k} {v}" for k, v in summary.changes.items()),
-        "",
-        "| dimension | questions |",
-        "|---|---|",
-        *(f"| {k} | {v} |" for k, v in summary.per_dimension.items()),
-    ]
-    if summary.left_out:
-        lines += ["", "| not released because | candidates |", "|---|---|"]
-        lines += [f"| {k} | {v} |" for k, v in summary.left_out.items()]
-    lines += ["", "Load it:", "", "```python", summary.load, "```"]
-    return "\n".join(lines) + "\n"
-
-
-def publish_text(summary: PublishSummary) -> list[str]:
-    state = "published" if summary.written else "already published, nothing written"
-    out = [
-        "",
-        f"Release {summary.name} {summary.version} ({state}): {summary.rows} questions",
-        f"  {summary.release}",
-        f"  {_gate_line(summary)}",
-        f"  Data Docs: {summary.gate.data_docs}",
-    ]
-    if summary.auto_only:
-        out.append(
-            f"  {summary.auto_only} of {summary.rows} questions were accepted by the automatic "
-            "reviewer only, not by a person (allow_unreviewed; the data and the card say so)"
-        )
-    if summary.left_out:
-        out.append("  not released: " + ", ".join(f"{v} {k}" for k, v in summary.left_out.items()))
-    out += [f"  load it: {summary.load}"]
-    return out
-
-
-def publish_closing(summary: PublishSummary) -> list[str]:
-    """The release's place among the build's outputs, and how to load it."""
-    return [
-        f"  release: {summary.release}  ({summary.name} {summary.version}, {summary.rows} questions"
-        + (
-            f", {summary.auto_only} accepted automatically, not by a person)"
-            if summary.auto_only
-            else ")"
-        ),
-        f"  publish gate: {'passed' if summary.gate.success else 'FAILED'}; Data Docs: {summary.gate.data_docs}",
-        f"  load it: {summary.load}",
-    ]

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from benchfoundry.core.records import JudgementRecord
-from benchfoundry.pipeline.spec import ConsensusOptions, FilterOptions
+from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions
 
 TEXT_MODE = "text_only"
 VLM_MODE = "consensus"

@@ -8,10 +8,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchfoundry.tasks.qc.assess import Hits, Verdict
 from pydantic import BaseModel
 
-from benchfoundry.pipeline.spec import SelectOptions
+from benchfoundry.tasks.qc.assess import Hits, Verdict
+from benchfoundry.tasks.qc.options import SelectOptions
 
 
 @dataclass

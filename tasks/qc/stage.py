@@ -9,8 +9,22 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
+from pydantic import BaseModel
+
+from benchfoundry.answering.engine import AnsweringEngine, MCQItem
+from benchfoundry.core import progress
+from benchfoundry.core.batches import INLINE, Mapper
+from benchfoundry.core.errors import UserError
+from benchfoundry.core.records import CandidateRecord, JudgementRecord, ScoredRecord
+from benchfoundry.gateway import Gateway, GenerateParams
+from benchfoundry.gateway.models import ModelSpec, protect, protect_models
+from benchfoundry.gateway.roles import role_problem
+from benchfoundry.storage.atomic import atomic_write_bytes
+from benchfoundry.storage.refusals import refused_candidates
+from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.qc.assess import (
     TEXT_MODE,
     VLM_MODE,
@@ -21,29 +35,22 @@ from benchfoundry.tasks.qc.assess import (
     outcomes,
     stored_passes,
 )
-from benchfoundry.tasks.qc.select import Assessed, select
-from benchfoundry.tasks.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
-from pydantic import BaseModel
-
-from benchfoundry.answering.engine import AnsweringEngine, MCQItem
-from benchfoundry.core import progress
-from benchfoundry.core.records import CandidateRecord, JudgementRecord, ScoredRecord
-from benchfoundry.gateway import Gateway, GenerateParams
-from benchfoundry.gateway.models import ModelSpec, protect, protect_models
-from benchfoundry.pipeline.registry import INLINE, QC_STEPS, Mapper, StageRun
-from benchfoundry.pipeline.spec import (
+from benchfoundry.tasks.qc.options import (
     DEFAULT_TEXT_ONLY,
     DEFAULT_VLM,
     ConsensusOptions,
     FilterOptions,
     SelectOptions,
-    role_problem,
 )
-from benchfoundry.storage.refusals import refused_candidates
-from benchfoundry.storage.tables import RunFolder, atomic_write_bytes
+from benchfoundry.tasks.qc.options import STEPS as QC_STEPS
+from benchfoundry.tasks.qc.select import Assessed, select
+from benchfoundry.tasks.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
+
+if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
+    from benchfoundry.pipeline.registry import StageRun
 
 
-class QCConfigError(ValueError):
+class QCConfigError(UserError, ValueError):
     """Quality control cannot run as configured (a model in the wrong role, nothing to ask)."""
 
 
@@ -425,9 +432,8 @@ def run_consensus(stage: StageRun, mapper: Mapper = INLINE) -> AskSummary:
 def run_select(stage: StageRun, mapper: Mapper = INLINE) -> SelectSummary:  # noqa: ARG001
     """Quality control, step 3: decisions into `scored`, then the report of quality control
     (`reports/qc.md`) and its plots (`reports/qc.png`)."""
-    from benchfoundry.tasks.qc.qc_report import plot
-
     from benchfoundry.gateway.assemble import default_catalogue
+    from benchfoundry.tasks.qc.qc_report import plot
 
     run = RunFolder(stage.run)
     options = stage.options

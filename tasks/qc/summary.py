@@ -6,12 +6,34 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from benchfoundry.tasks.qc.select import Assessed, DimensionSelection
 from pydantic import BaseModel
 
 from benchfoundry.answering.engine import EngineReport
+from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import CandidateRecord, ScoredRecord
+from benchfoundry.core.summary import StageSummary
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.qc.select import Assessed, DimensionSelection
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _model_rows(models: list[ModelHits]) -> list[str]:
+    rows = [
+        "| model | sees | role | counted | questions | right (first pass) | right (circular) "
+        "| calls | calls if every pass | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for m in models:
+        errors = ", ".join(f"{k} {n}" for k, n in m.errors.items()) or "-"
+        rows.append(
+            f"| {m.model} | {m.sees} | {m.role} | {'yes' if m.counted else 'no'} | {m.questions} "
+            f"| {pct(m.vanilla_accuracy)} | {pct(m.circular_accuracy)} | {m.calls_made} | {m.calls_if_every_pass} "
+            f"| {errors} |"
+        )
+    return rows
 
 
 class ModelHits(EngineReport):
@@ -21,7 +43,7 @@ class ModelHits(EngineReport):
     counted: bool  # counted in the ensemble's hits (chance baselines are not)
 
 
-class AskSummary(BaseModel):
+class AskSummary(StageSummary):
     """The filter or consensus step."""
 
     step: str
@@ -34,6 +56,46 @@ class AskSummary(BaseModel):
     calls_cached: int
     seconds: float
 
+    def markdown_lines(self) -> list[str]:
+        what = (
+            "Text-only ensemble, asked without the image"
+            if self.step == "filter"
+            else "Vision-language ensemble, asked with the image"
+        )
+        return [
+            f"## {self.step}: {what}",
+            "",
+            f"{self.candidates} candidates ({self.skipped_refused} refused at generation were "
+            f"not asked); {self.calls_made} calls where asking every pass would take "
+            f"{self.calls_if_every_pass}; {self.calls_cached} answered from the cache; "
+            f"{self.seconds:.1f} s.",
+            "",
+            *_model_rows(self.models),
+            "",
+        ]
+
+    def markdown(self) -> str:
+        return "\n".join(self.markdown_lines())
+
+    def lines(self) -> list[str]:
+        """The step's lines in the build's closing report."""
+        title = (
+            "Filter (text-only, no image)" if self.step == "filter" else "Consensus (with image)"
+        )
+        out = [
+            "",
+            f"{title}: {self.candidates} candidates, {self.calls_made} calls "
+            f"(every pass would be {self.calls_if_every_pass}; {self.calls_cached} from the cache)",
+        ]
+        for m in self.models:
+            tag = "" if m.counted else ", reported only"
+            errors = f", errors {sum(m.errors.values())}" if m.errors else ""
+            out.append(
+                f"  {m.model:<16} sees {m.sees:<7} {m.role}{tag}: right {pct(m.vanilla_accuracy)} first pass, "
+                f"{pct(m.circular_accuracy)} circular{errors}"
+            )
+        return out
+
 
 class DecisionExample(BaseModel):
     question_id: str
@@ -45,7 +107,7 @@ class DecisionExample(BaseModel):
     reason: str
 
 
-class SelectSummary(BaseModel):
+class SelectSummary(StageSummary):
     """The select step: every candidate's decision, and what the selection holds."""
 
     run: str
@@ -69,6 +131,100 @@ class SelectSummary(BaseModel):
     warnings: list[str] = []
     report: str | None = None
     plot: str | None = None
+
+    def markdown_lines(self) -> list[str]:
+        lines = [
+            "## select: decisions",
+            "",
+            *[f"- **Note:** {w}" for w in self.warnings],
+            *([""] if self.warnings else []),
+            f"{self.candidates} candidates; text-only models counted: "
+            f"{', '.join(self.text_models) or 'none'}; vision-language models: "
+            f"{', '.join(self.vlm_models) or 'none'}.",
+            "",
+            "| decision | candidates |",
+            "|---|---|",
+            *[f"| {k} | {v} |" for k, v in self.decisions.items()],
+            "",
+            "| decision:reason | candidates |",
+            "|---|---|",
+            *[f"| {k} | {v} |" for k, v in self.reasons.items()],
+            "",
+            "Baselines without the image (share right on the first pass; `longest` and `similar` "
+            "measure leakage in the options, the others the chance floor): "
+            + (", ".join(f"{k} {pct(v)}" for k, v in self.blind_hit_rates.items()) or "none"),
+            "",
+            "| dimension | candidates | eligible | target | selected | shortfall | held back | letters "
+            "| difficulty of the selection |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for d in self.dimensions:
+            held = ", ".join(f"{k} {n}" for k, n in d.held_back.items()) or "-"
+            letters = ", ".join(f"{k} {n}" for k, n in d.letters.items()) or "-"
+            difficulty = ", ".join(f"{k} {n}" for k, n in d.difficulty.items()) or "-"
+            lines.append(
+                f"| {d.dimension} | {d.candidates} | {d.eligible} | {d.target} | {d.selected} "
+                f"| {d.shortfall} | {held} | {letters} | {difficulty} |"
+            )
+        lines += [
+            "",
+            f"Selected {self.selected}; answer letters "
+            + (", ".join(f"{k} {n}" for k, n in self.letters_selected.items()) or "-")
+            + f"; LLM hit rate of the selection (hit by more than half the text-only models): "
+            f"{pct(self.llm_hit_rate_selected)}; each text-only LLM right on the selection "
+            "without the image: "
+            + (", ".join(f"{k} {pct(v)}" for k, v in self.text_accuracy_selected.items()) or "-")
+            + ".",
+            "",
+            "Text-only hits per candidate: "
+            + ", ".join(f"{k}: {n}" for k, n in self.text_hit_histogram.items()),
+            "",
+            "Vision-language hits per candidate: "
+            + ", ".join(f"{k}: {n}" for k, n in self.vlm_hit_histogram.items()),
+            "",
+            "### Examples",
+            "",
+        ]
+        for ex in self.examples:
+            options = "; ".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(ex.options))
+            lines.append(
+                f"- **{ex.decision}** [{ex.dimension}] {ex.question} ({options}; answer {ex.answer}) "
+                f"— {ex.reason}"
+            )
+        return lines + [""]
+
+    def markdown(self) -> str:
+        return "\n".join(self.markdown_lines())
+
+    def lines(self) -> list[str]:
+        """The step's lines in the build's closing report."""
+        s = self
+        out = [
+            "",
+            "Select: " + ", ".join(f"{k} {v}" for k, v in s.decisions.items()),
+            "  reasons: " + ", ".join(f"{k} {v}" for k, v in s.reasons.items()),
+        ]
+        for d in s.dimensions:
+            short = f", short by {d.shortfall}" if d.shortfall else ""
+            out.append(
+                f"  {d.dimension:<22} selected {d.selected:>4} of target {d.target} "
+                f"({d.eligible} eligible of {d.candidates}){short}"
+            )
+        out.append(
+            "  answer letters of the selection: "
+            + (", ".join(f"{k} {n}" for k, n in s.letters_selected.items()) or "-")
+            + f"; LLM hit rate {pct(s.llm_hit_rate_selected)}"
+            + "".join(
+                f"; {k} right without the image {pct(v)}"
+                for k, v in s.text_accuracy_selected.items()
+            )
+        )
+        out += [f"  note: {w}" for w in s.warnings]
+        if s.report:
+            out.append(f"  report: {s.report}")
+        if s.plot:
+            out.append(f"  plots:  {s.plot}")
+        return out
 
 
 def _histogram(values: list[int]) -> dict[str, int]:

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from benchfoundry.tasks.review.summary import ReviewSummary
-
+from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
 from benchfoundry.decisions.reviews import AUTO, candidate_hash, now
-from benchfoundry.pipeline.registry import INLINE, Mapper, StageRun
-from benchfoundry.pipeline.spec import ReviewOptions
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.review.options import ReviewOptions
+from benchfoundry.tasks.review.summary import ReviewSummary
+
+if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
+    from benchfoundry.pipeline.registry import StageRun
 
 
 def _share(question_id: str, salt: str) -> float:

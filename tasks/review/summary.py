@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel
+from benchfoundry.core.summary import StageSummary
 
 
-class ReviewSummary(BaseModel):
+class ReviewSummary(StageSummary):
     run: str
     candidates: int  # included by `review.include`
     batches: int
@@ -21,133 +19,46 @@ class ReviewSummary(BaseModel):
     auto_accepted_now: int
     serve: str  # the command that opens the review app on this run
 
-
-class PairAgreement(BaseModel):
-    reviewers: list[str]
-    items: int
-    agreement: float | None
-    kappa: float | None
-
-
-class ReviewStatus(BaseModel):
-    run: str
-    batches: list[dict[str, Any]]  # batch id, reviewer, dimension, decided, total
-    per_reviewer: dict[str, dict[str, int]]  # reviewer -> decided, total
-    states: dict[str, int]  # agreed, conflict, adjudicated, auto, undecided
-    conflicts: list[str]  # question ids
-    stale: list[str]  # decisions on a candidate that changed since: "question_id (reviewer)"
-    pairs: list[PairAgreement]
-    by_dimension: dict[str, PairAgreement]
-    alpha: float | None
-    alpha_items: int
-    decisions: int
-    auto_decisions: int
-    report: str | None = None
-
-
-def _value(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
-def review_markdown(summary: ReviewSummary) -> str:
-    lines = [
-        "# Review hand-off",
-        "",
-        f"{summary.candidates} candidates for review, in {summary.batches} batches "
-        f"({summary.batches_added} new, {summary.questions_batched_now} questions batched now); "
-        f"{summary.cross_checked} also given to a second reviewer.",
-        "",
-        "| reviewer | questions |",
-        "|---|---|",
-        *(f"| {k} | {v} |" for k, v in summary.per_reviewer.items()),
-    ]
-    if summary.unassigned:
+    def markdown(self) -> str:
+        lines = [
+            "# Review hand-off",
+            "",
+            f"{self.candidates} candidates for review, in {self.batches} batches "
+            f"({self.batches_added} new, {self.questions_batched_now} questions batched now); "
+            f"{self.cross_checked} also given to a second reviewer.",
+            "",
+            "| reviewer | questions |",
+            "|---|---|",
+            *(f"| {k} | {v} |" for k, v in self.per_reviewer.items()),
+        ]
+        if self.unassigned:
+            lines += [
+                "",
+                "No reviewer covers: "
+                + ", ".join(f"{d} ({n})" for d, n in self.unassigned.items()),
+            ]
         lines += [
             "",
-            "No reviewer covers: " + ", ".join(f"{d} ({n})" for d, n in summary.unassigned.items()),
+            f"Accepted by the automatic reviewer (`auto`, not a person): {self.auto_accepted}",
+            "",
+            f"Open the review app: `{self.serve}`",
         ]
-    lines += [
-        "",
-        f"Accepted by the automatic reviewer (`auto`, not a person): {summary.auto_accepted}",
-        "",
-        f"Open the review app: `{summary.serve}`",
-    ]
-    return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n"
 
-
-def review_text(summary: ReviewSummary) -> list[str]:
-    out = [
-        "",
-        f"Review: {summary.candidates} candidates in {summary.batches} batches "
-        f"({summary.batches_added} new), {summary.cross_checked} cross-checked",
-        "  per reviewer: " + ", ".join(f"{k} {v}" for k, v in summary.per_reviewer.items()),
-    ]
-    if summary.unassigned:
-        out.append(
-            "  no reviewer covers: " + ", ".join(f"{d} {n}" for d, n in summary.unassigned.items())
-        )
-    if summary.auto_accepted:
-        out.append(
-            f"  accepted by the automatic reviewer (auto, not a person): {summary.auto_accepted}"
-        )
-    out.append(f"  open the review app: {summary.serve}")
-    return out
-
-
-def status_markdown(state: ReviewStatus) -> str:
-    lines = [
-        "# Review status",
-        "",
-        f"{state.decisions} decisions by people, {state.auto_decisions} by the automatic reviewer.",
-        "",
-        "States: " + (", ".join(f"{k} {v}" for k, v in state.states.items()) or "nothing yet"),
-        "",
-        "| reviewer | decided | of |",
-        "|---|---|---|",
-        *(
-            f"| {k} | {v.get('decided', 0)} | {v.get('total', 0)} |"
-            for k, v in state.per_reviewer.items()
-        ),
-        "",
-        "| batch | reviewer | dimension | decided | of |",
-        "|---|---|---|---|---|",
-        *(
-            f"| `{b['batch_id']}`{' (cross-check)' if b['cross_check'] else ''} | {b['reviewer']} | "
-            f"{b['dimension']} {b['part']} | {b['decided']} | {b['total']} |"
-            for b in state.batches
-        ),
-        "",
-        "## Agreement",
-        "",
-        "| reviewers | items | raw agreement | Cohen's kappa |",
-        "|---|---|---|---|",
-        *(
-            f"| {' / '.join(p.reviewers)} | {p.items} | {_value(p.agreement)} | {_value(p.kappa)} |"
-            for p in state.pairs
-        ),
-        "",
-        "| dimension | items | raw agreement | Cohen's kappa |",
-        "|---|---|---|---|",
-        *(
-            f"| {d} | {p.items} | {_value(p.agreement)} | {_value(p.kappa)} |"
-            for d, p in state.by_dimension.items()
-        ),
-        "",
-        f"Krippendorff's alpha over all reviewers: {_value(state.alpha)} ({state.alpha_items} items "
-        "decided by two or more)",
-    ]
-    if state.conflicts:
-        lines += [
+    def lines(self) -> list[str]:
+        out = [
             "",
-            "## Conflicts (an adjudicator decides)",
-            "",
-            *(f"- `{q}`" for q in state.conflicts),
+            f"Review: {self.candidates} candidates in {self.batches} batches "
+            f"({self.batches_added} new), {self.cross_checked} cross-checked",
+            "  per reviewer: " + ", ".join(f"{k} {v}" for k, v in self.per_reviewer.items()),
         ]
-    if state.stale:
-        lines += [
-            "",
-            "## Decisions on candidates that changed since",
-            "",
-            *(f"- {s}" for s in state.stale),
-        ]
-    return "\n".join(lines) + "\n"
+        if self.unassigned:
+            out.append(
+                "  no reviewer covers: " + ", ".join(f"{d} {n}" for d, n in self.unassigned.items())
+            )
+        if self.auto_accepted:
+            out.append(
+                f"  accepted by the automatic reviewer (auto, not a person): {self.auto_accepted}"
+            )
+        out.append(f"  open the review app: {self.serve}")
+        return out

@@ -184,7 +184,7 @@ def test_progress_goes_to_a_log_file_as_plain_lines(tmp_path, image_bytes, prefe
 
 
 _MANY_TASKS = """
-from benchfoundry import env
+from benchfoundry.core import env
 env.configure(console_level="CRITICAL")
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
@@ -199,7 +199,7 @@ with embedded_server():
 
 _READ_BACK = """
 import json
-from benchfoundry import env
+from benchfoundry.core import env
 env.configure(console_level="CRITICAL")
 from prefect.client.orchestration import get_client
 from benchfoundry.pipeline.prefect_server import embedded_server

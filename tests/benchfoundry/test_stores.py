@@ -10,6 +10,7 @@ import uuid
 import fsspec
 import pytest
 
+from benchfoundry.core.locations import is_url
 from benchfoundry.core.records import QuarantineRecord
 from benchfoundry.storage.remote import (
     Lease,
@@ -17,7 +18,6 @@ from benchfoundry.storage.remote import (
     Store,
     StoreBusy,
     StoreError,
-    is_url,
     mirror,
     mirrored_record,
     run_folder_at,
@@ -205,9 +205,9 @@ def test_a_single_file_source_is_fetched_again_when_it_changes_at_the_same_size(
 def test_table_sources_at_a_url_name_their_rows_by_it(tmp_path, image_bytes):
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from benchfoundry.tasks.ingest.stage import read_source
 
-    from benchfoundry.pipeline.spec import ParquetSource, TsvSource
+    from benchfoundry.sources.models import ParquetSource, TsvSource
+    from benchfoundry.tasks.ingest.stage import read_source
 
     fs = fsspec.filesystem("memory")
     root = f"/tables-{uuid.uuid4().hex[:8]}"

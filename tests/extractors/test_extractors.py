@@ -1,13 +1,13 @@
 """Backends on the synthetic scenes, whose truth is known, and on tiny random models."""
 
 import pytest
+from PIL import Image
+
+from benchfoundry.devtools.synthetic import PALETTE, load_truth, make_scenes, render
 from benchfoundry.extractors.base import ExtractorUnavailable, Region
 from benchfoundry.extractors.describe import colour_name, describe, position_phrase, shape_hints
 from benchfoundry.extractors.registry import create
 from benchfoundry.extractors.segment_hf_sam import box_iou, non_max_suppression
-from PIL import Image
-
-from benchfoundry.devtools.synthetic import PALETTE, load_truth, make_scenes, render
 
 
 @pytest.fixture(scope="module")

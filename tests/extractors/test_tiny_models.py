@@ -3,9 +3,9 @@ real loading and inference paths, with meaningless output."""
 
 import pytest
 import torch
-from benchfoundry.extractors.registry import create
 
 from benchfoundry.devtools.synthetic import make_scenes, render
+from benchfoundry.extractors.registry import create
 
 pytestmark = pytest.mark.slow
 

@@ -1,9 +1,9 @@
 from pathlib import Path
 
 import pytest
-from benchfoundry.flows.build import build
 
 from benchfoundry.core.records import CandidateRecord, ImageRecord
+from benchfoundry.flows.build import build
 from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.usefixtures("prefect_api")

@@ -19,9 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 def test_evaluate_dataset_flow_runs_with_the_commands_parameters(
     tmp_path, image_bytes, prefect_api
 ):
-    from benchfoundry.flows.evaluate import evaluate_dataset
-
     from benchfoundry.devtools.testserver import TestServer
+    from benchfoundry.flows.evaluate import evaluate_dataset
 
     tsv = write_tsv(tmp_path / "bench.tsv", image_bytes)
     with TestServer(scripted()) as server:

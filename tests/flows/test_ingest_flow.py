@@ -2,7 +2,6 @@ import io
 
 import pyarrow.parquet as pq
 import pytest
-from benchfoundry.flows.ingest import ingest
 from PIL import Image, ImageEnhance
 
 from benchfoundry.core.records import (
@@ -13,9 +12,11 @@ from benchfoundry.core.records import (
 )
 from benchfoundry.devtools.faulty import write_faulty_images, write_faulty_tsv
 from benchfoundry.devtools.synthetic import write_corpus
+from benchfoundry.flows.ingest import ingest
 from benchfoundry.pipeline.registry import StageRun
-from benchfoundry.pipeline.spec import FolderSource, IngestOptions, TsvSource
+from benchfoundry.sources.models import FolderSource, TsvSource
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.ingest.options import IngestOptions
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 

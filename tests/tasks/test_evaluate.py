@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from benchfoundry.tasks.evaluate.dataset import EvalDatasetError, load_eval_dataset
-from benchfoundry.tasks.evaluate.stats import accuracy, clustered, gain_and_leakage, wilson
 
 from benchfoundry.core.records import ResultRecord
 from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.pipeline.registry import STAGES, StageRun
-from benchfoundry.pipeline.spec import EvaluateOptions
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.evaluate.dataset import EvalDatasetError, load_eval_dataset
+from benchfoundry.tasks.evaluate.options import EvaluateOptions
+from benchfoundry.tasks.evaluate.stats import accuracy, clustered, gain_and_leakage, wilson
 from tests.tasks.test_publish import _options, publish
 from tests.tasks.test_publish import run as run  # noqa: F401  the fixture (a reviewed run)
 

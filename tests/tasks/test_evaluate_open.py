@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from benchfoundry.tasks.evaluate.dataset import EvalDatasetError, load_eval_dataset
 
 from benchfoundry.answering.open_ended import parse_grade
 from benchfoundry.core.records import ResultRecord
 from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.pipeline.registry import STAGES, StageRun
-from benchfoundry.pipeline.spec import EvaluateOptions
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.evaluate.dataset import EvalDatasetError, load_eval_dataset
+from benchfoundry.tasks.evaluate.options import EvaluateOptions
 
 REPO = Path(__file__).resolve().parents[2]
 EVIL = "n/a <script>alert(1)</script>"

@@ -1,17 +1,19 @@
 """The extract stage: facts for every image, incremental reruns, failures as quarantine rows."""
 
 import pytest
-from benchfoundry.tasks.extract.stage import build_extractors
-from benchfoundry.tasks.extract.stage import run as extract_stage
-from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
 from benchfoundry.core.records import QuarantineRecord, VisualFactsRecord
 from benchfoundry.devtools.synthetic import write_corpus
 from benchfoundry.devtools.testserver import Script, TestServer
 from benchfoundry.pipeline.registry import StageRun
-from benchfoundry.pipeline.spec import ExtractOptions, FolderSource, IngestOptions
+from benchfoundry.sources.models import FolderSource
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.storage.visual_context import FactsIndex
+from benchfoundry.tasks.extract.options import ExtractOptions
+from benchfoundry.tasks.extract.stage import build_extractors
+from benchfoundry.tasks.extract.stage import run as extract_stage
+from benchfoundry.tasks.ingest.options import IngestOptions
+from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
 
 @pytest.fixture
@@ -80,8 +82,9 @@ def test_a_failing_model_is_quarantined_with_its_reason(run):
 
 def test_transparent_and_16_bit_images_reach_the_backends_visible():
     import numpy as np
-    from benchfoundry.tasks.extract.stage import to_rgb
     from PIL import Image, ImageDraw
+
+    from benchfoundry.tasks.extract.stage import to_rgb
 
     clear = Image.new("RGBA", (120, 60), (0, 0, 0, 0))
     ImageDraw.Draw(clear).rectangle((20, 20, 60, 40), fill=(0, 0, 0, 255))

@@ -4,6 +4,15 @@ and the LLM path against the real test server."""
 import json
 
 import pytest
+
+from benchfoundry.core.records import CandidateRecord, QuarantineRecord
+from benchfoundry.core.taxonomy import TaxonomyError, load_taxonomy
+from benchfoundry.devtools.generate_check import template_key_accuracy
+from benchfoundry.devtools.synthetic import write_corpus
+from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.sources.models import FolderSource
+from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.extract.options import ExtractOptions
 from benchfoundry.tasks.extract.stage import run as extract_stage
 from benchfoundry.tasks.generate.drafts import (
     Draft,
@@ -12,16 +21,10 @@ from benchfoundry.tasks.generate.drafts import (
     to_candidate,
     validate,
 )
+from benchfoundry.tasks.generate.options import GenerateOptions
 from benchfoundry.tasks.generate.stage import generate_all
+from benchfoundry.tasks.ingest.options import IngestOptions
 from benchfoundry.tasks.ingest.stage import run as ingest_stage
-
-from benchfoundry.core.records import CandidateRecord, QuarantineRecord
-from benchfoundry.core.taxonomy import TaxonomyError, load_taxonomy
-from benchfoundry.devtools.generate_check import template_key_accuracy
-from benchfoundry.devtools.synthetic import write_corpus
-from benchfoundry.pipeline.registry import StageRun
-from benchfoundry.pipeline.spec import ExtractOptions, FolderSource, GenerateOptions, IngestOptions
-from benchfoundry.storage.tables import RunFolder
 
 
 def test_taxonomies_load_with_their_levels(tmp_path):
@@ -180,10 +183,9 @@ def test_llm_questions_are_validated_repaired_or_refused(run_with_facts):
 
 
 def test_seed_questions_are_validated_and_mapped(tmp_path):
-    from benchfoundry.tasks.generate.stage import refused_candidates
-
     from benchfoundry.devtools.faulty import write_faulty_tsv
-    from benchfoundry.pipeline.spec import TsvSource
+    from benchfoundry.sources.models import TsvSource
+    from benchfoundry.tasks.generate.stage import refused_candidates
 
     write_corpus(tmp_path / "corpus", n_objects=3, n_text=1, seed=43)
     write_faulty_tsv(tmp_path / "faulty.tsv")

@@ -1,14 +1,13 @@
 import os
 from pathlib import Path
 
-from benchfoundry.tasks.ingest.stage import decode_batch
-
 from benchfoundry.core import imaging
 from benchfoundry.core.packaged import PACKAGES
 from benchfoundry.devtools.faulty import tiff_with_broken_second_frame, write_faulty_images
 from benchfoundry.pipeline.registry import StageRun
-from benchfoundry.pipeline.spec import FolderSource, PackagedSource
 from benchfoundry.sources.files import read_folder, read_packaged
+from benchfoundry.sources.models import FolderSource, PackagedSource
+from benchfoundry.tasks.ingest.stage import decode_batch
 
 
 def test_folder_is_read_recursively_in_a_stable_order(tmp_path, image_bytes):
@@ -71,11 +70,10 @@ def test_packaged_photos_are_read_from_their_packages():
 
 
 def test_ingest_without_prefect_stores_duplicates_across_batches_once(tmp_path, image_bytes):
-    from benchfoundry.tasks.ingest.stage import run as ingest_stage
-
     from benchfoundry.core.records import ImageRecord, ImageSourceRecord
-    from benchfoundry.pipeline.spec import IngestOptions
     from benchfoundry.storage.tables import RunFolder
+    from benchfoundry.tasks.ingest.options import IngestOptions
+    from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
     folder = tmp_path / "imgs"
     folder.mkdir()

@@ -9,14 +9,15 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
 from benchfoundry.core.records import ImageRecord, ImageSourceRecord, QuarantineRecord
 from benchfoundry.pipeline.registry import StageRun
-from benchfoundry.pipeline.spec import FolderSource, IngestOptions, ParquetSource, TsvSource
 from benchfoundry.sources.items import SourceFormatError
+from benchfoundry.sources.models import FolderSource, ParquetSource, TsvSource
 from benchfoundry.sources.tables import read_parquet, read_tsv
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.ingest.options import IngestOptions
+from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
 
 def _tsv(path, header, rows):

@@ -7,8 +7,8 @@ import pytest
 
 from benchfoundry.devtools.faulty import write_faulty_tsv
 from benchfoundry.devtools.synthetic import TSV_COLUMNS
-from benchfoundry.pipeline.spec import ParquetSource, TsvSource
 from benchfoundry.sources.items import SourceFormatError
+from benchfoundry.sources.models import ParquetSource, TsvSource
 from benchfoundry.sources.tables import read_parquet, read_tsv, split_inline_options
 
 

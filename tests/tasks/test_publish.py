@@ -16,15 +16,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from benchfoundry.tasks.publish.stage import PublishError
 from PIL import Image
 
 from benchfoundry.core.records import CandidateRecord, ReviewRecord, ScoredRecord
 from benchfoundry.decisions.reviews import AUTO, Decision, candidate_hash, now, record
 from benchfoundry.pipeline.registry import STAGES, StageRun
-from benchfoundry.pipeline.spec import PublishOptions
 from benchfoundry.storage import releases
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.publish.options import PublishOptions
+from benchfoundry.tasks.publish.stage import PublishError
 
 DIMENSIONS = (
     "instances_counting",

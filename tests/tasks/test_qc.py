@@ -5,14 +5,14 @@ models are left out of the counts, and a rerun makes no new calls."""
 import re
 
 import pytest
-from benchfoundry.tasks.qc.stage import QCConfigError, consensus_all, filter_all, select_all
 
 from benchfoundry.core.records import CandidateRecord, JudgementRecord, ScoredRecord
 from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.gateway import Gateway
 from benchfoundry.gateway.assemble import gateway_for_run
-from benchfoundry.pipeline.spec import ConsensusOptions, FilterOptions, SelectOptions
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions, SelectOptions
+from benchfoundry.tasks.qc.stage import QCConfigError, consensus_all, filter_all, select_all
 
 ANSWERS = "ABCDABCD"
 QUESTIONS = {f"Question number {k}?": k for k in range(8)}

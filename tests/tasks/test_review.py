@@ -5,7 +5,6 @@ decisions, conflicts and adjudication, and agreement figures checked against han
 from __future__ import annotations
 
 import pytest
-from benchfoundry.tasks.review.stage import export_batches
 
 from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
 from benchfoundry.decisions.reviews import (
@@ -19,8 +18,9 @@ from benchfoundry.decisions.reviews import (
     status,
 )
 from benchfoundry.pipeline.registry import STAGES, StageRun
-from benchfoundry.pipeline.spec import Reviewer, ReviewOptions
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
+from benchfoundry.tasks.review.stage import export_batches
 
 
 @pytest.fixture

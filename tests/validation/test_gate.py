@@ -5,6 +5,7 @@ either way."""
 from __future__ import annotations
 
 import pytest
+
 from benchfoundry.validation.gate import GateRow, checks_file, run_gate
 
 DIMENSION = "instances_counting"

@@ -1,11 +1,11 @@
 """Hit counting, the text-only rules, the possibly-flawed flag and difficulty bins."""
 
 import pytest
-from benchfoundry.tasks.qc.assess import Outcome, count_hits, judge, outcomes, stored_passes
 
 from benchfoundry.core.records import JudgementRecord
-from benchfoundry.pipeline.spec import ConsensusOptions, FilterOptions
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.qc.assess import Outcome, count_hits, judge, outcomes, stored_passes
+from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions
 
 
 def _hits(spec: dict[str, tuple[bool, bool | None]], failed=(), missing=()):

@@ -2,9 +2,8 @@
 with its shortfall, and a decision with a reason for every candidate."""
 
 from benchfoundry.tasks.qc.assess import Hits, Verdict
+from benchfoundry.tasks.qc.options import SelectOptions
 from benchfoundry.tasks.qc.select import Assessed, select
-
-from benchfoundry.pipeline.spec import SelectOptions
 
 
 def _item(qid, dimension="d", answer="A", image=None, vlm_hits=0, n=4, status="eligible"):

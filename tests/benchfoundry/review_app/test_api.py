@@ -13,16 +13,16 @@ import urllib.request
 
 import pytest
 import uvicorn
-from benchfoundry.tasks.review.app import create_app
-from benchfoundry.tasks.review.stage import export_batches
 
 from benchfoundry.core.records import CandidateRecord, ReviewRecord, ScoredRecord
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.review.app import create_app
+from benchfoundry.tasks.review.stage import export_batches
 
 
 @pytest.fixture
 def run(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record) -> RunFolder:
-    from benchfoundry.pipeline.spec import Reviewer, ReviewOptions
+    from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
 
     run = RunFolder(tmp_path / "run")
     image = store_raw_image(run, image_bytes())

@@ -92,13 +92,13 @@ def test_tasks_go_to_label_studio_and_its_export_comes_back_as_reviews(
     scored_record,
     prefect_api,
 ):
-    from benchfoundry.tasks.review.stage import export_batches
     from typer.testing import CliRunner
 
     from benchfoundry.cli import app
     from benchfoundry.core.records import CandidateRecord, ReviewRecord, ScoredRecord
-    from benchfoundry.pipeline.spec import Reviewer, ReviewOptions
     from benchfoundry.storage.tables import RunFolder
+    from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
+    from benchfoundry.tasks.review.stage import export_batches
 
     run = RunFolder(tmp_path / "run")
     image = store_raw_image(run, image_bytes())

@@ -1,0 +1,33 @@
+"""The base of every section of a build spec: declarative, validated, unknown keys refused.
+A stage's options model (its section under the spec's `options`, named as the stage) derives
+from `StageOptionsModel`, which lets it resolve its own relative paths against the spec's
+folder and name the taxonomy dimensions it refers to, so that the spec needs no line per stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict
+
+Fix = Callable[[Path | str], Path | str]  # makes a relative path absolute; URLs and absolutes kept
+
+
+class SpecModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StageOptionsModel(SpecModel):
+    """One stage's options."""
+
+    def resolved(self, fix: Fix, base: Path) -> Self:  # noqa: ARG002
+        """A copy whose relative paths are made absolute with `fix` (the spec's folder is
+        `base`); options without paths are returned as they are."""
+        return self
+
+    def named_dimensions(self) -> dict[str, list[str]]:
+        """The taxonomy dimensions these options name, by the spec key that names them, so that
+        the spec can check each is a dimension of its taxonomy."""
+        return {}

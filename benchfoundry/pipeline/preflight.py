@@ -1,0 +1,283 @@
+"""The preflight: every model a build spec names is checked in seconds, before any stage runs.
+
+A spec naming `openai/gpt-4o-mini` with no API key used to run ingest and extract and fail only
+at generate; the preflight says so at once. Each model is checked the way the gateway will use
+it: its provider is known and importable, an endpoint has a key or a base URL that needs none, a
+local model's weights are on disk. With `reach`, each endpoint model is also asked one tiny
+question. Models are named by their masked form: no credential reaches a message.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from benchfoundry.core.errors import UserError
+from benchfoundry.gateway.errors import ModelCallError, ModelConfigError
+from benchfoundry.gateway.models import ModelSpec, parse_model, protect, resolve
+from benchfoundry.gateway.secrets import redact
+
+if TYPE_CHECKING:
+    from benchfoundry.gateway import Gateway
+    from benchfoundry.pipeline.spec import BuildSpec
+
+# The stages that ask each role's models; a role counts when one of them is run.
+ROLE_STAGES = {
+    "generator": ("generate",),
+    "generator_reasoning": ("generate",),
+    "text_only": ("filter",),
+    "vlm": ("consensus",),
+    "judge": ("filter", "consensus"),
+}
+REACH_TIMEOUT_S = 15.0  # the longest a reach call waits for its one answer
+_TRUE = {"1", "on", "yes", "true"}
+
+
+class ModelCheck(BaseModel):
+    """One model's preflight: where the spec names it and what, if anything, is wrong."""
+
+    name: str = Field(description="the model as the spec names it, credentials masked")
+    where: list[str] = Field(description="where it is named: models.ROLE, options.STAGE.FIELD")
+    provider: str | None = None
+    ok: bool = True
+    problem: str | None = None
+    latency_s: float | None = Field(default=None, description="the reach call's latency")
+
+    def line(self) -> str:
+        return f"{self.name} ({', '.join(self.where)}): {self.problem}"
+
+
+class PreflightReport(BaseModel):
+    """Every model a build would use, checked."""
+
+    results: list[ModelCheck] = Field(default_factory=list)
+    reached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    @property
+    def problems(self) -> list[ModelCheck]:
+        return [r for r in self.results if not r.ok]
+
+    def text(self) -> str:
+        """One line per problem; with none, one line that says what was checked."""
+        if self.problems:
+            return "\n".join(r.line() for r in self.problems)
+        reached = [r for r in self.results if r.latency_s is not None]
+        how = f", {len(reached)} reached" if reached else ""
+        return f"preflight: {len(self.results)} model(s) ok{how}"
+
+
+class PreflightError(UserError):
+    """A model of the build cannot be used as configured; the message names each one."""
+
+
+class Probe(BaseModel):
+    """One cheap call to a model: its reply or its error, and how long it took."""
+
+    ok: bool
+    seconds: float
+    reply: str | None = None
+    error: str | None = None
+
+
+def probe(gateway: Gateway, model: str | ModelSpec) -> Probe:
+    """Ask `model` one tiny question through `gateway` (a blind baseline gets a tiny
+    multiple-choice one); every failure, whatever its kind, is reported, not raised."""
+    from benchfoundry.gateway import MCQ, GenerateParams
+
+    started = time.monotonic()
+    try:
+        if gateway.spec(model).provider == "blind":
+            gateway.prepare(model, ["A", "B", "A"])
+            question = "Which is a colour?"
+            mcq = MCQ(question=question, options=("blue", "seven"))
+            response = gateway.generate(model, question, mcq=mcq)
+        else:
+            response = gateway.generate(
+                model, "Reply with the word OK.", GenerateParams(max_tokens=5)
+            )
+    except ModelCallError as exc:
+        error = f"{exc.kind}: {exc.message}"
+    except Exception as exc:  # a check reports every failure, whatever its kind
+        error = str(exc)
+    else:
+        return Probe(
+            ok=True, seconds=round(time.monotonic() - started, 3), reply=response.text[:40]
+        )
+    return Probe(ok=False, seconds=round(time.monotonic() - started, 3), error=redact(error))
+
+
+def named_models(spec: BuildSpec, stages: list[str] | None = None) -> dict[str, list[str]]:
+    """Masked model name -> where the spec names it, for the stages that will run."""
+    from benchfoundry.tasks.qc.options import DEFAULT_TEXT_ONLY, DEFAULT_VLM
+
+    run = set(spec.stages if stages is None else stages)
+    found: dict[str, list[str]] = {}
+
+    def add(where: str, names: list[str] | tuple[str, ...]) -> None:
+        for name in names:
+            found.setdefault(protect(name), []).append(where)
+
+    for role, names in spec.models.items():
+        if run & set(ROLE_STAGES.get(role, run)):
+            add(f"models.{role}", names)
+    defaults = {"text_only": ("filter", DEFAULT_TEXT_ONLY), "vlm": ("consensus", DEFAULT_VLM)}
+    for role, (stage, names) in defaults.items():
+        if stage in run and not spec.models.get(role):
+            add(f"models.{role} (default)", names)
+    options = spec.options
+    if "extract" in run and options.extract.captioner == "vlm" and options.extract.captioner_model:
+        add("options.extract.captioner_model", [options.extract.captioner_model])
+    if "filter" in run:
+        add("options.filter.blind", options.filter.blind)
+        add("options.filter.chance", options.filter.chance)
+    if "evaluate" in run:
+        evaluate = options.evaluate
+        add("options.evaluate.models", evaluate.models)
+        add("options.evaluate.judge", [evaluate.judge] if evaluate.judge else [])
+        add("options.evaluate.base_llm", [evaluate.base_llm] if evaluate.base_llm else [])
+    return found
+
+
+def _short(exc: Exception, spec: ModelSpec | None = None) -> str:
+    """An error's message without the `model 'NAME': ` the gateway starts it with."""
+    text = str(exc)
+    if spec is not None and text.startswith(prefix := f"model '{spec.name}': "):
+        text = text[len(prefix) :]
+    return text
+
+
+def _hf_offline() -> bool:
+    return any(
+        os.environ.get(v, "").lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
+
+
+def weights_problem(model: str) -> str | None:
+    """Why `hf/MODEL` (a model folder or a hub id) has no weights here, or None. Offline, a hub
+    id must be in the Hugging Face cache; online it is downloaded when first used."""
+    path = Path(model).expanduser()
+    if path.exists():
+        return None if (path / "config.json").exists() else f"no model folder at {model}"
+    if path.is_absolute() or model.startswith((".", "~")) or model.count("/") > 1:
+        return f"local weights not found at {model}"
+    if not _hf_offline():
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(model, "config.json")
+    except Exception:  # an id the hub refuses is not in its cache either
+        cached = None
+    if isinstance(cached, str):
+        return None
+    return (
+        f"local weights not found: {model} is no folder and not in the Hugging Face cache "
+        "(offline: HF_HUB_OFFLINE)"
+    )
+
+
+def check_model(model: ModelSpec) -> str | None:
+    """What stops the gateway from using `model`, found without calling it (None: nothing)."""
+    from benchfoundry.gateway import providers
+    from benchfoundry.gateway.context import GatewayContext
+
+    try:
+        providers.provider_class(model)
+        if model.provider == "openai":
+            from benchfoundry.gateway.openai_compat import key_and_url, key_env
+
+            if not model.model:
+                return "give the model id (openai/MODEL[@BASE_URL])"
+            if key_and_url(model)[0] is None:
+                return f"no API key (set {key_env(model)} or give a base_url)"
+        elif model.provider == "blind":  # needs nothing; building it checks its kind
+            providers.create(model, GatewayContext())
+        elif model.provider == "facts":  # reads the run's facts; its inner model needs its own
+            return check_model(parse_model(model.model)) if model.model else "name the inner model"
+        elif model.provider == "smollm2":
+            from benchfoundry.gateway.local_hf import smollm2_problem
+
+            return smollm2_problem()
+        elif model.provider == "hf":
+            return weights_problem(model.model) if model.model else "give a folder or id"
+    except (ModelConfigError, ValueError) as exc:
+        return _short(exc, model)
+    return None
+
+
+def _endpoint(model: ModelSpec) -> ModelSpec | None:
+    """The OpenAI-compatible endpoint model behind `model` (itself, or a fact reader's inner)."""
+    if model.provider == "openai":
+        return model
+    if model.provider == "facts" and model.model:
+        return _endpoint(parse_model(model.model))
+    return None
+
+
+def preflight(
+    spec: BuildSpec, stages: list[str] | None = None, reach: bool = False
+) -> PreflightReport:
+    """Check every model `spec` names for `stages` (default: the spec's); with `reach`, ask each
+    endpoint model one tiny question too (one try, a short timeout, no response cache)."""
+    from benchfoundry.gateway import Gateway
+    from benchfoundry.gateway.assemble import default_catalogue
+
+    try:
+        catalogue = default_catalogue(spec.model_catalogue)
+    except ModelConfigError as exc:
+        bad = ModelCheck(name="catalogue", where=["model_catalogue"], ok=False, problem=str(exc))
+        return PreflightReport(results=[bad])
+    results: list[ModelCheck] = []
+    endpoints: dict[int, ModelSpec] = {}
+    for name, where in named_models(spec, stages).items():
+        try:
+            model = resolve(name, catalogue)
+        except (ModelConfigError, ValueError) as exc:
+            results.append(ModelCheck(name=name, where=where, ok=False, problem=str(exc)))
+            continue
+        problem = check_model(model)
+        results.append(
+            ModelCheck(
+                name=name, where=where, provider=model.provider, ok=problem is None, problem=problem
+            )
+        )
+        if reach and problem is None and (endpoint := _endpoint(model)) is not None:
+            endpoints[len(results) - 1] = endpoint.model_copy(
+                update={"max_attempts": 1, "timeout_s": min(endpoint.timeout_s, REACH_TIMEOUT_S)}
+            )
+    if endpoints:
+        gateway = Gateway(catalogue)
+        with ThreadPoolExecutor(max_workers=min(8, len(endpoints))) as pool:
+            futures = {i: pool.submit(probe, gateway, m) for i, m in endpoints.items()}
+        for index, future in futures.items():
+            result = future.result()
+            if result.ok:
+                update: dict[str, object] = {"latency_s": result.seconds}
+            else:
+                update = {"ok": False, "problem": f"not reached: {result.error}"}
+            results[index] = results[index].model_copy(update=update)
+    for i, result in enumerate(results):  # a last guard: no secret in any message
+        if result.problem is not None:
+            problem = redact(result.problem)
+            results[i] = result.model_copy(update={"problem": problem})
+    return PreflightReport(results=results, reached=reach)
+
+
+def check_or_raise(
+    spec: BuildSpec, stages: list[str] | None = None, reach: bool = False
+) -> PreflightReport:
+    """The preflight's report; `PreflightError` naming every problem when there is one."""
+    report = preflight(spec, stages, reach)
+    if problems := report.problems:
+        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+        raise PreflightError(f"preflight: {count}: " + "; ".join(p.line() for p in problems))
+    return report

@@ -1,0 +1,80 @@
+"""The sources a build reads images and seed questions from, as the spec names them: a folder,
+a VLMEvalKit TSV, a Parquet file in MMStar's layout, or photos that installed packages ship.
+Ingest stores them; evaluation reads the same table formats as datasets."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from benchfoundry.core.locations import Location
+from benchfoundry.core.options import SpecModel
+from benchfoundry.core.packaged import PACKAGES
+
+
+class FolderSource(SpecModel):
+    """Every image file under a folder, recursively."""
+
+    kind: Literal["folder"] = "folder"
+    path: Location
+    license: str | None = None
+    meta: dict[str, str] = Field(default_factory=dict)
+
+
+class TsvSource(SpecModel):
+    """A VLMEvalKit-style multiple-choice TSV: its rows become images and seed questions."""
+
+    kind: Literal["tsv"] = "tsv"
+    path: Location
+    image_root: Location | None = Field(
+        default=None,
+        description="folder that `image_path` values are read from, and may not lead out of "
+        "(default: the file's folder)",
+    )
+    license: str | None = None
+    meta: dict[str, str] = Field(default_factory=dict)
+
+
+class ParquetSource(SpecModel):
+    """A Parquet file with an image column and question/options/answer columns (MMStar layout)."""
+
+    kind: Literal["parquet"] = "parquet"
+    path: Location
+    image_column: str = "image"
+    image_root: Location | None = Field(
+        default=None,
+        description="folder that image paths are read from, and may not lead out of (default: "
+        "the file's folder)",
+    )
+    license: str | None = None
+    meta: dict[str, str] = Field(default_factory=dict)
+
+
+class PackagedSource(SpecModel):
+    """Photos that installed Python packages ship (no download)."""
+
+    kind: Literal["packaged"] = "packaged"
+    packages: list[str] = Field(default_factory=lambda: list(PACKAGES))
+
+    @field_validator("packages")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        unknown = [p for p in value if p not in PACKAGES]
+        if unknown:
+            raise ValueError(f"unknown package(s) {unknown}; known: {', '.join(PACKAGES)}")
+        return value
+
+
+Source = Annotated[
+    FolderSource | TsvSource | ParquetSource | PackagedSource, Field(discriminator="kind")
+]
+
+
+def describe_source(source: FolderSource | TsvSource | ParquetSource | PackagedSource) -> str:
+    """A one-line description of a source, for summaries and the run manifest."""
+    if isinstance(source, PackagedSource):
+        return f"packaged:{','.join(source.packages)}"
+    # A path whose bytes are not UTF-8 is shown with \xNN escapes (it must fit a text column).
+    return f"{source.kind}:{os.fsencode(source.path).decode('utf-8', 'backslashreplace')}"

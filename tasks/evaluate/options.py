@@ -1,0 +1,64 @@
+"""The evaluate stage's options (the spec's `options.evaluate`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Self
+
+from pydantic import Field, field_validator
+
+from benchfoundry.core.locations import Location, is_fixed
+from benchfoundry.core.options import Fix, StageOptionsModel
+
+
+class EvaluateOptions(StageOptionsModel):
+    """An evaluation: models asked a dataset's questions through the answering engine."""
+
+    dataset: Location | None = Field(
+        default=None,
+        description="a release folder, a VLMEvalKit MCQ TSV, an MMStar Parquet, or an "
+        "open-ended set (an MM-Vet folder, a VLMEvalKit MMVet TSV) (relative to the spec); "
+        "default: the build's latest release (options.publish.to/<name>)",
+    )
+    models: list[str] = Field(default_factory=list, description="the models to evaluate")
+    mode: Literal["circular", "vanilla"] = "circular"
+    with_image: bool = Field(default=True, description="show the image (false: text only)")
+    judge: str | None = Field(
+        default=None,
+        description="reads answers the heuristic cannot; on an open-ended set, the grader",
+    )
+    limit: int | None = Field(default=None, ge=1, description="the first N questions only")
+    base_llm: str | None = Field(
+        default=None,
+        description="the models' base LLM: asked without images, and each model with and "
+        "without, for multi-modal gain and leakage (MMStar)",
+    )
+    batch_size: int = Field(default=32, ge=1, description="questions stored at a time")
+    gradings: int = Field(
+        default=5, ge=1, le=20, description="open-ended sets: gradings per answer (MM-Vet: 5)"
+    )
+    grading_tries: int = Field(
+        default=3, ge=1, le=10, description="open-ended sets: tries for a readable grade"
+    )
+    max_answer_tokens: int = Field(
+        default=512, ge=1, description="open-ended sets: the longest answer asked for"
+    )
+
+    @field_validator("models")
+    @classmethod
+    def _masked(cls, value: list[str]) -> list[str]:
+        from benchfoundry.gateway.models import protect_models
+
+        return protect_models({"evaluate": value})["evaluate"]
+
+    @field_validator("judge", "base_llm")
+    @classmethod
+    def _one_masked(cls, value: str | None) -> str | None:
+        from benchfoundry.gateway.models import protect_models
+
+        return None if value is None else protect_models({"m": [value]})["m"][0]
+
+    def resolved(self, fix: Fix, base: Path) -> Self:  # noqa: ARG002
+        if self.dataset is None or is_fixed(self.dataset):
+            return self
+        return self.model_copy(update={"dataset": fix(self.dataset)})

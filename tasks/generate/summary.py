@@ -1,0 +1,69 @@
+"""The generate stage's summary, and how it shows itself (artifact, closing report)."""
+
+from __future__ import annotations
+
+from benchfoundry.core.summary import StageSummary
+
+
+class GenerateSummary(StageSummary):
+    run: str
+    taxonomy: str
+    images: int
+    drafts: int
+    candidates: int
+    candidates_added: int
+    refused_by_reason: dict[str, int]
+    by_generator: dict[str, int]
+    per_dimension: dict[str, dict[str, int]]
+    letter_distribution: dict[str, int]
+    flagged_length_outliers: int
+    cost: float
+    seeds_refused_by_reason: dict[str, int] = {}
+    cost_by_dimension: dict[str, float] = {}
+    letters_by_option_count: dict[str, dict[str, int]] = {}
+
+    def markdown(self) -> str:
+        lines = [
+            f"# Generate ({self.taxonomy})",
+            "",
+            f"{self.drafts} drafts from {self.images} images, "
+            f"{self.candidates} candidates ({self.candidates_added} new), cost {self.cost:.4f}",
+            "",
+            "| dimension | counts |",
+            "|---|---|",
+        ]
+        lines += [
+            f"| {d} | " + ", ".join(f"{k} {v}" for k, v in c.items()) + " |"
+            for d, c in self.per_dimension.items()
+        ]
+        by_count = "; ".join(
+            f"{n} options: " + ", ".join(f"{k} {v}" for k, v in d.items())
+            for n, d in self.letters_by_option_count.items()
+        )
+        costs = (
+            ", ".join(f"{k} {v:.4f}" for k, v in self.cost_by_dimension.items() if v) or "nothing"
+        )
+        lines += [
+            "",
+            "Answer letters: " + ", ".join(f"{k} {v}" for k, v in self.letter_distribution.items()),
+            f"Answer letters by option count: {by_count}",
+            f"Cost by dimension: {costs}",
+            "Refused: "
+            + (", ".join(f"`{k}` {v}" for k, v in self.refused_by_reason.items()) or "nothing"),
+            "By generator: " + ", ".join(f"{k} {v}" for k, v in self.by_generator.items()),
+        ]
+        return "\n".join(lines) + "\n"
+
+    def lines(self) -> list[str]:
+        return [
+            "",
+            f"Generate ({self.taxonomy}):",
+            f"  drafts {self.drafts} from {self.images} images, candidates {self.candidates} ({self.candidates_added} new)",
+            "  by generator: " + ", ".join(f"{k} {v}" for k, v in self.by_generator.items()),
+            "  answer letters: "
+            + ", ".join(f"{k} {v}" for k, v in self.letter_distribution.items()),
+            "  refused: "
+            + (", ".join(f"{k} {v}" for k, v in self.refused_by_reason.items()) or "nothing"),
+            "  seed questions refused: "
+            + (", ".join(f"{k} {v}" for k, v in self.seeds_refused_by_reason.items()) or "none"),
+        ]

@@ -1,0 +1,62 @@
+"""The review stage's options (the spec's `options.review`): who reviews what, in batches."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from benchfoundry.core.options import SpecModel, StageOptionsModel
+
+
+class Reviewer(SpecModel):
+    """A person who reviews candidates; `dimensions` empty: every dimension."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")
+    dimensions: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _not_auto(cls, value: str) -> str:
+        if value == "auto":
+            raise ValueError("'auto' is the automatic reviewer's name; give people other names")
+        return value
+
+
+class ReviewOptions(StageOptionsModel):
+    """The review hand-off: which candidates go to people, in batches per dimension and reviewer,
+    with a share cross-checked by a second reviewer (MMStar)."""
+
+    include: list[Literal["selected", "flagged", "held_back", "dropped", "unassessed"]] = Field(
+        default_factory=lambda: ["selected", "flagged"]
+    )
+    reviewers: list[Reviewer] = Field(
+        default_factory=lambda: [Reviewer(name="reviewer")],
+        description="people and their dimensions (default: one reviewer for everything)",
+    )
+    batch_size: int = Field(default=50, ge=1)
+    cross_check: float = Field(
+        default=0.2, ge=0, le=1, description="share of each reviewer's samples given to a second"
+    )
+    auto: bool = Field(
+        default=False,
+        description="the `auto` reviewer accepts the candidates that passed every automatic "
+        "check (selected, no flags); recorded as reviewer auto, never counted as a person",
+    )
+
+    @field_validator("reviewers")
+    @classmethod
+    def _unique(cls, value: list[Reviewer]) -> list[Reviewer]:
+        names = [r.name for r in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"reviewer names must be unique: {names}")
+        if not value:
+            raise ValueError("name at least one reviewer")
+        return value
+
+    def named_dimensions(self) -> dict[str, list[str]]:
+        return {
+            "options.review.reviewers[].dimensions": [
+                d for r in self.reviewers for d in r.dimensions
+            ]
+        }
