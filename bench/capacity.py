@@ -39,7 +39,7 @@ def _prompt_tokens(run: Path) -> tuple[float, float, int]:
 
     from benchfoundry.core.letters import LETTERS
     from benchfoundry.core.records import CandidateRecord
-    from benchfoundry.gateway.local_hf import smollm2_folder
+    from benchfoundry.gateway.local_smollm2 import smollm2_folder
     from benchfoundry.prompts import load
     from benchfoundry.storage.tables import RunFolder
 

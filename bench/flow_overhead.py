@@ -2,12 +2,12 @@
 7 empty stage flows, each submitting T no-op tasks, on the embedded API server.
 
 Prints, with the stage flows' heartbeat threads (Prefect's default) and without
-(`benchfoundry.prefect_server.nested_flows`, what the build does): the median seconds per stage
+(`benchfoundry.pipeline.prefect_server.nested_flows`, what the build does): the median seconds per stage
 flow (and their range), and the CPU seconds the embedded server spent; with `--tasks T` the cost
 per task is the difference from the run without tasks. Its wall time varies from flow to flow:
 a stage flow's first call to the server (the task run that stands for the flow in its parent)
 waits while the server writes a batch of what earlier flows sent it, so the first flow is the
-fastest. The server's batches are `benchfoundry.prefect_server.SERVER_BATCHES`; set their
+fastest. The server's batches are `benchfoundry.pipeline.prefect_server.SERVER_BATCHES`; set their
 variables in the environment to measure Prefect's defaults
 (`PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE=1`,
 `PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE=20`).

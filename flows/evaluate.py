@@ -54,7 +54,7 @@ def board_artifacts(summaries: Sequence[EvaluateSummary], key: str) -> None:
 
 @flow(name="evaluate")
 def evaluate(stage: StageRun) -> EvaluateSummary:
-    """An evaluation (`tasks.evaluate.run`), one Prefect task per model and image setting."""
+    """An evaluation (`benchfoundry.tasks.evaluate.stage:run`), one Prefect task per model and image setting."""
     summary = run_in_flow("evaluate", stage)
     board_artifacts([summary], "evaluate-leaderboard")
     return summary

@@ -10,5 +10,5 @@ from benchfoundry.tasks.extract.summary import ExtractSummary
 
 @flow(name="extract")
 def extract(stage: StageRun) -> ExtractSummary:
-    """The extract stage (`tasks.extract.run`), its image batches as Prefect tasks."""
+    """The extract stage (`benchfoundry.tasks.extract.stage:run`), its image batches as Prefect tasks."""
     return run_in_flow("extract", stage)

@@ -10,5 +10,5 @@ from benchfoundry.tasks.generate.summary import GenerateSummary
 
 @flow(name="generate")
 def generate(stage: StageRun) -> GenerateSummary:
-    """The generate stage (`tasks.generate.run`) as one Prefect task."""
+    """The generate stage (`benchfoundry.tasks.generate.stage:run`) as one Prefect task."""
     return run_in_flow("generate", stage)

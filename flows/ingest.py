@@ -10,5 +10,5 @@ from benchfoundry.tasks.ingest.summary import IngestSummary
 
 @flow(name="ingest")
 def ingest(stage: StageRun) -> IngestSummary:
-    """The ingest stage (`tasks.ingest.run`), its image batches decoded as Prefect tasks."""
+    """The ingest stage (`benchfoundry.tasks.ingest.stage:run`), its image batches decoded as Prefect tasks."""
     return run_in_flow("ingest", stage)

@@ -42,7 +42,7 @@ def announce(summary: PublishSummary) -> None:
 
 @flow(name="publish")
 def publish(stage: StageRun) -> PublishSummary:
-    """The release (`tasks.publish.run`) as one Prefect task, announced when it is new."""
+    """The release (`benchfoundry.tasks.publish.stage:run`) as one Prefect task, announced when it is new."""
     summary = run_in_flow("publish", stage)
     announce(summary)
     return summary

@@ -16,19 +16,19 @@ from benchfoundry.tasks.qc.summary import AskSummary, QCSummary, SelectSummary
 
 @flow(name="filter")
 def filter_flow(stage: StageRun) -> AskSummary:
-    """The text-only ensemble (`tasks.qc.run_filter`) as one Prefect task."""
+    """The text-only ensemble (`benchfoundry.tasks.qc.stage:run_filter`) as one Prefect task."""
     return run_in_flow("filter", stage)
 
 
 @flow(name="consensus")
 def consensus_flow(stage: StageRun) -> AskSummary:
-    """The vision-language ensemble (`tasks.qc.run_consensus`) as one Prefect task."""
+    """The vision-language ensemble (`benchfoundry.tasks.qc.stage:run_consensus`) as one Prefect task."""
     return run_in_flow("consensus", stage)
 
 
 @flow(name="select")
 def select_flow(stage: StageRun) -> SelectSummary:
-    """Hits, verdicts and the selection (`tasks.qc.run_select`), with a table artifact of the
+    """Hits, verdicts and the selection (`benchfoundry.tasks.qc.stage:run_select`), with a table artifact of the
     selection per dimension."""
     summary = run_in_flow("select", stage)
     create_table_artifact(

@@ -11,5 +11,5 @@ from benchfoundry.tasks.review.summary import ReviewSummary
 
 @flow(name="review")
 def review(stage: StageRun) -> ReviewSummary:
-    """The review hand-off (`tasks.review.run`) as one Prefect task."""
+    """The review hand-off (`benchfoundry.tasks.review.stage:run`) as one Prefect task."""
     return run_in_flow("review", stage)

@@ -40,7 +40,8 @@ def _run_folder(value: str | Path, write: bool = True) -> Path:
     """A `--out` value as the local folder to work in: a URL's working copy (under its lease
     when the command writes)."""
     from benchfoundry.core.locations import is_url
-    from benchfoundry.storage.remote import StoreError, run_folder_at
+    from benchfoundry.storage.objects import StoreError
+    from benchfoundry.storage.remote import run_folder_at
 
     if isinstance(value, Path) or not is_url(value):
         return Path(value)

@@ -22,28 +22,10 @@ CatalogueOpt = Annotated[
 
 
 def _check(gateway: Any, name: str) -> dict[str, Any]:
-    from benchfoundry.gateway import MCQ, GenerateParams, ModelCallError
+    """One tiny call to the model (the preflight's probe): its reply or its error, and time."""
+    from benchfoundry.pipeline.preflight import probe
 
-    started = time.monotonic()
-    try:
-        if gateway.spec(name).provider == "blind":
-            gateway.prepare(name, ["A", "B", "A"])
-            response = gateway.generate(
-                name,
-                "Which is a colour?",
-                mcq=MCQ(question="Which is a colour?", options=("blue", "seven")),
-            )
-        else:
-            response = gateway.generate(
-                name, "Reply with the word OK.", GenerateParams(max_tokens=5)
-            )
-    except (ModelCallError, Exception) as exc:  # a check reports every failure, whatever its kind
-        return {"ok": False, "error": str(exc), "seconds": round(time.monotonic() - started, 3)}
-    return {
-        "ok": True,
-        "reply": response.text[:40],
-        "seconds": round(time.monotonic() - started, 3),
-    }
+    return probe(gateway, name).model_dump(exclude_none=True)
 
 
 @app.command()

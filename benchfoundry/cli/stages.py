@@ -1,4 +1,4 @@
-"""The stage commands, made from the stage registry (`benchfoundry.stages.STAGES`), all of one
+"""The stage commands, made from the stage registry (`benchfoundry.pipeline.registry.STAGES`), all of one
 shape: `benchfoundry STAGE --out RUN [--spec SPEC.yaml] [--json]` reads its inputs from the run
 folder and writes its tables there (`ingest` also takes its sources as arguments); `build
 SPEC.yaml` runs every stage the spec asks for; `stages` lists the registry."""

@@ -10,14 +10,14 @@ from typing import Annotated
 
 from pydantic import PlainValidator
 
-_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
+URL_PATTERN = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def is_url(value: object) -> bool:
     """True for `scheme://...` locations other than `file://` (which is a local path)."""
     if not isinstance(value, str):
         return False
-    match = _URL.match(value)
+    match = URL_PATTERN.match(value)
     return bool(match) and match.group("scheme").lower() not in ("file", "local")
 
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 PROVIDERS: dict[str, str] = {
     "openai": "benchfoundry.gateway.openai_compat:OpenAICompatible",
     "hf": "benchfoundry.gateway.local_hf:TransformersModel",
-    "smollm2": "benchfoundry.gateway.local_hf:SmolLM2",
+    "smollm2": "benchfoundry.gateway.local_smollm2:SmolLM2",
     "blind": "benchfoundry.gateway.blind:BlindBaseline",
     "facts": "benchfoundry.gateway.facts:FactReader",
 }

@@ -28,7 +28,7 @@ RECORDS = "benchfoundry-servers"
 # (`bench/flow_overhead.py`), on the cores the models use. Batches are written when full, every
 # 5 s, and when the server stops. With the defaults, a command that ended soon after its last
 # task often left some task runs unrecorded or not in their final state (the recorder's backlog
-# was dropped at shutdown); the test in tests/benchfoundry/test_cli_process.py reads every one
+# was dropped at shutdown); the test in tests/benchfoundry/cli/test_cli_process.py reads every one
 # back. A value set in the environment, under its name or Prefect's older
 # `PREFECT_API_SERVICES_...` one, wins; a killed server loses its last seconds of records anyway.
 SERVER_BATCHES = {

@@ -204,7 +204,7 @@ def check_model(model: ModelSpec) -> str | None:
         elif model.provider == "facts":  # reads the run's facts; its inner model needs its own
             return check_model(parse_model(model.model)) if model.model else "name the inner model"
         elif model.provider == "smollm2":
-            from benchfoundry.gateway.local_hf import smollm2_problem
+            from benchfoundry.gateway.local_smollm2 import smollm2_problem
 
             return smollm2_problem()
         elif model.provider == "hf":

@@ -140,7 +140,7 @@ STAGES: dict[str, Stage] = {
             inputs=("spec:sources",),
             outputs=("images", "image_sources", "candidates", "quarantine"),
             uses=("sources",),
-        ),  # noqa: E501
+        ),
         Stage.of(
             "extract",
             "visual facts per image: instances, OCR lines, captions",
@@ -149,7 +149,7 @@ STAGES: dict[str, Stage] = {
             outputs=("visual_facts", "quarantine"),
             requires=("images", "ingest"),
             uses=("catalogue",),
-        ),  # noqa: E501
+        ),
         Stage.of(
             "generate",
             "candidate questions per dimension from the facts (templates, LLMs)",
@@ -158,17 +158,17 @@ STAGES: dict[str, Stage] = {
             outputs=("candidates", "quarantine"),
             requires=("visual_facts", "extract"),
             uses=("taxonomy", "models", "catalogue"),
-        ),  # noqa: E501
+        ),
         _qc_step(
             "filter",
             "text-only ensemble (no image) under CircularEval: answers as judgements",
             ("candidates", "quarantine", "spec:models"),
-        ),  # noqa: E501
+        ),
         _qc_step(
             "consensus",
             "vision-language ensemble (with image) under CircularEval: judgements",
             ("candidates", "images", "visual_facts", "quarantine", "spec:models"),
-        ),  # noqa: E501
+        ),
         Stage.of(
             "select",
             "hit counts, flags, difficulty bins and the balanced selection",
@@ -180,7 +180,7 @@ STAGES: dict[str, Stage] = {
             requires=("candidates", "generate"),
             group="qc",
             uses=("models", "catalogue", "stages"),
-        ),  # noqa: E501
+        ),
         Stage.of(
             "review",
             "the hand-off to people: review batches per dimension and reviewer, cross-checks",
@@ -189,7 +189,7 @@ STAGES: dict[str, Stage] = {
             outputs=("review_batches", "reviews"),
             requires=("scored", "qc"),
             group="review",
-        ),  # noqa: E501
+        ),
         Stage.of(
             "publish",
             "the publish gate (Great Expectations), then an immutable versioned release",
@@ -198,7 +198,7 @@ STAGES: dict[str, Stage] = {
             outputs=("<to>/<name>/<version>/", "<to>/<name>/latest", "reports/data_docs/"),
             requires=("reviews", "review"),
             group="publish",
-        ),  # noqa: E501
+        ),
         Stage.of(
             "evaluate",
             "models asked a dataset's questions (CircularEval or vanilla, or open-ended and graded k times), with intervals",
@@ -207,7 +207,7 @@ STAGES: dict[str, Stage] = {
             outputs=("results", "model_cache.sqlite", "usage.json"),
             group="evaluate",
             uses=("catalogue",),
-        ),  # noqa: E501
+        ),
     )
 }
 

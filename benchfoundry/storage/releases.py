@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from benchfoundry.core.errors import UserError
 from benchfoundry.core.ids import content_hash
 from benchfoundry.storage.atomic import atomic_write_bytes
-from benchfoundry.storage.remote import sha256_file
+from benchfoundry.storage.objects import sha256_file
 
 LATEST = "latest"
 MANIFEST = "manifest.json"
@@ -150,7 +150,7 @@ def list_releases(to: str | Path, name: str | None = None) -> list[ReleaseInfo]:
 
 
 def _list_at_url(url: str, name: str | None) -> list[ReleaseInfo]:
-    from benchfoundry.storage.remote import Store, StoreError
+    from benchfoundry.storage.objects import Store, StoreError
 
     try:
         store = Store(url)
@@ -172,7 +172,7 @@ def _list_at_url(url: str, name: str | None) -> list[ReleaseInfo]:
 
 # --- releases at a URL --------------------------------------------------------------------------
 # A release name's folder at a URL (`s3://bucket/releases/<name>`) is published through a local
-# mirror (`stores.default_workdir`): the publish runs there as on a local disk, then each new
+# mirror (`remote.default_workdir`): the publish runs there as on a local disk, then each new
 # version's files are put and its manifest last, created only if absent (the version's atomic
 # point: a reader takes a version only once its manifest is there, and checks every file against
 # it); `latest` is one put of a small object, written under the name's lease.
@@ -212,7 +212,7 @@ def _fetch_version(store: Any, version: str, into: Path) -> Path:
 def pull_for_publish(store: Any, mirror: Path, version: str) -> None:
     """What a publish of `version` reads, into the mirror: `latest` and the version it names,
     and `version` itself if it is published already (so that it is verified, not rewritten)."""
-    from benchfoundry.storage.remote import StoreError
+    from benchfoundry.storage.objects import StoreError
 
     mirror.mkdir(parents=True, exist_ok=True)
     pointer = store.read(LATEST)
@@ -255,7 +255,8 @@ def push_published(store: Any, mirror: Path, lease: Any = None) -> list[str]:
 def fetch(location: str) -> Path:
     """A dataset at a URL as a local path: a release name's folder (its `latest` version), one
     published version, or one file (TSV, Parquet), fetched into the working cache and checked."""
-    from benchfoundry.storage.remote import Store, StoreError, default_workdir
+    from benchfoundry.storage.objects import Store, StoreError
+    from benchfoundry.storage.remote import default_workdir
 
     store = Store(location)
     into = default_workdir(store.url)

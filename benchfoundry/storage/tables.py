@@ -140,7 +140,7 @@ class Table(Generic[R]):
 
     def _upgrade(self) -> None:
         """Once per process and table: parts in an earlier layout are upgraded in place
-        (`benchfoundry.migrate`)."""
+        (`benchfoundry.storage.migrations`)."""
         if not self.path.is_dir():
             return
         key = self.path.resolve()

@@ -9,7 +9,7 @@ are not stored, so the next run asks them again.
 With a base LLM (`base_llm`), each model is also asked without images, and the base LLM without
 images, for MMStar's multi-modal gain and leakage.
 
-An open-ended set (MM-Vet) is answered in free text and graded (`tasks.evaluate_open`)."""
+An open-ended set (MM-Vet) is answered in free text and graded (`open_sets.py`)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,8 @@ from benchfoundry.sources.models import (
     describe_source,
 )
 from benchfoundry.sources.tables import read_parquet, read_tsv
-from benchfoundry.storage import remote as stores
+from benchfoundry.storage.mirror import mirror
+from benchfoundry.storage.objects import StoreError
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.ingest.options import IngestOptions
 from benchfoundry.tasks.ingest.summary import IngestSummary
@@ -56,8 +57,8 @@ def read_source(source: Source) -> SourceItems:
     if not urls:
         return _read_local(source)
     try:
-        local = {f: stores.mirror(v) for f, v in urls.items()}
-    except stores.StoreError as exc:
+        local = {f: mirror(v) for f, v in urls.items()}
+    except StoreError as exc:
         raise SourceFormatError(f"source {describe_source(source)}: {exc}") from None
     items = _read_local(source.model_copy(update=local))
     prefixes = [(str(local[f]), str(urls[f]).rstrip("/")) for f in urls]

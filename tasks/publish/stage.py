@@ -33,7 +33,7 @@ from benchfoundry.core.records import (
 from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy
 from benchfoundry.storage import releases
 from benchfoundry.storage.atomic import atomic_write_json
-from benchfoundry.storage.remote import Lease, Store
+from benchfoundry.storage.objects import Lease, Store
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.publish.card import CardInputs, write_card
 from benchfoundry.tasks.publish.files import spool_images, tsv_differences, write_parquet, write_tsv

@@ -2,7 +2,7 @@
 (the spec's `review.include`) are cut into batches per dimension and reviewer, flagged first and
 then by hit count ascending (MMStar's order), with a share of each reviewer's samples given to a
 second reviewer as a cross-check. Decisions come back through the review app, its JSON API or a
-file into `reviews`, append-only (`benchfoundry/reviews.py` checks them and measures agreement)."""
+file into `reviews`, append-only (`benchfoundry/decisions/reviews.py` checks them and measures agreement)."""
 
 from __future__ import annotations
 

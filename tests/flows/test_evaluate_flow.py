@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.tasks.test_evaluate import scripted, write_tsv
+from tests.tasks.evaluate.test_evaluate import scripted, write_tsv
 
 REPO = Path(__file__).resolve().parents[2]
 

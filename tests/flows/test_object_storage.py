@@ -18,7 +18,8 @@ import fsspec
 import pytest
 
 from benchfoundry.core.records import ImageRecord
-from benchfoundry.storage.remote import RemoteRun, Store
+from benchfoundry.storage.objects import Store
+from benchfoundry.storage.remote import RemoteRun
 from benchfoundry.storage.tables import RunFolder
 
 REPO = Path(__file__).resolve().parents[2]

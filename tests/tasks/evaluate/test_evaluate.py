@@ -24,10 +24,10 @@ from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.dataset import EvalDatasetError, load_eval_dataset
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
 from benchfoundry.tasks.evaluate.stats import accuracy, clustered, gain_and_leakage, wilson
-from tests.tasks.test_publish import _options, publish
-from tests.tasks.test_publish import run as run  # noqa: F401  the fixture (a reviewed run)
+from tests.tasks.publish.test_publish import _options, publish
+from tests.tasks.publish.test_publish import run as run  # noqa: F401  the fixture (a reviewed run)
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def write_tsv(path: Path, image_bytes) -> Path:

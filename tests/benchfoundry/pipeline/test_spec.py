@@ -5,7 +5,7 @@ import pytest
 from benchfoundry.pipeline.spec import SpecError, load_spec, parse_source
 from benchfoundry.sources.models import FolderSource, PackagedSource, TsvSource
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_demo_spec_validates_and_resolves_paths():

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from benchfoundry.cli import app
 from benchfoundry.devtools.testserver import TestServer
-from tests.tasks.test_evaluate import evaluate, scripted, write_tsv
+from tests.tasks.evaluate.test_evaluate import evaluate, scripted, write_tsv
 
 
 def test_report_of_a_scripted_evaluation(tmp_path, image_bytes):

@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from tests.tasks.test_publish import _options, publish
-from tests.tasks.test_publish import run as run  # noqa: F401  the fixture
+from tests.tasks.publish.test_publish import _options, publish
+from tests.tasks.publish.test_publish import run as run  # noqa: F401  the fixture
 
 VLMEVALKIT = os.environ.get("BENCHFOUNDRY_VLMEVALKIT")
 

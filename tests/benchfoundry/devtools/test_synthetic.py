@@ -15,7 +15,7 @@ from benchfoundry.devtools.synthetic import (
     write_corpus,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DEMO = REPO / "benchfoundry" / "data" / "demo" / "synthetic"
 
 

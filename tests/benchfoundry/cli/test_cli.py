@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from benchfoundry.cli import app
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.usefixtures("prefect_api")
 
 
@@ -87,7 +87,7 @@ def test_failures_exit_non_zero_with_one_line(tmp_path, prefect_api):
 def test_commands_take_a_run_folder_and_sources_by_url(tmp_path, image_bytes, monkeypatch):
     import fsspec
 
-    from benchfoundry.storage.remote import Store
+    from benchfoundry.storage.objects import Store
 
     monkeypatch.setenv("BENCHFOUNDRY_WORKDIR", str(tmp_path / "work"))
     root = f"/cli-{tmp_path.name}"

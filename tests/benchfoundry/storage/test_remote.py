@@ -12,16 +12,9 @@ import pytest
 
 from benchfoundry.core.locations import is_url
 from benchfoundry.core.records import QuarantineRecord
-from benchfoundry.storage.remote import (
-    Lease,
-    RemoteRun,
-    Store,
-    StoreBusy,
-    StoreError,
-    mirror,
-    mirrored_record,
-    run_folder_at,
-)
+from benchfoundry.storage.mirror import mirror, mirrored_record
+from benchfoundry.storage.objects import Lease, Store, StoreBusy, StoreError
+from benchfoundry.storage.remote import RemoteRun, run_folder_at
 from benchfoundry.storage.tables import RunFolder
 
 

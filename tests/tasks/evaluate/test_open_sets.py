@@ -25,7 +25,7 @@ from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.dataset import EvalDatasetError, load_eval_dataset
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EVIL = "n/a <script>alert(1)</script>"
 
 

@@ -24,7 +24,7 @@ from benchfoundry.core.records import (
 from benchfoundry.storage.refusals import refused_candidates
 from benchfoundry.storage.tables import RunFolder
 
-LEGACY = Path(__file__).resolve().parents[1] / "data" / "run_v1"
+LEGACY = Path(__file__).resolve().parents[2] / "data" / "run_v1"
 
 
 @pytest.fixture

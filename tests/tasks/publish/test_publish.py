@@ -32,7 +32,7 @@ DIMENSIONS = (
     "instance_location",
     "scene_understanding",
 )
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def _options(tmp_path, **fields) -> PublishOptions:

@@ -15,7 +15,7 @@ import pytest
 
 from benchfoundry.devtools.testserver import Script, TestServer
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SECRET = "s3cr3t-Pa55word"
 pytestmark = pytest.mark.slow
 
