@@ -11,24 +11,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-# The stage modules that register reasons, and their stages, in pipeline order.
-STAGE_MODULES = {
-    "ingest": "benchfoundry.sources.items",
-    "extract": "benchfoundry.tasks.extract.stage",
-    "generate": "benchfoundry.tasks.generate.drafts",
-}
-
 
 def render() -> str:
+    """Every registered stage's entry module is imported (each registers its codes, or imports
+    the module that does), then the codes are listed stage by stage in the registry's order."""
     import importlib
 
     from benchfoundry.core.reasons import markdown, registered
+    from benchfoundry.pipeline.registry import STAGES
 
-    for name in STAGE_MODULES.values():
-        importlib.import_module(name)
+    for stage in STAGES.values():
+        importlib.import_module(stage.entry.partition(":")[0])
     found = registered()
-    order = [*STAGE_MODULES, *sorted(set(found) - set(STAGE_MODULES))]
-    return markdown({stage: found[stage] for stage in order if stage in found})
+    order = [*(s for s in STAGES if s in found), *sorted(set(found) - set(STAGES))]
+    return markdown({stage: found[stage] for stage in order})
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def synth(
     """Render synthetic scenes with known ground truth, and reference questions as a TSV."""
 
     def action() -> None:
-        from benchfoundry.devtools.faulty import write_faulty_images, write_faulty_tsv
+        from benchfoundry.devtools.broken_inputs import write_faulty_images, write_faulty_tsv
         from benchfoundry.devtools.synthetic import write_corpus
 
         counts: dict[str, Any] = write_corpus(out, objects, text, seed)

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchfoundry.core.faults import crash_point
+from benchfoundry.core.crash_points import crash_point
 
 
 def fsync_dir(path: Path) -> None:

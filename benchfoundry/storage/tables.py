@@ -24,8 +24,8 @@ from typing import Any, Generic, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchfoundry.core.crash_points import crash_point
 from benchfoundry.core.errors import UserError
-from benchfoundry.core.faults import crash_point
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import RECORDS_BY_TABLE, Record, arrow_schema
 from benchfoundry.storage.atomic import (

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from benchfoundry.answering.open_ended import OpenEngine, ToGrade
-from benchfoundry.core.faults import crash_point
+from benchfoundry.core.crash_points import crash_point
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import ResultRecord
 from benchfoundry.gateway import ModelCallError

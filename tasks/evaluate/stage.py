@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from benchfoundry.answering.chance import analytic_chance
 from benchfoundry.answering.engine import AnsweringEngine, QuestionResult
 from benchfoundry.core.batches import INLINE, Mapper
-from benchfoundry.core.faults import crash_point
+from benchfoundry.core.crash_points import crash_point
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import ResultRecord
 from benchfoundry.storage.tables import RunFolder

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchfoundry.core.batches import INLINE, Mapper
+from benchfoundry.core.crash_points import crash_point
 from benchfoundry.core.errors import UserError
-from benchfoundry.core.faults import crash_point
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.locations import is_url
 from benchfoundry.core.records import (

@@ -10,7 +10,7 @@ from benchfoundry.core.records import (
     ImageSourceRecord,
     QuarantineRecord,
 )
-from benchfoundry.devtools.faulty import write_faulty_images, write_faulty_tsv
+from benchfoundry.devtools.broken_inputs import write_faulty_images, write_faulty_tsv
 from benchfoundry.devtools.synthetic import write_corpus
 from benchfoundry.flows.ingest import ingest
 from benchfoundry.pipeline.registry import StageRun

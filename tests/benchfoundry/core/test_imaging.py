@@ -4,7 +4,7 @@ import pytest
 from PIL import Image
 
 from benchfoundry.core import imaging
-from benchfoundry.devtools import faulty
+from benchfoundry.devtools import broken_inputs as faulty
 
 
 def _encode(image: Image.Image, fmt: str, **kw) -> bytes:

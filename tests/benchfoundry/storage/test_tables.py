@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchfoundry.core.faults import ENV
+from benchfoundry.core.crash_points import ENV
 from benchfoundry.core.records import QuarantineRecord, ScoredRecord
 from benchfoundry.storage.tables import RunFolder, SchemaMismatchError
 

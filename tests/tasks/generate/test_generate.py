@@ -183,7 +183,7 @@ def test_llm_questions_are_validated_repaired_or_refused(run_with_facts):
 
 
 def test_seed_questions_are_validated_and_mapped(tmp_path):
-    from benchfoundry.devtools.faulty import write_faulty_tsv
+    from benchfoundry.devtools.broken_inputs import write_faulty_tsv
     from benchfoundry.sources.models import TsvSource
     from benchfoundry.tasks.generate.stage import refused_candidates
 

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from benchfoundry.core import imaging
 from benchfoundry.core.packaged import PACKAGES
-from benchfoundry.devtools.faulty import tiff_with_broken_second_frame, write_faulty_images
+from benchfoundry.devtools.broken_inputs import tiff_with_broken_second_frame, write_faulty_images
 from benchfoundry.pipeline.registry import StageRun
 from benchfoundry.sources.files import read_folder, read_packaged
 from benchfoundry.sources.models import FolderSource, PackagedSource

@@ -5,7 +5,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchfoundry.devtools.faulty import write_faulty_tsv
+from benchfoundry.devtools.broken_inputs import write_faulty_tsv
 from benchfoundry.devtools.synthetic import TSV_COLUMNS
 from benchfoundry.sources.items import SourceFormatError
 from benchfoundry.sources.models import ParquetSource, TsvSource
