@@ -22,9 +22,9 @@ $(STAMP): pyproject.toml setup.py scripts/setup.sh
 # moto) and, as root on Debian, the chromium package the browser tests drive.
 setup-test: $(TEST_STAMP)
 
-$(TEST_STAMP): $(STAMP)
+$(TEST_STAMP): pyproject.toml setup.py scripts/setup.sh
 	bash scripts/setup.sh $(VENV) test
-	@touch $@
+	@touch $(STAMP) $@
 
 demo: setup
 	$(BIN)/benchfoundry build datasets/demo.yaml

@@ -4,7 +4,7 @@ are mapped into it as subpackages (`tasks/` is `benchfoundry.tasks`), so that no
 name is taken. Their subpackages are found here, so a new stage needs no line in this file.
 The rest of the metadata is in pyproject.toml."""
 
-from setuptools import find_namespace_packages, find_packages, setup
+from setuptools import find_namespace_packages, setup
 
 MAPPED = ("flows", "tasks", "extractors", "validation", "prompts")
 
@@ -13,7 +13,10 @@ packages = find_namespace_packages(
 )
 for folder in MAPPED:
     packages += [f"benchfoundry.{folder}"]
-    packages += [f"benchfoundry.{folder}.{sub}" for sub in find_packages(where=folder)]
+    # Every folder below counts (namespace packages too), so a stage package without an
+    # `__init__.py` or a folder of package data is never silently left out of the wheel.
+    found = find_namespace_packages(where=folder, exclude=["*__pycache__"])
+    packages += [f"benchfoundry.{folder}.{sub}" for sub in found]
 
 setup(
     packages=packages,

@@ -26,7 +26,7 @@ def build(spec_path: str, out: str | None = None, stages: list[str] | None = Non
     spec = load_spec(spec_path)
     wanted = spec.stages if stages is None else stages
     chosen = [name for name in STAGES if name in wanted]
-    check_or_raise(spec, chosen)  # every model usable, before the first stage runs
+    check_or_raise(StageRun.from_spec(spec, "", chosen))  # every model usable, before any stage
     # A run folder at a URL is worked on in a local working copy, committed after each stage.
     with run_folder_at(out or spec.output) as where:
         run = RunFolder(where.path)

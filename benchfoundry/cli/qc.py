@@ -47,6 +47,7 @@ def qc(
         from benchfoundry.cli.stages import stage_context
         from benchfoundry.flows.qc import qc as qc_flow
         from benchfoundry.gateway.models import protect
+        from benchfoundry.pipeline.preflight import check_or_raise
         from benchfoundry.pipeline.registry import QC_STEPS
 
         chosen = [s.strip() for s in steps.split(",") if s.strip()]
@@ -65,6 +66,7 @@ def qc(
             select = options.select.model_copy(update={"target": target, "targets": {}})
             options = options.model_copy(update={"select": select})
         context = context.model_copy(update={"models": models, "options": options})
+        check_or_raise(context, [s for s in QC_STEPS if s in chosen])  # models the steps call
         with running_flows(not as_json):
             summary = qc_flow(context, [s for s in QC_STEPS if s in chosen])
         lines = [line for step in summary.steps for line in getattr(summary, step).lines()]

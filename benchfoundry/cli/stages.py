@@ -60,7 +60,7 @@ def build(
         from benchfoundry.flows.build import build as build_flow
         from benchfoundry.pipeline.build_report import build_text
         from benchfoundry.pipeline.preflight import check_or_raise, preflight
-        from benchfoundry.pipeline.registry import stage_names
+        from benchfoundry.pipeline.registry import StageRun, stage_names
         from benchfoundry.pipeline.spec import load_spec
 
         loaded = load_spec(
@@ -69,13 +69,14 @@ def build(
         chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
         if chosen is not None and (not chosen or set(chosen) - set(stage_names())):
             raise UserError(f"--stages takes {', '.join(stage_names())}; got {stages!r}")
+        context = StageRun.from_spec(loaded, "", chosen)
         if check:
-            report = preflight(loaded, chosen, reach=reach)
+            report = preflight(context, reach=reach)
             emit(as_json, {**report.model_dump(mode="json"), "ok": report.ok}, report.text())
             if not report.ok:
                 raise typer.Exit(1)
             return
-        check_or_raise(loaded, chosen, reach=reach)  # seconds, before Prefect starts
+        check_or_raise(context, reach=reach)  # seconds, before Prefect starts
         with running_flows(not as_json):
             where = out if out is None or is_url(out) else str(Path(out).resolve())
             summary = build_flow(str(spec), where, chosen)
@@ -87,15 +88,12 @@ def build(
 def stage_context(name: str, out: Path, spec: Path | None) -> Any:
     """What a lone stage command gives its stage: the spec's settings (or the defaults) for the
     run folder `out`."""
-    from benchfoundry.pipeline.preflight import check_or_raise
     from benchfoundry.pipeline.registry import StageRun
     from benchfoundry.pipeline.spec import load_spec
 
     if spec is None:
         return StageRun(run=str(out.resolve()), stages=[name])
-    loaded = load_spec(spec)
-    check_or_raise(loaded, [name])  # every model the stage uses, before it starts
-    return StageRun.from_spec(loaded, str(out.resolve()), [name])
+    return StageRun.from_spec(load_spec(spec), str(out.resolve()), [name])
 
 
 def with_options(context: Any, name: str, updates: dict[str, Any], command: str) -> None:
@@ -113,11 +111,13 @@ def with_options(context: Any, name: str, updates: dict[str, Any], command: str)
 
 def run_stage_command(name: str, context: Any, as_json: bool, out: Path) -> None:
     """Run one registry stage's flow and print its summary as the registry renders it."""
+    from benchfoundry.pipeline.preflight import check_or_raise
     from benchfoundry.pipeline.registry import STAGES
 
     entry = STAGES[name]
     if entry.requires:
         require_table(out, *entry.requires)
+    check_or_raise(context, [name])  # the models it will use, with the command's flags applied
     with running_flows(not as_json):
         summary = entry.flow_function()(context)
     emit_summary(as_json, summary, summary.markdown(), out)

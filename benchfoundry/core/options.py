@@ -1,7 +1,8 @@
 """The base of every section of a build spec: declarative, validated, unknown keys refused.
 A stage's options model (its section under the spec's `options`, named as the stage) derives
 from `StageOptionsModel`, which lets it resolve its own relative paths against the spec's
-folder and name the taxonomy dimensions it refers to, so that the spec needs no line per stage.
+folder, name the taxonomy dimensions it refers to, and name the models and weights it will
+load (for the preflight), so that neither the spec nor the pipeline needs a line per stage.
 """
 
 from __future__ import annotations
@@ -30,4 +31,15 @@ class StageOptionsModel(SpecModel):
     def named_dimensions(self) -> dict[str, list[str]]:
         """The taxonomy dimensions these options name, by the spec key that names them, so that
         the spec can check each is a dimension of its taxonomy."""
+        return {}
+
+    def named_models(self, roles: dict[str, list[str]]) -> dict[str, list[str]]:
+        """The models the stage will call when it runs, by where they are named (`models.ROLE`
+        for the spec's roles in `roles`, `options.STAGE.FIELD`), so that the preflight can
+        check each before any stage runs."""
+        return {}
+
+    def named_weights(self) -> dict[str, str]:
+        """The local weights (folders, files, or hub ids) the stage will load, by the key that
+        names them."""
         return {}

@@ -1,8 +1,9 @@
 """The one return type of every stage: a typed summary of what one run did, which renders
 itself. `markdown()` is the stage's Prefect artifact and its command's text output, `lines()`
 its part of the build's closing report, `closing()` its lines under that report's "Outputs"
-(where its files are). A stage's summary overrides what it shows differently; the defaults
-show every field, so a new stage reports something readable from its first run."""
+(where its files are), `build_markdown()` its section of the build's artifact. A stage's
+summary overrides what it shows differently; the defaults show every field, so a new stage
+reports something readable from its first run."""
 
 from __future__ import annotations
 
@@ -27,4 +28,8 @@ class StageSummary(BaseModel):
         return ["", f"{self.title()}:", *(f"  {name}: {value}" for name, value in self._fields())]
 
     def closing(self) -> list[str]:
+        return []
+
+    def build_markdown(self) -> list[str]:
+        """Its section of the build's markdown artifact (none by default)."""
         return []

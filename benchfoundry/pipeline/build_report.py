@@ -9,8 +9,8 @@ from pydantic import BaseModel, SerializeAsAny
 
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import CandidateRecord, QuarantineRecord, ScoredRecord
+from benchfoundry.core.summary import StageSummary
 from benchfoundry.storage.tables import RunFolder
-from benchfoundry.tasks.qc.summary import SelectSummary
 
 
 class Example(BaseModel):
@@ -29,7 +29,7 @@ class BuildSummary(BaseModel):
     spec: str
     run: str
     stages: list[str]
-    summaries: dict[str, SerializeAsAny[BaseModel]] = {}
+    summaries: dict[str, SerializeAsAny[StageSummary]] = {}
     table_rows: dict[str, int]
     quarantine_by_stage_reason: dict[str, dict[str, int]]
     quarantine_examples: dict[str, dict[str, str]]
@@ -102,16 +102,8 @@ def build_markdown(summary: BuildSummary) -> str:
         "|---|---|",
     ]
     lines += [f"| {t} | {n} |" for t, n in summary.table_rows.items()]
-    sel = summary.of("select")
-    if isinstance(sel, SelectSummary):
-        lines += ["", "## Quality control", ""]
-        lines += ["- decisions: " + ", ".join(f"`{k}` {v}" for k, v in sel.decisions.items())]
-        lines += [
-            f"- {d.dimension}: selected {d.selected} of {d.target}"
-            + (f" (short by {d.shortfall})" if d.shortfall else "")
-            for d in sel.dimensions
-        ]
-        lines += [f"- report: `{sel.report}`, plots: `{sel.plot}`"]
+    for stage_summary in summary.summaries.values():
+        lines += stage_summary.build_markdown()
     lines += ["", "## Quarantine by stage and reason", ""]
     for stage, reasons in summary.quarantine_by_stage_reason.items():
         lines += [f"- {stage}: " + ", ".join(f"`{r}` {n}" for r, n in reasons.items())]

@@ -21,19 +21,11 @@ from benchfoundry.core.errors import UserError
 from benchfoundry.gateway.errors import ModelCallError, ModelConfigError
 from benchfoundry.gateway.models import ModelSpec, parse_model, protect, resolve
 from benchfoundry.gateway.secrets import redact
+from benchfoundry.pipeline.registry import StageRun, group
 
 if TYPE_CHECKING:
     from benchfoundry.gateway import Gateway
-    from benchfoundry.pipeline.spec import BuildSpec
 
-# The stages that ask each role's models; a role counts when one of them is run.
-ROLE_STAGES = {
-    "generator": ("generate",),
-    "generator_reasoning": ("generate",),
-    "text_only": ("filter",),
-    "vlm": ("consensus",),
-    "judge": ("filter", "consensus"),
-}
 REACH_TIMEOUT_S = 15.0  # the longest a reach call waits for its one answer
 _TRUE = {"1", "on", "yes", "true"}
 
@@ -115,35 +107,35 @@ def probe(gateway: Gateway, model: str | ModelSpec) -> Probe:
     return Probe(ok=False, seconds=round(time.monotonic() - started, 3), error=redact(error))
 
 
-def named_models(spec: BuildSpec, stages: list[str] | None = None) -> dict[str, list[str]]:
-    """Masked model name -> where the spec names it, for the stages that will run."""
-    from benchfoundry.tasks.qc.options import DEFAULT_TEXT_ONLY, DEFAULT_VLM
+def stages_of(names: list[str]) -> list[str]:
+    """Stage names with each group command (`qc`) as the stages it runs."""
+    return [s for name in names for s in ([g.name for g in group(name)] or [name])]
 
-    run = set(spec.stages if stages is None else stages)
+
+def _sections(stage: StageRun, stages: list[str] | None) -> list[tuple[str, object]]:
+    names = stages_of(stage.stages if stages is None else stages)
+    return [(n, getattr(stage.options, n)) for n in names if hasattr(stage.options, n)]
+
+
+def named_models(stage: StageRun, stages: list[str] | None = None) -> dict[str, list[str]]:
+    """Masked model name -> where it is named, for the stages that will run: each stage's
+    options say which models it will call (`named_models`), so no stage is known here."""
     found: dict[str, list[str]] = {}
+    for _name, options in _sections(stage, stages):
+        for where, names in options.named_models(stage.models).items():
+            for name in names:
+                places = found.setdefault(protect(name), [])
+                if where not in places:
+                    places.append(where)
+    return found
 
-    def add(where: str, names: list[str] | tuple[str, ...]) -> None:
-        for name in names:
-            found.setdefault(protect(name), []).append(where)
 
-    for role, names in spec.models.items():
-        if run & set(ROLE_STAGES.get(role, run)):
-            add(f"models.{role}", names)
-    defaults = {"text_only": ("filter", DEFAULT_TEXT_ONLY), "vlm": ("consensus", DEFAULT_VLM)}
-    for role, (stage, names) in defaults.items():
-        if stage in run and not spec.models.get(role):
-            add(f"models.{role} (default)", names)
-    options = spec.options
-    if "extract" in run and options.extract.captioner == "vlm" and options.extract.captioner_model:
-        add("options.extract.captioner_model", [options.extract.captioner_model])
-    if "filter" in run:
-        add("options.filter.blind", options.filter.blind)
-        add("options.filter.chance", options.filter.chance)
-    if "evaluate" in run:
-        evaluate = options.evaluate
-        add("options.evaluate.models", evaluate.models)
-        add("options.evaluate.judge", [evaluate.judge] if evaluate.judge else [])
-        add("options.evaluate.base_llm", [evaluate.base_llm] if evaluate.base_llm else [])
+def named_weights(stage: StageRun, stages: list[str] | None = None) -> dict[str, list[str]]:
+    """Local weights (a path or a hub id) -> where they are named, for the stages that run."""
+    found: dict[str, list[str]] = {}
+    for _name, options in _sections(stage, stages):
+        for where, value in options.named_weights().items():
+            found.setdefault(value, []).append(where)
     return found
 
 
@@ -165,6 +157,8 @@ def weights_problem(model: str) -> str | None:
     """Why `hf/MODEL` (a model folder or a hub id) has no weights here, or None. Offline, a hub
     id must be in the Hugging Face cache; online it is downloaded when first used."""
     path = Path(model).expanduser()
+    if path.is_file():
+        return None
     if path.exists():
         return None if (path / "config.json").exists() else f"no model folder at {model}"
     if path.is_absolute() or model.startswith((".", "~")) or model.count("/") > 1:
@@ -224,21 +218,24 @@ def _endpoint(model: ModelSpec) -> ModelSpec | None:
 
 
 def preflight(
-    spec: BuildSpec, stages: list[str] | None = None, reach: bool = False
+    stage: StageRun, stages: list[str] | None = None, reach: bool = False
 ) -> PreflightReport:
-    """Check every model `spec` names for `stages` (default: the spec's); with `reach`, ask each
-    endpoint model one tiny question too (one try, a short timeout, no response cache)."""
+    """Check every model and every local weight that `stages` (default: the context's) will use
+    with `stage`'s options, roles and catalogue; with `reach`, ask each endpoint model one tiny
+    question too (one try, a short timeout, no response cache)."""
     from benchfoundry.gateway import Gateway
     from benchfoundry.gateway.assemble import default_catalogue
 
     try:
-        catalogue = default_catalogue(spec.model_catalogue)
+        catalogue = default_catalogue(Path(stage.catalogue) if stage.catalogue else None)
     except ModelConfigError as exc:
-        bad = ModelCheck(name="catalogue", where=["model_catalogue"], ok=False, problem=str(exc))
+        bad = ModelCheck(
+            name="catalogue", where=["model_catalogue"], ok=False, problem=redact(str(exc))
+        )
         return PreflightReport(results=[bad])
     results: list[ModelCheck] = []
     endpoints: dict[int, ModelSpec] = {}
-    for name, where in named_models(spec, stages).items():
+    for name, where in named_models(stage, stages).items():
         try:
             model = resolve(name, catalogue)
         except (ModelConfigError, ValueError) as exc:
@@ -254,6 +251,13 @@ def preflight(
             endpoints[len(results) - 1] = endpoint.model_copy(
                 update={"max_attempts": 1, "timeout_s": min(endpoint.timeout_s, REACH_TIMEOUT_S)}
             )
+    for value, where in named_weights(stage, stages).items():
+        problem = weights_problem(value)
+        results.append(
+            ModelCheck(
+                name=value, where=where, provider="weights", ok=problem is None, problem=problem
+            )
+        )
     if endpoints:
         gateway = Gateway(catalogue)
         with ThreadPoolExecutor(max_workers=min(8, len(endpoints))) as pool:
@@ -273,10 +277,10 @@ def preflight(
 
 
 def check_or_raise(
-    spec: BuildSpec, stages: list[str] | None = None, reach: bool = False
+    stage: StageRun, stages: list[str] | None = None, reach: bool = False
 ) -> PreflightReport:
     """The preflight's report; `PreflightError` naming every problem when there is one."""
-    report = preflight(spec, stages, reach)
+    report = preflight(stage, stages, reach)
     if problems := report.problems:
         count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
         raise PreflightError(f"preflight: {count}: " + "; ".join(p.line() for p in problems))

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, Field, SerializeAsAny, create_model, field_validator
 
 from benchfoundry.core.batches import INLINE, Mapper, windowed
-from benchfoundry.core.options import SpecModel
+from benchfoundry.core.options import SpecModel, StageOptionsModel
 from benchfoundry.core.summary import StageSummary
 from benchfoundry.sources.models import Source, describe_source
 from benchfoundry.storage.tables import RunFolder
@@ -213,14 +213,18 @@ STAGES: dict[str, Stage] = {
 
 
 def register(stage: Stage) -> None:
-    """Add a stage (a plug-in's, or a test's) after the built-in ones; the spec's options model
-    takes its options section from then on."""
+    """Add a stage after the built-in ones, at run time (a test's toy stage does): the spec's
+    options model takes its section from then on. The CLI's commands are made from the
+    registry when the CLI is imported, so a stage registered later runs through `build`."""
     if stage.name in STAGES:
         raise ValueError(f"a stage named {stage.name!r} is registered already")
     STAGES[stage.name] = stage
 
 
 def unregister(name: str) -> None:
+    """Take a stage that `register` added out again; the built-in ones stay."""
+    if name in BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in stage")
     STAGES.pop(name)
 
 
@@ -235,15 +239,26 @@ def group(name: str) -> list[Stage]:
 QC_STEPS = tuple(s.name for s in group("qc"))  # the `qc` command's steps, in order
 
 
+BUILT_IN = tuple(STAGES)
+
+
 @cache
 def _options_model(names: tuple[str, ...]) -> type[SpecModel]:
+    """One section per stage in `names`. With stages added to the built-in ones, the model
+    extends the built-in `StageOptions`, so a value of it is a `StageOptions` still."""
+    extends = names[: len(BUILT_IN)] == BUILT_IN and names != BUILT_IN
     fields: dict[str, Any] = {}
-    for name in names:
+    for name in names[len(BUILT_IN) :] if extends else names:
         options = STAGES[name].options_type()
+        if not (isinstance(options, type) and issubclass(options, StageOptionsModel)):
+            raise TypeError(
+                f"stage {name!r}: its options {STAGES[name].options} must derive from "
+                "benchfoundry.core.options.StageOptionsModel"
+            )
         fields[name] = (options, Field(default_factory=options))
     return create_model(
         "StageOptions",
-        __base__=SpecModel,
+        __base__=StageOptions if extends else SpecModel,
         __module__=__name__,
         __doc__="Per-stage options: one section per registered stage, under its name.",
         **fields,
@@ -257,7 +272,7 @@ def options_model() -> type[SpecModel]:
 
 
 # The built-in stages' options model, importable by name (so a StageRun pickles by reference
-# into Dask and Ray workers).
+# into Dask and Ray workers), and the type of every StageRun's and spec's options.
 StageOptions = options_model()
 
 
@@ -277,7 +292,7 @@ class StageRun(BaseModel):
     It is a plain pydantic value, so it goes into a flow's parameters and to any worker."""
 
     run: str
-    options: SerializeAsAny[BaseModel] = Field(default_factory=stage_options)
+    options: SerializeAsAny[StageOptions] = Field(default_factory=stage_options)  # type: ignore[valid-type]
     sources: list[Source] = Field(default_factory=list)
     taxonomy: str | None = None
     models: dict[str, list[str]] = Field(default_factory=dict)

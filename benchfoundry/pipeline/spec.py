@@ -26,7 +26,13 @@ from benchfoundry.core.locations import Location, is_fixed, is_url
 from benchfoundry.core.options import SpecModel
 from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY
 from benchfoundry.gateway.roles import role_problem
-from benchfoundry.pipeline.registry import STAGES, StageRun, stage_names, stage_options
+from benchfoundry.pipeline.registry import (
+    STAGES,
+    StageOptions,
+    StageRun,
+    stage_names,
+    stage_options,
+)
 from benchfoundry.sources.models import (
     FolderSource,
     PackagedSource,
@@ -69,7 +75,7 @@ class BuildSpec(SpecModel):
     taxonomy: str | None = None
     stages: list[str] = Field(default_factory=_stage_names)
     # One section per registered stage (`options_model()` of the registry), under its name.
-    options: SerializeAsAny[BaseModel] = Field(default_factory=stage_options)
+    options: SerializeAsAny[StageOptions] = Field(default_factory=stage_options)  # type: ignore[valid-type]
     models: dict[str, list[str]] = Field(
         default_factory=dict,
         description="role -> catalogue names or model spec strings, e.g. text_only: [blind/random]",

@@ -48,6 +48,10 @@ class ExtractOptions(StageOptionsModel):
     def _backends_known(self) -> ExtractOptions:
         from benchfoundry.extractors.registry import names
 
+        if self.captioner == "vlm" and not self.captioner_model:
+            raise ValueError(
+                "captioner 'vlm' needs a model: set captioner_model (e.g. openai/gpt-4o-mini)"
+            )
         for role in ("ocr", "segmenter", "captioner"):
             chosen = getattr(self, role)
             if chosen != "none" and chosen not in names(role):
@@ -64,6 +68,29 @@ class ExtractOptions(StageOptionsModel):
         return {
             key: getattr(self, field) for key, field in reads(role, getattr(self, role)).items()
         }
+
+    def named_models(self, roles: dict[str, list[str]]) -> dict[str, list[str]]:  # noqa: ARG002
+        if self.captioner == "vlm" and self.captioner_model:
+            return {"options.extract.captioner_model": [self.captioner_model]}
+        return {}
+
+    def named_weights(self) -> dict[str, str]:
+        """What the chosen backends load from disk or a hub: a SAM checkpoint, an `hf`
+        captioner's model, PaddleOCR's model folder."""
+        from benchfoundry.extractors.registry import reads
+
+        weights = {}
+        for role in ("ocr", "segmenter", "captioner"):
+            backend = getattr(self, role)
+            if backend == "none":
+                continue
+            for setting, field in reads(role, backend).items():
+                loads = setting in ("checkpoint", "model_dir") or (
+                    setting == "model" and backend == "hf"
+                )
+                if loads and (value := getattr(self, field)):
+                    weights[f"options.extract.{field}"] = str(value)
+        return weights
 
     def resolved(self, fix: Fix, base: Path) -> Self:
         """The OCR model folder against the spec's folder; a checkpoint or captioner model is a

@@ -33,5 +33,15 @@ class GenerateOptions(StageOptionsModel):
             )
         return self
 
+    def named_models(self, roles: dict[str, list[str]]) -> dict[str, list[str]]:
+        """With `llm` on, each generator role's first model (the one the stage asks)."""
+        if not self.llm:
+            return {}
+        return {
+            f"models.{role}": roles[role][:1]
+            for role in ("generator", "generator_reasoning")
+            if roles.get(role)
+        }
+
     def named_dimensions(self) -> dict[str, list[str]]:
         return {"options.generate.llm_dimensions": list(self.llm_dimensions or [])}

@@ -15,6 +15,13 @@ DEFAULT_TEXT_ONLY = ("smollm2",)
 DEFAULT_VLM = ("facts-smollm2",)
 
 
+def _role(roles: dict[str, list[str]], role: str, default: tuple[str, ...]) -> dict[str, list[str]]:
+    """A role's models by where they come from: the spec's list, or the default."""
+    if roles.get(role):
+        return {f"models.{role}": list(roles[role])}
+    return {f"models.{role} (default)": list(default)} if default else {}
+
+
 class FilterOptions(StageOptionsModel):
     """Stage 1 of quality control: text-only models answer every candidate without its image.
 
@@ -42,6 +49,14 @@ class FilterOptions(StageOptionsModel):
     )
     circular: bool = Field(default=True, description="ask under CircularEval (mmbench needs it)")
     max_tokens: int = Field(default=16, ge=1, description="answer length asked of each model")
+
+    def named_models(self, roles: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {
+            **_role(roles, "text_only", DEFAULT_TEXT_ONLY),
+            "options.filter.blind": list(self.blind),
+            "options.filter.chance": list(self.chance),
+            **_role(roles, "judge", ()),
+        }
 
     def hit_limit(self, n_models: int) -> int:
         """MMStar's K for an ensemble of `n_models` (2 of 8 scales to round(0.25 * n))."""
@@ -72,6 +87,9 @@ class ConsensusOptions(StageOptionsModel):
         if edges[-1] != 1.0 or edges[0] <= 0:
             raise ValueError("bin edges are shares in (0, 1]; the last must be 1.0")
         return value
+
+    def named_models(self, roles: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {**_role(roles, "vlm", DEFAULT_VLM), **_role(roles, "judge", ())}
 
     def difficulty(self, hits: int, n_models: int) -> str | None:
         """The bin of `hits` correct answers out of `n_models` (None with no models)."""

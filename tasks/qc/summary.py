@@ -196,6 +196,16 @@ class SelectSummary(StageSummary):
     def markdown(self) -> str:
         return "\n".join(self.markdown_lines())
 
+    def build_markdown(self) -> list[str]:
+        lines = ["", "## Quality control", ""]
+        lines += ["- decisions: " + ", ".join(f"`{k}` {v}" for k, v in self.decisions.items())]
+        lines += [
+            f"- {d.dimension}: selected {d.selected} of {d.target}"
+            + (f" (short by {d.shortfall})" if d.shortfall else "")
+            for d in self.dimensions
+        ]
+        return lines + [f"- report: `{self.report}`, plots: `{self.plot}`"]
+
     def lines(self) -> list[str]:
         """The step's lines in the build's closing report."""
         s = self

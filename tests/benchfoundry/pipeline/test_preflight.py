@@ -10,6 +10,7 @@ import yaml
 from benchfoundry.core.errors import UserError
 from benchfoundry.devtools.testserver import Script, TestServer
 from benchfoundry.pipeline.preflight import PreflightError, check_or_raise, preflight
+from benchfoundry.pipeline.registry import StageRun
 from benchfoundry.pipeline.spec import load_spec
 
 SECRET = "s3cret-preflight"
@@ -30,7 +31,7 @@ def write_spec(tmp_path):
             raw["models"] = models
         path = tmp_path / "spec.yaml"
         path.write_text(yaml.safe_dump(raw), encoding="utf-8")
-        return load_spec(path)
+        return StageRun.from_spec(load_spec(path), str(tmp_path / "run"))
 
     return write
 
@@ -55,12 +56,36 @@ def test_missing_key_fails_naming_the_model_and_the_key(no_openai, write_spec):
 
 def test_with_the_key_set_it_passes(no_openai, monkeypatch, write_spec):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-preflight-0123456789")
-    report = check_or_raise(write_spec({"generator": ["openai/gpt-4o-mini", "gpt-4o-mini"]}))
+    report = check_or_raise(write_spec({"generator": ["gpt-4o-mini", "openai/gpt-4o-mini"]}))
     assert report.ok
+    # Generate asks a role's first model only: the second is not held against the build.
     assert {r.name: r.where for r in report.results if r.provider == "openai"} == {
-        "openai/gpt-4o-mini": ["models.generator"],
-        "gpt-4o-mini": ["models.generator"],
+        "gpt-4o-mini": ["models.generator"]
     }
+
+
+def test_only_what_the_stages_will_call_is_checked(no_openai, tmp_path, write_spec):
+    from benchfoundry.tasks.extract.options import ExtractOptions
+    from benchfoundry.tasks.generate.options import GenerateOptions
+
+    # Generation without an LLM asks no generator: a keyless one does not block the build.
+    stage = write_spec({"generator": ["openai/gpt-4o-mini"]})
+    off = stage.options.model_copy(update={"generate": GenerateOptions(llm=False)})
+    assert preflight(stage.model_copy(update={"options": off})).ok
+    # Local weights the extractors will load are checked; a missing SAM checkpoint is named.
+    sam = ExtractOptions(segmenter="sam", segmenter_checkpoint=str(tmp_path / "sam_vit_b.pth"))
+    options = stage.options.model_copy(
+        update={"extract": sam, "generate": GenerateOptions(llm=False)}
+    )
+    report = preflight(stage.model_copy(update={"options": options}))
+    (problem,) = report.problems
+    assert problem.where == ["options.extract.segmenter_checkpoint"]
+    assert "not found" in problem.problem
+    (tmp_path / "sam_vit_b.pth").write_bytes(b"weights")
+    assert preflight(stage.model_copy(update={"options": options})).ok
+    # The qc command's group is its steps: the text-only role is checked for it.
+    keyless = write_spec({"text_only": ["openai/gpt-4o-mini"]})
+    assert [p.where for p in preflight(keyless, ["qc"]).problems] == [["models.text_only"]]
 
 
 def test_embedded_defaults_pass(no_openai, write_spec):
