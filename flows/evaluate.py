@@ -20,16 +20,34 @@ from benchfoundry.tasks.evaluate.leaderboard import (
     read_summary,
     write_summaries,
 )
+from benchfoundry.tasks.evaluate.pairing import RunComparisons, compare_runs
 from benchfoundry.tasks.evaluate.summary import EvaluateSummary
 
 
-def board_artifacts(summaries: Sequence[EvaluateSummary], key: str) -> None:
-    """The leaderboard, and each open-ended run's scores per capability, as table artifacts."""
+def board_artifacts(
+    summaries: Sequence[EvaluateSummary], key: str, compared: RunComparisons | None = None
+) -> None:
+    """The leaderboard, the paired comparisons, and each open-ended run's scores per
+    capability, as table artifacts."""
     create_table_artifact(
         key=key,
-        table=[r.model_dump(mode="json") for r in board(summaries)],
-        description="Leaderboard: accuracy with 95% intervals (MM-Vet score ± std), chance",
+        table=[
+            {**r.model_dump(mode="json"), "in_build": ", ".join(r.in_build)}
+            for r in board(summaries, compared)
+        ],
+        description="Leaderboard: accuracy with 95% intervals (MM-Vet score ± std), rank "
+        "ranges, models in the build, chance",
     )
+    pairs = compared.comparisons if compared else [c for s in summaries for c in s.comparisons]
+    if pairs:
+        create_table_artifact(
+            key=f"{key}-comparisons",
+            table=[
+                {**c.model_dump(mode="json", exclude={"discordant"}), **c.discordant} for c in pairs
+            ],
+            description="Paired comparisons: A − B with a 95% paired bootstrap interval "
+            "(images resampled), exact McNemar p, Holm-adjusted p",
+        )
     rows = [
         {
             "dataset": s.dataset.name,
@@ -102,8 +120,9 @@ def report(runs: list[str], to: str) -> ReportFiles:
     from pathlib import Path
 
     summaries = [read_summary(Path(r)) for r in runs]
-    files = write_summaries(summaries, Path(to))
-    board_artifacts(summaries, "leaderboard")
+    compared = compare_runs(summaries)
+    files = write_summaries(summaries, Path(to), compared)
+    board_artifacts(summaries, "leaderboard", compared)
     return files
 
 

@@ -199,18 +199,20 @@ def report(
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Write the leaderboard (Parquet, Markdown), its plots and one self-contained HTML page."""
+    """Write the leaderboard (Parquet, Markdown) with paired comparisons and rank ranges, its
+    plots and one self-contained HTML page."""
 
     def action() -> None:
         from benchfoundry.cli.common import running_flows
         from benchfoundry.flows.evaluate import report as report_flow
-        from benchfoundry.tasks.evaluate.leaderboard import board, markdown, read_summary
+        from benchfoundry.tasks.evaluate.leaderboard import read_summary
 
         folder = to or runs[0] / "reports"
-        summaries = [read_summary(r) for r in runs]  # a folder with no evaluation fails here
+        for r in runs:  # a folder with no evaluation fails here, before any flow runs
+            read_summary(r)
         with running_flows(not as_json):
             files = report_flow([str(r.resolve()) for r in runs], str(folder.resolve()))
-        text = markdown(board(summaries))
+        text = Path(files.leaderboard_markdown).read_text(encoding="utf-8")  # board, comparisons
         text += f"\nLeaderboard: {files.leaderboard_parquet}, {files.leaderboard_markdown}\n"
         text += f"Report: {files.html}"
         emit(as_json, files.model_dump(), text)

@@ -4,13 +4,15 @@ by difficulty bin; on open-ended sets, MM-Vet's scores per capability with their
 gradings) and one self-contained HTML page with them (images inline, no CDN, every value from
 the data escaped). Chance baselines are always on the board of a multiple-choice set, labelled as
 such (an open-ended set has none). Each run's evaluation summary is read from its manifest (the
-evaluate stage writes it there)."""
+evaluate stage writes it there); the plots are drawn by `plots.py`. Models asked the same items are compared pair by pair
+(`pairing.py`): the board shows each model's rank range, and a model that took part in building
+the release it was evaluated on is marked `in_build`, with a sentence saying its score is biased
+upward."""
 
 from __future__ import annotations
 
 import base64
 import html
-import io
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,10 +23,12 @@ from pydantic import BaseModel
 from benchfoundry.core.errors import UserError
 from benchfoundry.storage.atomic import atomic_write_bytes, atomic_write_table
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.evaluate.comparisons import Comparison, html_section, markdown_lines
+from benchfoundry.tasks.evaluate.in_build import biased_sentence
+from benchfoundry.tasks.evaluate.pairing import RunComparisons, compare_runs, rank_key
+from benchfoundry.tasks.evaluate.plots import plots as draw
 from benchfoundry.tasks.evaluate.summary import (
     EvaluateSummary,
-    ModelScore,
-    OpenScore,
     _label,
     capabilities,
     spread,
@@ -53,6 +57,26 @@ class BoardRow(BaseModel):
     ml: float | None
     score_std: float | None = None  # MM-Vet: the standard deviation over the gradings
     grading_failures: int | None = None
+    rank_best: int | None = None  # the ranks it could take, given the significant comparisons
+    rank_worst: int | None = None
+    in_build: list[str] = []  # its roles in building the dataset: its score is biased upward
+    model_name: str | None = None  # the model as evaluated (without the label)
+
+
+def _arrow(annotation: object) -> pa.DataType:
+    text = str(annotation)
+    for name, kind in (
+        ("list", pa.list_(pa.string())),
+        ("float", pa.float64()),
+        ("int", pa.int64()),
+    ):
+        if name in text:
+            return kind
+    return pa.string()
+
+
+# The board's Parquet types, whatever the values (a column of all None, an empty list...).
+BOARD_SCHEMA = pa.schema([(n, _arrow(f.annotation)) for n, f in BoardRow.model_fields.items()])
 
 
 class ReportFiles(BaseModel):
@@ -62,6 +86,8 @@ class ReportFiles(BaseModel):
     html: str
     plots: list[str]
     rows: int
+    comparisons: list[Comparison] = []
+    comparison_notes: list[str] = []
 
 
 def read_summary(folder: Path) -> EvaluateSummary:
@@ -73,7 +99,11 @@ def read_summary(folder: Path) -> EvaluateSummary:
     return EvaluateSummary.model_validate(recorded)
 
 
-def board(summaries: Sequence[EvaluateSummary]) -> list[BoardRow]:
+def board(
+    summaries: Sequence[EvaluateSummary], compared: RunComparisons | None = None
+) -> list[BoardRow]:
+    """The board's rows; rank ranges from `compared` (across the runs), else as each run's
+    evaluation recorded them."""
     rows = []
     for s in summaries:
         dataset = f"{s.dataset.name} {s.dataset.version or ''}".strip()
@@ -81,6 +111,11 @@ def board(summaries: Sequence[EvaluateSummary]) -> list[BoardRow]:
         for score in s.scores:
             c = score.circular
             gain = gains.get(score.model) if score.with_image else None
+            rank = (
+                compared.ranks.get(rank_key(s.run, score.model, score.with_image))
+                if compared
+                else None
+            )
             rows.append(
                 BoardRow(
                     run=s.run,
@@ -98,6 +133,10 @@ def board(summaries: Sequence[EvaluateSummary]) -> list[BoardRow]:
                     circular_drop=score.vanilla.accuracy - c.accuracy if c else None,
                     mg=gain.mg if gain else None,
                     ml=gain.ml if gain else None,
+                    rank_best=rank.best if rank else score.rank_best,
+                    rank_worst=rank.worst if rank else score.rank_worst,
+                    in_build=score.in_build,
+                    model_name=score.model,
                 )
             )
         for o in s.open_scores:
@@ -121,6 +160,7 @@ def board(summaries: Sequence[EvaluateSummary]) -> list[BoardRow]:
                     ml=gain.ml if gain else None,
                     score_std=o.total.std,
                     grading_failures=o.grading_failures,
+                    model_name=o.model,
                 )  # fmt: skip
             )
         if s.chance_vanilla is None:
@@ -166,7 +206,15 @@ HEADER = [
     "circular drop",
     "MG",
     "ML",
+    "rank range",
+    "in build",
 ]
+
+
+def _rank(r: BoardRow) -> str:
+    if r.rank_best is None or r.rank_worst is None:
+        return "-"
+    return str(r.rank_best) if r.rank_best == r.rank_worst else f"{r.rank_best}–{r.rank_worst}"
 
 
 def _cells(r: BoardRow) -> list[str]:
@@ -181,129 +229,33 @@ def _cells(r: BoardRow) -> list[str]:
         _pct(r.circular_drop),
         "-" if r.mg is None else f"{r.mg:+.1%}",
         _pct(r.ml),
+        _rank(r),
+        ", ".join(r.in_build) or "-",
     ]
 
 
-def markdown(rows: Sequence[BoardRow]) -> str:
+def warnings(rows: Sequence[BoardRow]) -> list[str]:
+    """A sentence for each model that took part in building the dataset it was evaluated on."""
+    found = {(r.model_name or r.model, r.dataset): r.in_build for r in rows if r.in_build}
+    return [biased_sentence(m, roles, d) for (m, d), roles in found.items()]
+
+
+def markdown(
+    rows: Sequence[BoardRow], compared: RunComparisons | None = None, notes: Sequence[str] = ()
+) -> str:
+    """The board, the in-build warnings and notes, then the paired comparisons."""
+
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("<", "&lt;")
 
     lines = ["# Leaderboard", "", "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(cell(c) for c in _cells(r)) + " |" for r in rows]
+    said = [*warnings(rows), *notes]
+    if said:
+        lines += ["", *(f"- {cell(x)}" for x in said)]
+    if compared is not None and (compared.comparisons or compared.notes):
+        lines += ["", *markdown_lines(compared.comparisons, compared.notes)]
     return "\n".join(lines) + "\n"
-
-
-def _plots(summaries: Sequence[EvaluateSummary]) -> dict[str, bytes]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out: dict[str, bytes] = {}
-
-    def save(name: str, fig) -> None:
-        buffer = io.BytesIO()
-        fig.tight_layout()
-        fig.savefig(buffer, format="png", metadata={"Software": None})
-        plt.close(fig)
-        out[name] = buffer.getvalue()
-
-    opened: list[OpenScore] = [o for s in summaries for o in s.open_scores]
-    if opened:
-        save("capabilities.png", _capability_plot(plt, summaries, opened))
-    scores: list[tuple[EvaluateSummary, ModelScore]] = [(s, m) for s in summaries for m in s.scores]
-    if not scores:
-        return out
-    labels = [_label(m) for _, m in scores]
-    # vanilla against CircularEval, per model
-    fig, ax = plt.subplots(figsize=(8, 0.4 * len(scores) + 1.5), dpi=100)
-    ys = range(len(scores))
-    ax.barh([y - 0.2 for y in ys], [m.vanilla.accuracy for _, m in scores], 0.4, label="vanilla")
-    ax.barh(
-        [y + 0.2 for y in ys],
-        [m.circular.accuracy if m.circular else 0 for _, m in scores],
-        0.4,
-        label="CircularEval",
-    )
-    for s in summaries:
-        if s.chance_vanilla is not None:
-            ax.axvline(s.chance_vanilla, color="grey", linestyle=":", label="chance (vanilla)")
-    ax.set_yticks(list(ys), labels)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("accuracy")
-    ax.legend(loc="lower right", fontsize=8)
-    save("vanilla_vs_circular.png", fig)
-    # per category, with intervals
-    categories = sorted({c for _, m in scores for c in m.by_category})
-    if categories:
-        fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
-        width = 0.8 / max(1, len(scores))
-        for i, (_, m) in enumerate(scores):
-            values = [m.by_category.get(c, {}).get("vanilla") for c in categories]
-            xs = [j + i * width for j in range(len(categories))]
-            acc = [v.accuracy if v else 0 for v in values]
-            err = [
-                [max(0.0, a - v.low) if v else 0 for a, v in zip(acc, values, strict=True)],
-                [max(0.0, v.high - a) if v else 0 for a, v in zip(acc, values, strict=True)],
-            ]
-            ax.bar(xs, acc, width, yerr=err, capsize=2, label=labels[i])
-        ax.set_xticks(
-            [j + 0.4 - width / 2 for j in range(len(categories))],
-            categories,
-            rotation=30,
-            ha="right",
-        )
-        ax.set_ylim(0, 1)
-        ax.set_ylabel("vanilla accuracy (95% CI)")
-        ax.legend(fontsize=7)
-        save("per_category.png", fig)
-    # by difficulty bin
-    bins = [
-        b
-        for b in ("tough", "hard", "medium", "easy")
-        if any(b in m.by_difficulty for _, m in scores)
-    ]
-    if bins:
-        fig, ax = plt.subplots(figsize=(7, 3.5), dpi=100)
-        for i, (_, m) in enumerate(scores):
-            ax.plot(
-                bins,
-                [
-                    m.by_difficulty[b]["vanilla"].accuracy if b in m.by_difficulty else None
-                    for b in bins
-                ],
-                marker="o",
-                label=labels[i],
-            )
-        ax.set_ylim(0, 1)
-        ax.set_ylabel("vanilla accuracy")
-        ax.set_xlabel("difficulty bin (quality control)")
-        ax.legend(fontsize=7)
-        save("by_difficulty.png", fig)
-    return out
-
-
-def _capability_plot(plt, summaries: Sequence[EvaluateSummary], opened: Sequence[OpenScore]):
-    """MM-Vet's scores per capability and in total, bars with the spread over the gradings."""
-    names = sorted({c for s in summaries for c in capabilities(s)}) + ["total"]
-    fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
-    width = 0.8 / max(1, len(opened))
-    for i, o in enumerate(opened):
-        spreads = [o.total if c == "total" else o.by_capability.get(c) for c in names]
-        xs = [j + i * width for j in range(len(names))]
-        ax.bar(
-            xs,
-            [x.mean if x else 0 for x in spreads],
-            width,
-            yerr=[x.std if x else 0 for x in spreads],
-            capsize=2,
-            label=_label(o),
-        )
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(names))], names)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("MM-Vet score (mean ± std over gradings)")
-    ax.legend(fontsize=7)
-    return fig
 
 
 def _open_html(summaries: Sequence[EvaluateSummary]) -> str:
@@ -348,7 +300,11 @@ def _open_html(summaries: Sequence[EvaluateSummary]) -> str:
 
 
 def _html(
-    rows: Sequence[BoardRow], plots: dict[str, bytes], summaries: Sequence[EvaluateSummary]
+    rows: Sequence[BoardRow],
+    plots: dict[str, bytes],
+    summaries: Sequence[EvaluateSummary],
+    compared: RunComparisons,
+    notes: Sequence[str],
 ) -> str:
     e = html.escape
     head = "".join(f"<th>{e(h)}</th>" for h in HEADER)
@@ -368,6 +324,8 @@ def _html(
         f"<figcaption>{e(name)}</figcaption></figure>"
         for name, data in plots.items()
     )
+    said = [*warnings(rows), *notes]
+    warned = "<ul>" + "".join(f"<li>{e(x)}</li>" for x in said) + "</ul>" if said else ""
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<title>benchfoundry leaderboard</title><style>"
@@ -376,6 +334,7 @@ def _html(
         "tr.chance td{color:#666;font-style:italic}figure{margin:1rem 0}img{max-width:100%}"
         "</style></head><body><h1>Leaderboard</h1>"
         f"<ul>{datasets}</ul><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        f"{warned}{html_section(compared.comparisons, compared.notes)}"
         f"{_open_html(summaries)}{images}</body></html>\n"
     )
 
@@ -385,16 +344,27 @@ def write_report(runs: Sequence[Path], to: Path) -> ReportFiles:
     return write_summaries([read_summary(r) for r in runs], to)
 
 
-def write_summaries(summaries: Sequence[EvaluateSummary], to: Path) -> ReportFiles:
-    rows = board(summaries)
+def build_notes(summaries: Sequence[EvaluateSummary]) -> list[str]:
+    """What the releases' manifests leave unsaid about who built them."""
+    return [f"{s.dataset.name}: {n}" for s in summaries for n in s.dataset.built_by_notes]
+
+
+def write_summaries(
+    summaries: Sequence[EvaluateSummary], to: Path, compared: RunComparisons | None = None
+) -> ReportFiles:
+    """Every file of the report; `compared`: the runs' comparisons, when already made."""
+    compared = compared if compared is not None else compare_runs(summaries)
+    rows = board(summaries, compared)
+    notes = list(dict.fromkeys(build_notes(summaries)))
     to.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist([r.model_dump() for r in rows])
+    table = pa.Table.from_pylist([r.model_dump() for r in rows], schema=BOARD_SCHEMA)
     atomic_write_table(to / "leaderboard.parquet", table)
-    atomic_write_bytes(to / "leaderboard.md", markdown(rows).encode("utf-8"))
-    plots = _plots(summaries)
+    atomic_write_bytes(to / "leaderboard.md", markdown(rows, compared, notes).encode("utf-8"))
+    plots = draw(summaries)
     for name, data in plots.items():
         atomic_write_bytes(to / name, data)
-    atomic_write_bytes(to / "report.html", _html(rows, plots, summaries).encode("utf-8"))
+    page = _html(rows, plots, summaries, compared, notes)
+    atomic_write_bytes(to / "report.html", page.encode("utf-8"))
     return ReportFiles(
         folder=str(to),
         leaderboard_parquet=str(to / "leaderboard.parquet"),
@@ -402,6 +372,8 @@ def write_summaries(summaries: Sequence[EvaluateSummary], to: Path) -> ReportFil
         html=str(to / "report.html"),
         plots=[str(to / n) for n in plots],
         rows=len(rows),
+        comparisons=compared.comparisons,
+        comparison_notes=compared.notes,
     )
 
 

@@ -58,6 +58,13 @@ class EvaluateOptions(StageOptionsModel):
 
         return None if value is None else protect_models({"m": [value]})["m"][0]
 
+    def named_models(self, roles: dict[str, list[str]]) -> dict[str, list[str]]:  # noqa: ARG002
+        named = {"options.evaluate.models": list(self.models)}
+        for field in ("judge", "base_llm"):
+            if value := getattr(self, field):
+                named[f"options.evaluate.{field}"] = [value]
+        return named
+
     def resolved(self, fix: Fix, base: Path) -> Self:  # noqa: ARG002
         if self.dataset is None or is_fixed(self.dataset):
             return self

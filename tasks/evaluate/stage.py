@@ -9,7 +9,9 @@ are not stored, so the next run asks them again.
 With a base LLM (`base_llm`), each model is also asked without images, and the base LLM without
 images, for MMStar's multi-modal gain and leakage.
 
-An open-ended set (MM-Vet) is answered in free text and graded (`open_sets.py`)."""
+An open-ended set (MM-Vet) is answered in free text and graded (`open_sets.py`). Models asked
+the same questions are compared pair by pair (`comparisons.py`); on a release, a model that took
+part in building it is marked `in_build` (`in_build.py`)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from benchfoundry.core.crash_points import crash_point
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import ResultRecord
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.evaluate.comparisons import Comparison, Outcomes, compare
 from benchfoundry.tasks.evaluate.dataset import (
     FORMATS,
     EvalDataset,
@@ -32,6 +35,7 @@ from benchfoundry.tasks.evaluate.dataset import (
     EvalQuestion,
     load_eval_dataset,
 )
+from benchfoundry.tasks.evaluate.in_build import BuildRoles, build_roles, mark
 from benchfoundry.tasks.evaluate.open_sets import JobRun, evaluate_open_model, job_run, score_open
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
 from benchfoundry.tasks.evaluate.stats import accuracy, gain_and_leakage
@@ -178,14 +182,26 @@ def _grouped(rows, key, circular: bool) -> dict[str, dict]:
     return out
 
 
-def score(
-    dataset: EvalDataset, records: Sequence[ResultRecord], job: ModelRun, circular: bool
-) -> ModelScore:
+def _passes(records: Sequence[ResultRecord], job: JobRun) -> dict[str, list[ResultRecord]]:
     passes: dict[str, list[ResultRecord]] = defaultdict(list)
     for r in records:
         if r.run_id == job.run_id and r.model == job.model:
             passes[r.question_id].append(r)
-    rows = _outcomes(dataset.questions, passes)
+    return passes
+
+
+def paired_outcomes(
+    dataset: EvalDataset, records: Sequence[ResultRecord], job: JobRun, circular: bool
+) -> Outcomes:
+    """question id -> (its image, right under the mode's metric) of one job's answers."""
+    rows = _outcomes(dataset.questions, _passes(records, job))
+    return {q.item.question_id: (q.image_id, c if circular else v) for q, v, c, _ in rows}
+
+
+def score(
+    dataset: EvalDataset, records: Sequence[ResultRecord], job: ModelRun, circular: bool
+) -> ModelScore:
+    rows = _outcomes(dataset.questions, _passes(records, job))
     n = max(1, len(rows))
     refused = sum(z for *_, z in rows)
     vanilla_right = sum(v for _, v, _, _ in rows)
@@ -282,6 +298,47 @@ def _check_open(dataset: EvalDataset, options: EvaluateOptions, blind: set[str])
         )
 
 
+def compare_scores(
+    dataset: EvalDataset,
+    records: Sequence[ResultRecord],
+    done: Sequence[ModelRun],
+    scores: Sequence[ModelScore],
+    mode: str,
+) -> tuple[list[Comparison], list[str]]:
+    """Every pair of models asked with the same image setting, with their rank ranges set on
+    `scores`; the comparisons and the notes on what could not be compared."""
+    label = f"{dataset.name} {dataset.version or ''}".strip()
+    circular = mode == "circular"
+    comparisons: list[Comparison] = []
+    notes: list[str] = []
+    for with_image in (True, False):
+        jobs = [(j, s) for j, s in zip(done, scores, strict=True) if j.with_image == with_image]
+        if not jobs:
+            continue
+        entries = [(j.model, paired_outcomes(dataset, records, j, circular)) for j, _ in jobs]
+        found = compare(entries, label, with_image, mode)
+        comparisons += found.comparisons
+        notes += found.notes
+        for _, s in jobs:
+            s.rank_best, s.rank_worst = found.ranks[s.model].best, found.ranks[s.model].worst
+    return comparisons, notes
+
+
+def mark_in_build(
+    dataset: EvalDataset, scores: Sequence[ModelScore], catalogue: str | None
+) -> BuildRoles:
+    """On a release: the models that built it, by role; each score's `in_build` set."""
+    from benchfoundry.gateway.assemble import default_catalogue
+
+    if dataset.format != "release":
+        return BuildRoles()
+    built = build_roles(dataset.path)
+    roles = mark({s.model for s in scores}, built, default_catalogue(catalogue))
+    for s in scores:
+        s.in_build = roles[s.model]
+    return built
+
+
 def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     """The whole stage: one job per (model, with or without image), then the scores."""
     options = stage.options.evaluate
@@ -301,12 +358,17 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     done = list(mapper.map(job, jobs, label="evaluate", total=len(jobs), ahead=1))
     records = RunFolder(stage.run).table(ResultRecord).records()
     circular = options.mode == "circular"
+    comparisons: list[Comparison] = []
+    notes: list[str] = []
+    built = BuildRoles()
     if dataset.open_ended:
         scores: list = []
         open_scores = [score_open(dataset, records, j, options.gradings) for j in done]
         chance, mode = None, "open"
     else:
         scores = [score(dataset, records, j, circular) for j in done]
+        comparisons, notes = compare_scores(dataset, records, done, scores, options.mode)
+        built = mark_in_build(dataset, scores, stage.catalogue)
         open_scores = []
         chance, mode = (
             analytic_chance([len(q.item.options) for q in dataset.questions]),
@@ -321,6 +383,8 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
             version=dataset.version,
             questions=dataset.size,
             refused=dataset.refused,
+            built_by=built.roles,
+            built_by_notes=built.notes,
         ),
         mode=mode,
         scores=scores,
@@ -330,6 +394,8 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         chance_vanilla=chance.random_vanilla if chance else None,
         chance_circular=chance.random_circular if chance else None,
         results=str(Path(stage.run) / "results"),
+        comparisons=comparisons,
+        comparison_notes=notes,
     )
     from benchfoundry.tasks.evaluate.leaderboard import write_summaries
 

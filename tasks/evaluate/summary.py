@@ -3,15 +3,19 @@ scoring and CircularEval with 95% intervals, per category and difficulty bin, re
 MMBench's upper bound, calls; multi-modal gain and leakage where a base LLM was given; chance
 baselines for the dataset's exact option counts. On an open-ended set (MM-Vet), per model the
 total score and the scores per capability and per capability integration, each the mean and
-standard deviation over the k gradings, and the gradings that failed. Rendered for the CLI,
-artifacts and reports."""
+standard deviation over the k gradings, and the gradings that failed. Paired comparisons
+between the models asked the same questions, with each model's rank range; on a release, which
+models took part in building it (`in_build`). Rendered for the CLI, artifacts and reports."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
 from benchfoundry.core.summary import StageSummary
+from benchfoundry.tasks.evaluate.comparisons import Comparison, markdown_lines, setting
 from benchfoundry.tasks.evaluate.stats import Accuracy
+
+SHOWN_PAIRS = 10  # paired comparisons in the text; the report shows every one
 
 
 class DatasetInfo(BaseModel):
@@ -21,6 +25,10 @@ class DatasetInfo(BaseModel):
     version: str | None
     questions: int
     refused: dict[str, int]  # rows not read, by reason
+    # A release: the models that built it, by role (generator, text-only filter...), and what
+    # its manifest leaves unsaid (a role left to its default model).
+    built_by: dict[str, list[str]] = {}
+    built_by_notes: list[str] = []
 
 
 class ModelScore(BaseModel):
@@ -43,6 +51,17 @@ class ModelScore(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
+    in_build: list[str] = []  # its roles in building the release (empty: none): biased upward
+    rank_best: int | None = None  # the ranks it could take, given the significant comparisons
+    rank_worst: int | None = None
+
+    @property
+    def rank(self) -> str:
+        if self.rank_best is None or self.rank_worst is None:
+            return "-"
+        if self.rank_best == self.rank_worst:
+            return str(self.rank_best)
+        return f"{self.rank_best}–{self.rank_worst}"
 
 
 class Spread(BaseModel):
@@ -112,6 +131,18 @@ class EvaluateSummary(StageSummary):
     open_scores: list[OpenScore] = []
     grader: str | None = None
     report: str | None = None  # its HTML report (RUN/reports/evaluation/report.html)
+    comparisons: list[Comparison] = []  # every pair of models on the same questions
+    comparison_notes: list[str] = []  # what could not be compared, and why
+
+    def in_build_sentences(self) -> list[str]:
+        """The plain warning for each model that took part in building the dataset."""
+        from benchfoundry.tasks.evaluate.in_build import biased_sentence
+
+        d = self.dataset
+        name = f"{d.name} {d.version or ''}".strip()
+        seen = dict.fromkeys(s.model for s in self.scores if s.in_build)
+        roles = {s.model: s.in_build for s in self.scores}
+        return [biased_sentence(m, roles[m], name) for m in seen]
 
     def markdown(self) -> str:
         d = self.dataset
@@ -125,10 +156,13 @@ class EvaluateSummary(StageSummary):
             lines += _open_markdown(self)
         else:
             lines += [
-                "| model | vanilla [95% CI] | CircularEval [95% CI] | refused | calls made |",
-                "|---|---|---|---|---|",
+                "| model | vanilla [95% CI] | CircularEval [95% CI] | refused | calls made | rank "
+                "range | in build |",
+                "|---|---|---|---|---|---|---|",
                 *("| " + " | ".join(row) + " |" for row in leaderboard(self)),
             ]
+            lines += ["", *(f"- {x}" for x in self.in_build_sentences())]
+            lines += [f"- {x}" for x in d.built_by_notes]
         if self.gains:
             lines += [
                 "",
@@ -139,6 +173,8 @@ class EvaluateSummary(StageSummary):
                 f"| {g.model} | {g.base} | {g.s_v:.1%} | {g.s_wv:.1%} | {g.s_t:.1%} | {g.mg:+.1%} | {g.ml:.1%} |"
                 for g in self.gains
             ]
+        if self.comparisons or self.comparison_notes:
+            lines += ["", *markdown_lines(self.comparisons, self.comparison_notes)]
         if d.refused:
             lines += ["", "Rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items())]
         return "\n".join(lines) + "\n"
@@ -154,7 +190,22 @@ class EvaluateSummary(StageSummary):
         for row in leaderboard(self):
             out.append(
                 f"  {row[0]:<44} vanilla {row[1]:<22} circular {row[2]:<22} refused {row[3]}"
+                + (f" rank {row[5]}" if row[5] != "-" else "")
+                + (f" in build: {row[6]}" if row[6] != "-" else "")
             )
+        out += [f"  {x}" for x in self.in_build_sentences()]
+        out += [f"  {x}" for x in d.built_by_notes]
+        shown = [c for c in self.comparisons if c.difference is not None]
+        for c in shown[:SHOWN_PAIRS]:
+            interval = "no interval" if c.low is None else f"[{c.low:+.1%}, {c.high:+.1%}]"
+            out.append(
+                f"  {c.model_a} vs {c.model_b} ({setting(c.with_image)}): {c.difference:+.1%} "
+                f"{interval}, McNemar p {c.p_value:.4g}, Holm {c.p_adjusted:.4g}"
+                + (" (significant)" if c.significant else "")
+            )
+        if len(shown) > SHOWN_PAIRS:
+            out.append(f"  ... and {len(shown) - SHOWN_PAIRS} more pairs in the report")
+        out += [f"  {x}" for x in self.comparison_notes]
         names = capabilities(self)
         for s in sorted(self.open_scores, key=lambda s: s.total.mean, reverse=True):
             out.append(
@@ -285,6 +336,8 @@ def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
             _acc(s.circular),
             f"{s.refusal_rate:.1%}",
             f"{s.calls_made} of {s.calls_if_every_pass}",
+            s.rank,
+            ", ".join(s.in_build) or "-",
         ]
         for s in sorted(summary.scores, key=key, reverse=True)
     ]
@@ -296,6 +349,8 @@ def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
                 f"{summary.chance_circular:.1%}"
                 if summary.mode == "circular" and summary.chance_circular is not None
                 else "-",
+                "-",
+                "-",
                 "-",
                 "-",
             ]

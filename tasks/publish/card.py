@@ -6,6 +6,7 @@ decisions give the same card."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from benchfoundry.tasks.publish.files import features, letter_columns
 from benchfoundry.tasks.publish.rows import ReleaseRow
 
 EMBEDDED_PROVIDERS = {"smollm2", "facts", "blind"}  # offline models shipped in packages
+DISCORDANCE = 0.2  # assumed share of questions where one of two models is right, the other not
 HISTOGRAM = "hits.png"
 DIFFICULTIES = ("tough", "hard", "medium", "easy")
 
@@ -110,6 +112,50 @@ def chance(rows: Sequence[ReleaseRow]) -> list[tuple[str, int, float, float]]:
         )
     )
     return out
+
+
+def detectable_difference(
+    n: int, discordance: float = DISCORDANCE, alpha: float = 0.05, power: float = 0.8
+) -> float | None:
+    """The smallest accuracy difference between two models a paired test (McNemar, two-sided
+    `alpha`) detects with `power` on `n` questions, when the models disagree on a share
+    `discordance` of them (Connor 1987: n = (z_a sqrt(psi) + z_b sqrt(psi - d^2))^2 / d^2).
+    None when even a difference of `discordance` (every disagreement one way) is not."""
+    from statistics import NormalDist
+
+    z_a, z_b = NormalDist().inv_cdf(1 - alpha / 2), NormalDist().inv_cdf(power)
+
+    def needed(d: float) -> float:
+        return (z_a * math.sqrt(discordance) + z_b * math.sqrt(discordance - d * d)) ** 2 / d**2
+
+    if n <= 0 or needed(discordance) > n:
+        return None
+    low, high = 1e-9, discordance  # `needed` falls as d grows
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (mid, high) if needed(mid) > n else (low, mid)
+    return high
+
+
+def power_sentence(n: int) -> str:
+    """What difference between two models the release can tell apart (a paired design)."""
+    d = detectable_difference(n)
+    assumed = (
+        f"assuming two models disagree (one right, the other wrong) on {DISCORDANCE:.0%} of the "
+        "questions"
+    )
+    if d is None:
+        return (
+            f"With {n} questions, a paired comparison of two models (exact McNemar test, "
+            f"two-sided 5%) has under 80% power even for a {100 * DISCORDANCE:.0f}-point difference, "
+            f"{assumed}: too few questions to rank models."
+        )
+    return (
+        f"With {n} questions, a paired comparison of two models (exact McNemar test, two-sided "
+        f"5%) detects a difference in accuracy of {100 * d:.1f} points or more with 80% power, "
+        f"{assumed} (Connor's approximation). More disagreement needs a larger difference, and "
+        "questions that share an image make it larger still."
+    )
 
 
 def histogram(rows: Sequence[ReleaseRow], path: Path) -> None:
@@ -231,6 +277,10 @@ def body(
             ["options", "questions", "vanilla", "CircularEval"],
             [[n, k, f"{v:.2%}", f"{c:.2%}"] for n, k, v, c in chance(rows)],
         ),
+        "",
+        "## Telling models apart",
+        "",
+        power_sentence(len(rows)),
         "",
         "## How it was built",
         "",

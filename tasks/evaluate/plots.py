@@ -1,0 +1,129 @@
+"""The report's plots: vanilla against CircularEval per model, per-category accuracy with 95%
+intervals, accuracy by difficulty bin; on open-ended sets, MM-Vet's scores per capability with
+their spread over the gradings. PNG bytes by file name."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from benchfoundry.tasks.evaluate.summary import (
+    EvaluateSummary,
+    ModelScore,
+    OpenScore,
+    _label,
+    capabilities,
+)
+
+
+def plots(summaries: Sequence[EvaluateSummary]) -> dict[str, bytes]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out: dict[str, bytes] = {}
+
+    def save(name: str, fig) -> None:
+        buffer = io.BytesIO()
+        fig.tight_layout()
+        fig.savefig(buffer, format="png", metadata={"Software": None})
+        plt.close(fig)
+        out[name] = buffer.getvalue()
+
+    opened: list[OpenScore] = [o for s in summaries for o in s.open_scores]
+    if opened:
+        save("capabilities.png", capability_plot(plt, summaries, opened))
+    scores: list[tuple[EvaluateSummary, ModelScore]] = [(s, m) for s in summaries for m in s.scores]
+    if not scores:
+        return out
+    labels = [_label(m) for _, m in scores]
+    # vanilla against CircularEval, per model
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(scores) + 1.5), dpi=100)
+    ys = range(len(scores))
+    ax.barh([y - 0.2 for y in ys], [m.vanilla.accuracy for _, m in scores], 0.4, label="vanilla")
+    ax.barh(
+        [y + 0.2 for y in ys],
+        [m.circular.accuracy if m.circular else 0 for _, m in scores],
+        0.4,
+        label="CircularEval",
+    )
+    for s in summaries:
+        if s.chance_vanilla is not None:
+            ax.axvline(s.chance_vanilla, color="grey", linestyle=":", label="chance (vanilla)")
+    ax.set_yticks(list(ys), labels)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("accuracy")
+    ax.legend(loc="lower right", fontsize=8)
+    save("vanilla_vs_circular.png", fig)
+    # per category, with intervals
+    categories = sorted({c for _, m in scores for c in m.by_category})
+    if categories:
+        fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
+        width = 0.8 / max(1, len(scores))
+        for i, (_, m) in enumerate(scores):
+            values = [m.by_category.get(c, {}).get("vanilla") for c in categories]
+            xs = [j + i * width for j in range(len(categories))]
+            acc = [v.accuracy if v else 0 for v in values]
+            err = [
+                [max(0.0, a - v.low) if v else 0 for a, v in zip(acc, values, strict=True)],
+                [max(0.0, v.high - a) if v else 0 for a, v in zip(acc, values, strict=True)],
+            ]
+            ax.bar(xs, acc, width, yerr=err, capsize=2, label=labels[i])
+        ax.set_xticks(
+            [j + 0.4 - width / 2 for j in range(len(categories))],
+            categories,
+            rotation=30,
+            ha="right",
+        )
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("vanilla accuracy (95% CI)")
+        ax.legend(fontsize=7)
+        save("per_category.png", fig)
+    # by difficulty bin
+    bins = [
+        b
+        for b in ("tough", "hard", "medium", "easy")
+        if any(b in m.by_difficulty for _, m in scores)
+    ]
+    if bins:
+        fig, ax = plt.subplots(figsize=(7, 3.5), dpi=100)
+        for i, (_, m) in enumerate(scores):
+            ax.plot(
+                bins,
+                [
+                    m.by_difficulty[b]["vanilla"].accuracy if b in m.by_difficulty else None
+                    for b in bins
+                ],
+                marker="o",
+                label=labels[i],
+            )
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("vanilla accuracy")
+        ax.set_xlabel("difficulty bin (quality control)")
+        ax.legend(fontsize=7)
+        save("by_difficulty.png", fig)
+    return out
+
+
+def capability_plot(plt, summaries: Sequence[EvaluateSummary], opened: Sequence[OpenScore]):
+    """MM-Vet's scores per capability and in total, bars with the spread over the gradings."""
+    names = sorted({c for s in summaries for c in capabilities(s)}) + ["total"]
+    fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
+    width = 0.8 / max(1, len(opened))
+    for i, o in enumerate(opened):
+        spreads = [o.total if c == "total" else o.by_capability.get(c) for c in names]
+        xs = [j + i * width for j in range(len(names))]
+        ax.bar(
+            xs,
+            [x.mean if x else 0 for x in spreads],
+            width,
+            yerr=[x.std if x else 0 for x in spreads],
+            capsize=2,
+            label=_label(o),
+        )
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(names))], names)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("MM-Vet score (mean ± std over gradings)")
+    ax.legend(fontsize=7)
+    return fig

@@ -1,0 +1,105 @@
+"""`in_build`: a model evaluated on a release it helped build is marked with its roles (by the
+same model identity: a catalogue name and its spec string are one model), a held-out model and
+a chance baseline that was only reported are not; the mark and a sentence that the score is
+biased upward reach `--json`, the summary's text, the leaderboard and the report."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchfoundry.devtools.testserver import TestServer
+from benchfoundry.pipeline.registry import STAGES, StageRun
+from benchfoundry.tasks.evaluate.in_build import build_roles, mark
+from benchfoundry.tasks.evaluate.leaderboard import board, markdown
+from tests.tasks.evaluate.test_evaluate import evaluate, scripted
+from tests.tasks.publish.test_publish import _options
+from tests.tasks.publish.test_publish import run as run  # noqa: F401  the fixture (a reviewed run)
+
+
+def test_a_release_builder_is_marked_and_a_held_out_model_is_not(run, tmp_path):  # noqa: F811
+    with TestServer(scripted()) as server:
+        builder = f"openai/good@{server.base_url}"
+        held_out = f"openai/other@{server.base_url}"
+        stage = StageRun.make(run, publish=_options(tmp_path, letter_tolerance=0.5))
+        stage.name = "bench"
+        stage.models = {"vlm": [builder], "text_only": ["smollm2"]}
+        STAGES["publish"].run(stage)
+        release = tmp_path / "releases" / "bench"
+        models = [builder, held_out, "blind-longest", "blind-random"]
+        summary = evaluate(tmp_path / "eval", release, models, mode="vanilla")
+    marked = {s.model: s.in_build for s in summary.scores}
+    assert marked == {
+        builder: ["vision-language ensemble"],
+        held_out: [],
+        # the catalogue's blind-longest is blind/longest, a counted filter baseline
+        "blind-longest": ["text-only filter"],
+        # blind/random was a chance baseline: reported, never counted
+        "blind-random": [],
+    }
+    assert summary.dataset.built_by["vision-language ensemble"] == [builder]
+    assert summary.dataset.built_by_notes == []
+
+    dumped = json.loads(summary.model_dump_json())  # what --json prints
+    assert {s["model"]: s["in_build"] for s in dumped["scores"]}[held_out] == []
+    text = "\n".join(summary.lines())
+    assert f"{builder} took part in building bench" in text and "biased upward" in text
+    assert "vision-language ensemble" in summary.markdown()
+
+    rows = board([summary])
+    by = {r.model_name: r for r in rows if r.kind == "model"}
+    assert by[builder].in_build == ["vision-language ensemble"] and by[held_out].in_build == []
+    board_text = markdown(rows)
+    assert "biased upward" in board_text and held_out + " took part" not in board_text
+    saved = pq.read_table(tmp_path / "eval" / "reports" / "evaluation" / "leaderboard.parquet")
+    assert saved.schema.field("in_build").type == pa.list_(pa.string())
+    page = (tmp_path / "eval" / "reports" / "evaluation" / "report.html").read_text("utf-8")
+    assert "biased upward" in page
+
+
+def write_release(folder, spec: dict, rows: list[dict]) -> None:
+    (folder / "data").mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({"name": "x", "version": "v", "spec": spec}))
+    table = pa.Table.from_pylist(
+        rows,
+        schema=pa.schema(
+            [
+                ("meta_info", pa.struct([("generator", pa.string())])),
+                ("reviewers", pa.list_(pa.string())),
+            ]
+        ),
+    )
+    pq.write_table(table, folder / "data" / "test-00000-of-00001.parquet")
+
+
+def test_roles_from_the_manifest_and_the_rows(tmp_path):
+    spec = {
+        "stages": ["generate", "filter", "consensus", "review", "publish"],
+        "models": {"generator": ["openai/writer"], "judge": ["openai/reader"]},
+        "options": {"filter": {"blind": ["blind/similar"], "chance": ["blind/random"]}},
+    }
+    rows = [
+        {"meta_info": {"generator": "llm:openai/gen-2"}, "reviewers": ["auto"]},
+        {"meta_info": {"generator": "template:count"}, "reviewers": ["ann", "openai/checker"]},
+    ]
+    write_release(tmp_path, spec, rows)
+    built = build_roles(tmp_path)
+    assert built.roles == {
+        "generator": ["openai/writer", "openai/gen-2"],
+        "text-only filter": ["blind/similar"],
+        "judge": ["openai/reader"],
+        "reviewer": ["ann", "openai/checker"],
+    }
+    # text_only and vlm were left to their defaults, which the manifest does not name
+    assert len(built.notes) == 2 and "`text_only`" in built.notes[0]
+    found = mark(
+        ["openai/gen-2", "blind-similar", "blind/random", "openai/checker", "openai/new"],
+        built,
+        {},
+    )
+    assert found["openai/gen-2"] == ["generator"]
+    assert found["blind/random"] == [] and found["openai/new"] == []
+    assert found["openai/checker"] == ["reviewer"]
+    assert found["blind-similar"] == [], "no catalogue given: a name that does not resolve"
