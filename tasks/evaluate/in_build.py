@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from benchfoundry.core.errors import UserError
+from benchfoundry.gateway.roles import DEFAULT_MODELS
 
 GENERATOR = "generator"
 TEXT_ONLY = "text-only filter"
@@ -70,15 +71,11 @@ def build_roles(version_dir: str | Path) -> BuildRoles:
             if generator.startswith("llm:"):
                 found[GENERATOR].append(generator.removeprefix("llm:"))
             found[REVIEWER] += [r for r in row.get("reviewers") or [] if r != AUTO_REVIEWER]
-    notes = [
-        f"the build left `{role}` to its default model, which the release's manifest does not "
-        f"name: a model in that role ({part}) cannot be marked"
-        for role, part, stage in (("text_only", TEXT_ONLY, "filter"), ("vlm", VLM, "consensus"))
-        if spec and _ran(spec, stage) and not models.get(role)
-    ]
+    for role, part, stage in (("text_only", TEXT_ONLY, "filter"), ("vlm", VLM, "consensus")):
+        if spec and _ran(spec, stage) and not models.get(role):  # the role's default model ran
+            found[part] += DEFAULT_MODELS[role]
     return BuildRoles(
-        roles={role: list(dict.fromkeys(found[role])) for role in ROLES if found[role]},
-        notes=notes,
+        roles={role: list(dict.fromkeys(found[role])) for role in ROLES if found[role]}
     )
 
 

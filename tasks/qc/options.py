@@ -9,10 +9,11 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from benchfoundry.core.options import StageOptionsModel
+from benchfoundry.gateway.roles import DEFAULT_MODELS
 
 STEPS = ("filter", "consensus", "select")  # the `qc` command's steps, in order
-DEFAULT_TEXT_ONLY = ("smollm2",)
-DEFAULT_VLM = ("facts-smollm2",)
+DEFAULT_TEXT_ONLY = DEFAULT_MODELS["text_only"]
+DEFAULT_VLM = DEFAULT_MODELS["vlm"]
 
 
 def _role(roles: dict[str, list[str]], role: str, default: tuple[str, ...]) -> dict[str, list[str]]:

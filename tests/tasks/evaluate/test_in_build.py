@@ -88,12 +88,13 @@ def test_roles_from_the_manifest_and_the_rows(tmp_path):
     built = build_roles(tmp_path)
     assert built.roles == {
         "generator": ["openai/writer", "openai/gen-2"],
-        "text-only filter": ["blind/similar"],
+        "text-only filter": ["blind/similar", "smollm2"],
+        "vision-language ensemble": ["facts-smollm2"],
         "judge": ["openai/reader"],
         "reviewer": ["ann", "openai/checker"],
     }
-    # text_only and vlm were left to their defaults, which the manifest does not name
-    assert len(built.notes) == 2 and "`text_only`" in built.notes[0]
+    # text_only and vlm were left out while filter and consensus ran: their defaults built it
+    assert built.notes == []
     found = mark(
         ["openai/gen-2", "blind-similar", "blind/random", "openai/checker", "openai/new"],
         built,
