@@ -27,6 +27,8 @@ from benchfoundry.tasks.evaluate.comparisons import Comparison, html_section, ma
 from benchfoundry.tasks.evaluate.in_build import biased_sentence
 from benchfoundry.tasks.evaluate.pairing import RunComparisons, compare_runs, rank_key
 from benchfoundry.tasks.evaluate.plots import plots as draw
+from benchfoundry.tasks.evaluate.responses import FILE as RESPONSES
+from benchfoundry.tasks.evaluate.responses import write_responses
 from benchfoundry.tasks.evaluate.summary import (
     EvaluateSummary,
     _label,
@@ -86,6 +88,8 @@ class ReportFiles(BaseModel):
     html: str
     plots: list[str]
     rows: int
+    responses: str | None = None  # the response matrix (responses.parquet)
+    response_rows: int = 0
     comparisons: list[Comparison] = []
     comparison_notes: list[str] = []
 
@@ -365,6 +369,7 @@ def write_summaries(
         atomic_write_bytes(to / name, data)
     page = _html(rows, plots, summaries, compared, notes)
     atomic_write_bytes(to / "report.html", page.encode("utf-8"))
+    response_rows = write_responses(summaries, to / RESPONSES)
     return ReportFiles(
         folder=str(to),
         leaderboard_parquet=str(to / "leaderboard.parquet"),
@@ -372,6 +377,8 @@ def write_summaries(
         html=str(to / "report.html"),
         plots=[str(to / n) for n in plots],
         rows=len(rows),
+        responses=str(to / RESPONSES),
+        response_rows=response_rows,
         comparisons=compared.comparisons,
         comparison_notes=compared.notes,
     )

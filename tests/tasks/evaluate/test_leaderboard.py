@@ -9,7 +9,9 @@ import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
+from benchfoundry.core.records import ResultRecord
 from benchfoundry.devtools.testserver import TestServer
+from benchfoundry.storage.tables import RunFolder
 from tests.tasks.evaluate.test_evaluate import evaluate, scripted, write_tsv
 
 
@@ -38,6 +40,21 @@ def test_report_of_a_scripted_evaluation(tmp_path, image_bytes):
     assert "http://" not in page.replace(server.base_url, ""), "no CDN, nothing fetched"
     markdown = (tmp_path / "out" / "leaderboard.md").read_text(encoding="utf-8")
     assert "| chance (uniform guess) |" in markdown
+    # The response matrix: every stored pass, as the results table holds it, for re-scoring.
+    matrix = pq.read_table(files["responses"])
+    stored = RunFolder(tmp_path / "run").table(ResultRecord).read()
+    assert files["response_rows"] == matrix.num_rows == stored.num_rows > 0
+    assert matrix.column_names == [
+        "run", "run_id", "model", "question_id", "pass_index", "option_order", "response",
+        "extracted", "extracted_by", "correct", "score",
+    ]  # fmt: skip
+    passes = {(r["model"], r["question_id"], r["pass_index"]): r for r in matrix.to_pylist()}
+    for row in stored.to_pylist():
+        mine = passes[(row["model"], row["question_id"], row["pass_index"])]
+        assert (mine["response"], mine["extracted"], mine["correct"]) == (
+            row["response"], row["extracted"], row["correct"],
+        )  # fmt: skip
+    assert {r["run"] for r in matrix.to_pylist()} == {str(tmp_path / "run")}
 
 
 def test_report_of_a_folder_with_no_evaluation(tmp_path):
