@@ -143,13 +143,19 @@ def _plain(text: str) -> str:
     ).strip()
 
 
+# Scripts written without spaces between words (Chinese, Japanese) and Korean, whose particles
+# attach to the noun: an option text in them is looked for as a substring, not as whole words.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
 @lru_cache(maxsize=1 << 16)
-def _options_plain(options: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """The `_plain` forms of a row's option texts, and each padded with a space either side (an
-    empty one as a form no response holds), remembered: a row's options are read once per pass
-    and model."""
+def _options_plain(options: tuple[str, ...]) -> tuple[list[str], list[str], list[int]]:
+    """The `_plain` forms of a row's option texts, each padded with a space either side (an
+    empty one as a form no response holds), and which of them hold CJK characters, remembered:
+    a row's options are read once per pass and model."""
     forms = [_plain(o) for o in options]
-    return forms, [f" {o} " if o else "\0" for o in forms]
+    cjk = [i for i, o in enumerate(forms) if not o.isascii() and _CJK.search(o) is not None]
+    return forms, [f" {o} " if o else "\0" for o in forms], cjk
 
 
 def _number(text: str) -> float | None:
@@ -322,12 +328,43 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
 
 _ARTICLES = ("", "a ", "an ", "the ")
 _YES_NO = re.compile(r"\b(yes|no)\b")
+_CJK_NEGATIONS = ("不是", "并非", "而非", "不选", "排除")
+
+
+def _occurrences(text: str, part: str) -> list[int]:
+    found = []
+    at = text.find(part)
+    while at != -1:
+        found.append(at)
+        at = text.find(part, at + 1)
+    return found
+
+
+def _unspaced(plain: str, option_plain: list[str], cjk: list[int]) -> list[int]:
+    """The options in CJK script that `plain` names as substrings (正确答案为香蕉): an
+    occurrence inside an occurrence of a longer option (红色 in 深红色) or right after a negation
+    (不是苹果) does not count."""
+    spans = {i: _occurrences(plain, option_plain[i]) for i in cjk}
+    found = []
+    for i, starts in spans.items():
+        size = len(option_plain[i])
+        for at in starts:
+            inside = any(
+                s <= at and at + size <= s + len(option_plain[j])
+                for j in spans
+                if len(option_plain[j]) > size
+                for s in spans[j]
+            )
+            if not inside and not plain[:at].rstrip().endswith(_CJK_NEGATIONS):
+                found.append(i)
+                break
+    return found
 
 
 def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
     """Option texts, numbers and yes/no within the response."""
     plain = _plain(text)
-    option_plain, option_padded = _options_plain(tuple(options))
+    option_plain, option_padded, cjk = _options_plain(tuple(options))
     if option_plain.count(plain) == 1 and plain:
         return Extraction(valid[option_plain.index(plain)], "heuristic", "option text")
     # `plain` and the options' plain forms are words joined by single spaces, so a whole-word
@@ -351,6 +388,8 @@ def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
                 for art in _ARTICLES
             )
         ]
+    if not found and cjk:
+        found = _unspaced(plain, option_plain, cjk)
     if len(found) == 1:
         return Extraction(valid[found[0]], "heuristic", "option text within the response")
     if len(found) > 1:

@@ -10,6 +10,8 @@ COUNTS = ["2", "3", "4", "5"]
 YES_NO = ["yes", "no"]
 COLOURS = ["red", "green", "blue", "yellow", "black"]
 NESTED = ["cat", "black cat", "dog"]
+FRUITS = ["苹果", "香蕉", "橙子", "葡萄"]  # MMBench-CN style
+REDS = ["红色", "深红色", "蓝色"]
 
 TABLE = [
     # bare letters in their many forms
@@ -116,6 +118,31 @@ TABLE = [
     ("It looks yellow to me", COLOURS, "D"),
     ("Black.", COLOURS, "E"),
     ("red and green stripes", COLOURS, None),
+    # option texts in Chinese, written without spaces (MMBench-CN)
+    ("正确答案为香蕉", FRUITS, "B"),
+    ("这张图片里是葡萄。", FRUITS, "D"),
+    ("香蕉", FRUITS, "B"),
+    ("答案：香蕉", FRUITS, "B"),
+    ("不是苹果，是香蕉", FRUITS, "B"),
+    ("是香蕉而非苹果", FRUITS, "B"),
+    ("排除橙子以后，我认为是葡萄", FRUITS, "D"),
+    ("不是苹果", FRUITS, None),  # only rules one out
+    ("图中有苹果和香蕉", FRUITS, None),
+    ("苹果或者葡萄", FRUITS, None),
+    ("这是深红色的", REDS, "B"),  # 红色 inside 深红色 is not 红色
+    ("颜色是红色", REDS, "A"),
+    ("不是深红色，是红色", REDS, "A"),
+    ("红色和深红色都有", REDS, None),
+    ("答案：B", FRUITS, "B"),
+    ("选C", FRUITS, "C"),
+    ("答案是D，葡萄", FRUITS, "D"),
+    ("无法确定", FRUITS, "Z"),
+    ("以上都不是", FRUITS, "Z"),
+    # a Chinese reply to English options reads them as before: whole words only
+    ("答案是 a dog", ANIMALS, "B"),
+    ("图片里是一只 dog", ANIMALS, None),
+    ("我觉得是一只dog", ANIMALS, None),
+    ("图中的颜色是 blue。", COLOURS, "C"),
     # numbers
     ("3", COUNTS, "B"),
     ("There are 4 apples.", COUNTS, "C"),
