@@ -159,6 +159,14 @@ def evaluate(
         str | None,
         typer.Option("--base-llm", help="The models' base LLM: multi-modal gain and leakage."),
     ] = None,
+    probes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--probe",
+            help="A probe of looking (repeat): image-swap asks every question again with "
+            "another image of the dataset.",
+        ),
+    ] = None,
     spec: SpecOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -178,6 +186,7 @@ def evaluate(
             ("limit", limit),
             ("base_llm", base_llm),
             ("gradings", gradings),
+            ("probes", probes or None),
         ):
             if value is not None:
                 updates[name] = value

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Self
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from benchfoundry.core.locations import Location, is_fixed
 from benchfoundry.core.options import Fix, StageOptionsModel
@@ -43,6 +43,34 @@ class EvaluateOptions(StageOptionsModel):
     max_answer_tokens: int = Field(
         default=512, ge=1, description="open-ended sets: the longest answer asked for"
     )
+    probes: list[str] = Field(
+        default_factory=list,
+        description="probes of looking: image-swap asks every question again with another "
+        "image of the dataset (a model above chance with the wrong image answers without "
+        "looking)",
+    )
+
+    @field_validator("probes")
+    @classmethod
+    def _known_probes(cls, value: list[str]) -> list[str]:
+        from benchfoundry.tasks.evaluate.probes import PROBES
+
+        unknown = [p for p in value if p not in PROBES]
+        if unknown:
+            raise ValueError(
+                f"unknown probe {', '.join(map(repr, unknown))}; known probes: "
+                + ", ".join(f"{name} ({does})" for name, does in PROBES.items())
+            )
+        return list(dict.fromkeys(value))
+
+    @model_validator(mode="after")
+    def _probes_need_images(self) -> Self:
+        if self.probes and not self.with_image:
+            raise ValueError(
+                f"the probes ({', '.join(self.probes)}) ask with another image: they need the "
+                "images shown (drop with_image: false / --no-image, or the probes)"
+            )
+        return self
 
     @field_validator("models")
     @classmethod

@@ -7,7 +7,9 @@ content changed (results are keyed by the question's content id). Questions whos
 are not stored, so the next run asks them again.
 
 With a base LLM (`base_llm`), each model is also asked without images, and the base LLM without
-images, for MMStar's multi-modal gain and leakage.
+images, for MMStar's multi-modal gain and leakage. With the `image-swap` probe (`probes.py`), each
+model that looks is asked again with another image of the dataset, under a configuration of its
+own, to see whether it stays above chance without the right image.
 
 An open-ended set (MM-Vet) is answered in free text and graded (`open_sets.py`). Models asked
 the same questions are compared pair by pair (`comparisons.py`); on a release, a model that took
@@ -38,6 +40,13 @@ from benchfoundry.tasks.evaluate.dataset import (
 from benchfoundry.tasks.evaluate.in_build import BuildRoles, build_roles, mark
 from benchfoundry.tasks.evaluate.open_sets import JobRun, evaluate_open_model, job_run, score_open
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
+from benchfoundry.tasks.evaluate.probes import (
+    SwapProbe,
+    cannot_probe,
+    chance_rate,
+    score_swap,
+    swapped_questions,
+)
 from benchfoundry.tasks.evaluate.stats import accuracy, gain_and_leakage
 from benchfoundry.tasks.evaluate.summary import (
     DatasetInfo,
@@ -56,6 +65,7 @@ class ModelRun(JobRun):
 
     calls_made: int
     calls_if_every_pass: int
+    probe: str | None = None  # the probe it answered (image-swap), else the real evaluation
 
 
 def dataset_path(stage: StageRun) -> Path:
@@ -74,10 +84,13 @@ def dataset_path(stage: StageRun) -> Path:
     raise EvalDatasetError("give a dataset (options.evaluate.dataset, or --dataset)")
 
 
-def run_id(options: EvaluateOptions, with_image: bool, prompt_id: str) -> str:
+def run_id(
+    options: EvaluateOptions, with_image: bool, prompt_id: str, probe: str | None = None
+) -> str:
     """The evaluation configuration results are stored under: its mode, whether the image is
-    shown, the prompt template and the judge."""
-    return content_hash([options.mode, with_image, prompt_id, options.judge], length=12)
+    shown, the prompt template and the judge; a probe's answers (`image-swap`) under their own."""
+    parts = [options.mode, with_image, prompt_id, options.judge]
+    return content_hash([*parts, probe] if probe else parts, length=12)
 
 
 def plan(options: EvaluateOptions, blind: set[str] = frozenset()) -> list[tuple[str, bool]]:
@@ -120,18 +133,20 @@ def evaluate_model(
     model: str,
     with_image: bool,
     catalogue: str | None,
+    probe: str | None = None,
 ) -> ModelRun:
     """One model's job, in whichever process runs it: the questions it has no stored results
-    for, a batch at a time."""
+    for, a batch at a time; with `probe` (image-swap), each with another image of the set."""
     from benchfoundry.gateway.assemble import gateway_for_run
 
     dataset = load_eval_dataset(path, options.limit)
     gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
     engine = AnsweringEngine(gateway, judge=options.judge, with_image=with_image)
-    rid = run_id(options, with_image, engine.template.prompt_id)
+    rid = run_id(options, with_image, engine.template.prompt_id, probe)
     table = RunFolder(run_root).table(ResultRecord)
     stored = {q for r, m, q, _ in table.key_set() if r == rid and m == model}
-    todo = [q for q in dataset.questions if q.item.question_id not in stored]
+    questions = swapped_questions(dataset.questions) if probe else dataset.questions
+    todo = [q for q in questions if q.item.question_id not in stored]
     gateway.prepare(model, [q.item.answer for q in dataset.questions])
     circular = options.mode == "circular"
     made = every = unanswered = 0
@@ -149,6 +164,7 @@ def evaluate_model(
                   unanswered),
         calls_made=made,
         calls_if_every_pass=every,
+        probe=probe,
     )  # fmt: skip
 
 
@@ -324,6 +340,41 @@ def compare_scores(
     return comparisons, notes
 
 
+def probe_plan(
+    options: EvaluateOptions, blind: set[str], dataset: EvalDataset
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """(model, probe) pairs to run: every model asked with images that sees something (the blind
+    baselines see nothing either way); and the notes on what could not run."""
+    if not options.probes:
+        return [], []
+    if note := cannot_probe(dataset):
+        return [], [note]
+    models = [m for m in dict.fromkeys(options.models) if m not in blind]
+    return [(m, p) for p in options.probes for m in models], []
+
+
+def score_probes(
+    dataset: EvalDataset, records: Sequence[ResultRecord], done: Sequence[ModelRun], mode: str
+) -> list[SwapProbe]:
+    """Each probe run against the same model's run with its own image, on the mode's metric."""
+    circular = mode == "circular"
+    real = {j.model: j for j in done if j.probe is None and j.with_image}
+    chances = {
+        q.item.question_id: chance_rate(len(q.item.options), circular) for q in dataset.questions
+    }
+    return [
+        score_swap(
+            j,
+            paired_outcomes(dataset, records, real[j.model], circular),
+            paired_outcomes(dataset, records, j, circular),
+            chances,
+            mode,
+        )
+        for j in done
+        if j.probe is not None and j.model in real
+    ]
+
+
 def mark_in_build(
     dataset: EvalDataset, scores: Sequence[ModelScore], catalogue: str | None
 ) -> BuildRoles:
@@ -349,18 +400,25 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     blind = _blind(options, stage.catalogue)
     if dataset.open_ended:
         _check_open(dataset, options, blind)
-    jobs = [
+    jobs: list = [
         ((stage.run, dataset.path, options, model, with_image, stage.catalogue), 1)
         for model, with_image in plan(options, blind)
     ]
+    probing, probe_notes = probe_plan(options, blind, dataset)
+    jobs += [
+        ((stage.run, dataset.path, options, model, True, stage.catalogue, probe), 1)
+        for model, probe in probing
+    ]
     job = evaluate_open_model if dataset.open_ended else evaluate_model
     # One model at a time: local models are large, and each job loads its own.
-    done = list(mapper.map(job, jobs, label="evaluate", total=len(jobs), ahead=1))
+    ran = list(mapper.map(job, jobs, label="evaluate", total=len(jobs), ahead=1))
+    done = [j for j in ran if getattr(j, "probe", None) is None]
     records = RunFolder(stage.run).table(ResultRecord).records()
     circular = options.mode == "circular"
     comparisons: list[Comparison] = []
     notes: list[str] = []
     built = BuildRoles()
+    probes = score_probes(dataset, records, ran, options.mode) if probing else []
     if dataset.open_ended:
         scores: list = []
         open_scores = [score_open(dataset, records, j, options.gradings) for j in done]
@@ -396,6 +454,8 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         results=str(Path(stage.run) / "results"),
         comparisons=comparisons,
         comparison_notes=notes,
+        probes=probes,
+        probe_notes=probe_notes,
     )
     from benchfoundry.tasks.evaluate.leaderboard import write_summaries
 

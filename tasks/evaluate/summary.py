@@ -5,7 +5,8 @@ baselines for the dataset's exact option counts. On an open-ended set (MM-Vet), 
 total score and the scores per capability and per capability integration, each the mean and
 standard deviation over the k gradings, and the gradings that failed. Paired comparisons
 between the models asked the same questions, with each model's rank range; on a release, which
-models took part in building it (`in_build`). Rendered for the CLI, artifacts and reports."""
+models took part in building it (`in_build`); with the image-swap probe, each model's accuracy
+with another question's image against chance. Rendered for the CLI, artifacts and reports."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pydantic import BaseModel
 
 from benchfoundry.core.summary import StageSummary
 from benchfoundry.tasks.evaluate.comparisons import Comparison, markdown_lines, setting
+from benchfoundry.tasks.evaluate.probes import SwapProbe
 from benchfoundry.tasks.evaluate.stats import Accuracy
 
 SHOWN_PAIRS = 10  # paired comparisons in the text; the report shows every one
@@ -133,6 +135,8 @@ class EvaluateSummary(StageSummary):
     report: str | None = None  # its HTML report (RUN/reports/evaluation/report.html)
     comparisons: list[Comparison] = []  # every pair of models on the same questions
     comparison_notes: list[str] = []  # what could not be compared, and why
+    probes: list[SwapProbe] = []  # image-swap: each model asked with another question's image
+    probe_notes: list[str] = []  # what could not be probed, and why
 
     def in_build_sentences(self) -> list[str]:
         """The plain warning for each model that took part in building the dataset."""
@@ -173,6 +177,7 @@ class EvaluateSummary(StageSummary):
                 f"| {g.model} | {g.base} | {g.s_v:.1%} | {g.s_wv:.1%} | {g.s_t:.1%} | {g.mg:+.1%} | {g.ml:.1%} |"
                 for g in self.gains
             ]
+        lines += _probe_markdown(self)
         if self.comparisons or self.comparison_notes:
             lines += ["", *markdown_lines(self.comparisons, self.comparison_notes)]
         if d.refused:
@@ -229,6 +234,13 @@ class EvaluateSummary(StageSummary):
                 f"  multi-modal gain of {g.model} over {g.base} ({g.metric}): MG {g.mg:+.1%}, "
                 f"leakage ML {g.ml:.1%} (S_v {g.s_v:.1%}, S_wv {g.s_wv:.1%}, S_t {g.s_t:.1%})"
             )
+        for p in self.probes:
+            out.append(
+                f"  image swapped, {p.model} ({p.metric}): {p.swapped.accuracy:.1%} against "
+                f"chance {p.chance:.1%} ({_p(p.p_value)}), {p.normal:.1%} with its own image, "
+                f"gap {p.gap:+.1%}"
+            )
+        out += [f"  {x}" for x in [*_probe_sentences(self), *self.probe_notes]]
         if d.refused:
             out.append("  rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items()))
         for s in [*self.scores, *self.open_scores]:
@@ -254,6 +266,38 @@ class EvaluateSummary(StageSummary):
         if self.report:
             lines.append(f"  evaluation report: {self.report}")
         return lines
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"p {value:.2g}"
+
+
+def _probe_sentences(summary: EvaluateSummary) -> list[str]:
+    return [x for p in summary.probes if (x := p.sentence())]
+
+
+def _probe_markdown(summary: EvaluateSummary) -> list[str]:
+    """The image-swap probe's table, its warnings and its notes."""
+    if not summary.probes and not summary.probe_notes:
+        return []
+    lines = []
+    if summary.probes:
+        lines += [
+            "",
+            "Image swapped (each question asked with another image of the set; one-sided exact "
+            "test against chance):",
+            "",
+            "| model | metric | own image | swapped [95% CI] | chance | gap | p | above chance |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {p.model} | {p.metric} | {p.normal:.1%} | {_acc(p.swapped)} | {p.chance:.1%} | "
+            f"{p.gap:+.1%} | {_p(p.p_value).removeprefix('p ')} | "
+            f"{'yes' if p.above_chance else 'no'} |"
+            for p in summary.probes
+        ]
+    notes = [*_probe_sentences(summary), *summary.probe_notes]
+    return lines + (["", *(f"- {x}" for x in notes)] if notes else [])
 
 
 def _acc(a: Accuracy | None) -> str:
