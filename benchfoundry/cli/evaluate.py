@@ -223,6 +223,7 @@ def report(
             files = report_flow([str(r.resolve()) for r in runs], str(folder.resolve()))
         text = Path(files.leaderboard_markdown).read_text(encoding="utf-8")  # board, comparisons
         text += f"\nLeaderboard: {files.leaderboard_parquet}, {files.leaderboard_markdown}\n"
+        text += f"Items: {files.items}; responses: {files.responses}\n"
         text += f"Report: {files.html}"
         emit(as_json, files.model_dump(), text)
 

@@ -46,6 +46,7 @@ class EvalQuestion:
     image_id: str
     difficulty: str | None = None
     dimension: str | None = None
+    index: str | None = None  # the dataset's own index (a release's row, a TSV's index)
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def _release(folder: Path) -> EvalDataset:
     questions = []
     columns = [
         "question_id", "question", "hint", "options", "answer", "image", "image_id",
-        "category", "l2_category", "difficulty", "dimension",
+        "category", "l2_category", "difficulty", "dimension", "index",
     ]  # fmt: skip
     for file in files:
         for batch in pq.ParquetFile(file).iter_batches(batch_size=256, columns=columns):
@@ -156,6 +157,7 @@ def _release(folder: Path) -> EvalDataset:
                         image_id=row["image_id"],
                         difficulty=row["difficulty"],
                         dimension=row["dimension"],
+                        index=str(row["index"]),
                     )
                 )
     return EvalDataset(
@@ -207,6 +209,7 @@ def _table(path: Path, kind: str) -> EvalDataset:
                     l2_category=seed.l2_category,
                 ),
                 image_id=image,
+                index=seed.meta.get("index"),
             )
         )
     return EvalDataset(

@@ -25,6 +25,10 @@ from benchfoundry.storage.atomic import atomic_write_bytes, atomic_write_table
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.comparisons import Comparison, html_section, markdown_lines
 from benchfoundry.tasks.evaluate.in_build import biased_sentence
+from benchfoundry.tasks.evaluate.items import FILE as ITEMS
+from benchfoundry.tasks.evaluate.items import ItemAnalysis, write_items
+from benchfoundry.tasks.evaluate.items import html_section as items_html
+from benchfoundry.tasks.evaluate.items import markdown_lines as items_markdown
 from benchfoundry.tasks.evaluate.pairing import RunComparisons, compare_runs, rank_key
 from benchfoundry.tasks.evaluate.plots import plots as draw
 from benchfoundry.tasks.evaluate.responses import FILE as RESPONSES
@@ -92,6 +96,8 @@ class ReportFiles(BaseModel):
     response_rows: int = 0
     comparisons: list[Comparison] = []
     comparison_notes: list[str] = []
+    items: str | None = None  # the item analysis (items.parquet)
+    item_analysis: list[ItemAnalysis] = []
 
 
 def read_summary(folder: Path) -> EvaluateSummary:
@@ -245,9 +251,12 @@ def warnings(rows: Sequence[BoardRow]) -> list[str]:
 
 
 def markdown(
-    rows: Sequence[BoardRow], compared: RunComparisons | None = None, notes: Sequence[str] = ()
+    rows: Sequence[BoardRow],
+    compared: RunComparisons | None = None,
+    notes: Sequence[str] = (),
+    items: Sequence[ItemAnalysis] = (),
 ) -> str:
-    """The board, the in-build warnings and notes, then the paired comparisons."""
+    """The board, the in-build warnings and notes, the paired comparisons, then the items."""
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("<", "&lt;")
@@ -259,6 +268,8 @@ def markdown(
         lines += ["", *(f"- {cell(x)}" for x in said)]
     if compared is not None and (compared.comparisons or compared.notes):
         lines += ["", *markdown_lines(compared.comparisons, compared.notes)]
+    if items:
+        lines += ["", *(cell(x) for x in items_markdown(items))]
     return "\n".join(lines) + "\n"
 
 
@@ -309,6 +320,7 @@ def _html(
     summaries: Sequence[EvaluateSummary],
     compared: RunComparisons,
     notes: Sequence[str],
+    items: Sequence[ItemAnalysis],
 ) -> str:
     e = html.escape
     head = "".join(f"<th>{e(h)}</th>" for h in HEADER)
@@ -339,7 +351,7 @@ def _html(
         "</style></head><body><h1>Leaderboard</h1>"
         f"<ul>{datasets}</ul><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         f"{warned}{html_section(compared.comparisons, compared.notes)}"
-        f"{_open_html(summaries)}{images}</body></html>\n"
+        f"{items_html(items)}{_open_html(summaries)}{images}</body></html>\n"
     )
 
 
@@ -361,13 +373,16 @@ def write_summaries(
     rows = board(summaries, compared)
     notes = list(dict.fromkeys(build_notes(summaries)))
     to.mkdir(parents=True, exist_ok=True)
+    items = write_items(summaries, to / ITEMS)
     table = pa.Table.from_pylist([r.model_dump() for r in rows], schema=BOARD_SCHEMA)
     atomic_write_table(to / "leaderboard.parquet", table)
-    atomic_write_bytes(to / "leaderboard.md", markdown(rows, compared, notes).encode("utf-8"))
+    atomic_write_bytes(
+        to / "leaderboard.md", markdown(rows, compared, notes, items).encode("utf-8")
+    )
     plots = draw(summaries)
     for name, data in plots.items():
         atomic_write_bytes(to / name, data)
-    page = _html(rows, plots, summaries, compared, notes)
+    page = _html(rows, plots, summaries, compared, notes, items)
     atomic_write_bytes(to / "report.html", page.encode("utf-8"))
     response_rows = write_responses(summaries, to / RESPONSES)
     return ReportFiles(
@@ -381,6 +396,8 @@ def write_summaries(
         response_rows=response_rows,
         comparisons=compared.comparisons,
         comparison_notes=compared.notes,
+        items=str(to / ITEMS),
+        item_analysis=items,
     )
 
 

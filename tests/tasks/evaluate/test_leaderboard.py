@@ -3,16 +3,21 @@ one self-contained HTML page that escapes what comes from the data; chance alway
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 
+import pandas as pd
 import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from benchfoundry.cli import app
 from benchfoundry.core.records import ResultRecord
-from benchfoundry.devtools.testserver import TestServer
+from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.storage.tables import RunFolder
 from tests.tasks.evaluate.test_evaluate import evaluate, scripted, write_tsv
+
+MISKEYED = 5  # its key names a wrong option
 
 
 def test_report_of_a_scripted_evaluation(tmp_path, image_bytes):
@@ -60,3 +65,73 @@ def test_report_of_a_scripted_evaluation(tmp_path, image_bytes):
 def test_report_of_a_folder_with_no_evaluation(tmp_path):
     result = CliRunner().invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 1 and "holds no evaluation" in result.output
+
+
+def _tsv(path, image_bytes):
+    """12 questions, difficulty 1-6 (two each); question 5's key names a wrong option."""
+    rows = []
+    for i in range(12):
+        options = [f"{i}-right", f"{i}-lure", f"{i}-wrong2", f"{i}-wrong3"]
+        rows.append(
+            {
+                "index": i,
+                "image": base64.b64encode(image_bytes(seed=i)).decode(),
+                "question": f"Question {i} (level {i // 2 + 1}): which one?",
+                "A": options[0], "B": options[1], "C": options[2], "D": options[3],
+                "answer": "B" if i == MISKEYED else "A",
+                "category": "things",
+            }
+        )  # fmt: skip
+    pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
+    return path
+
+
+def _levels() -> Script:
+    """Model `m<k>` names the right option's text up to level k, and the lure above it."""
+
+    def answer(request) -> str:
+        k = int(request.model[1:])
+        level, number = re.search(r"Question (\d+) \(level (\d+)\)", request.text).group(2, 1)
+        return f"{number}-right" if int(level) <= k else f"{number}-lure"
+
+    return Script(rules=[Rule(answer)])
+
+
+def test_report_flags_the_miskeyed_question(tmp_path, image_bytes):
+    tsv = _tsv(tmp_path / "bench.tsv", image_bytes)
+    with TestServer(_levels()) as server:
+        models = [f"openai/m{k}@{server.base_url}" for k in range(1, 7)]
+        evaluate(tmp_path / "run", tsv, models, mode="vanilla")
+    result = CliRunner().invoke(
+        app, ["report", str(tmp_path / "run"), "--to", str(tmp_path / "out"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    files = json.loads(result.stdout)
+    (analysis,) = files["item_analysis"]
+    assert analysis["fitted"] and len(analysis["respondents"]) == 6
+    abilities = [r["ability"] for r in analysis["respondents"]]
+    assert abilities == sorted(abilities), "m1 to m6: abilities in the order of their levels"
+    assert [s["index"] for s in analysis["suspects"]] == [str(MISKEYED)]
+    items = {r["index"]: r for r in pq.read_table(files["items"]).to_pylist()}
+    assert sorted(items, key=int) == [str(i) for i in range(12)]
+    bad = items[str(MISKEYED)]
+    assert bad["suspect"] and bad["discrimination"] < 0 and bad["respondents"] == 6
+    assert "able respondents fail it" in bad["why"]
+    assert items["11"]["difficulty"] > items["0"]["difficulty"]
+    assert not any(r["suspect"] for i, r in items.items() if i != str(MISKEYED))
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "Suspect items" in page
+    assert "1 suspect" in (tmp_path / "out" / "leaderboard.md").read_text(encoding="utf-8")
+
+
+def test_too_few_respondents_get_counts_and_a_note(tmp_path, image_bytes):
+    tsv = _tsv(tmp_path / "bench.tsv", image_bytes)
+    with TestServer(_levels()) as server:
+        evaluate(tmp_path / "run", tsv, [f"openai/m3@{server.base_url}"], mode="vanilla")
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    (analysis,) = json.loads(result.stdout)["item_analysis"]
+    assert not analysis["fitted"] and "at least 5 respondents" in analysis["note"]
+    rows = pq.read_table(tmp_path / "run" / "reports" / "items.parquet").to_pylist()
+    assert len(rows) == 12 and {r["respondents"] for r in rows} == {1}
+    assert all(r["difficulty"] is None and not r["suspect"] for r in rows)
