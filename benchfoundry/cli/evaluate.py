@@ -114,6 +114,25 @@ def score(
     run(False, action)
 
 
+def _families(values: list[str] | None) -> dict[str, list[str]] | None:
+    """`--family NAME=PATTERN[,PATTERN]` flags as the spec's `families` (a name repeated adds
+    its patterns)."""
+    from benchfoundry.core.errors import UserError
+
+    if not values:
+        return None
+    families: dict[str, list[str]] = {}
+    for value in values:
+        name, sep, patterns = value.partition("=")
+        found = [p.strip() for p in patterns.split(",") if p.strip()]
+        if not sep or not name.strip() or not found:
+            raise UserError(
+                f"evaluate: --family {value!r}: give NAME=PATTERN[,PATTERN] (qwen='qwen*,Qwen/*')"
+            )
+        families.setdefault(name.strip(), []).extend(found)
+    return families
+
+
 def _dataset(value: str | None) -> str | Path | None:
     from benchfoundry.core.locations import is_url
 
@@ -167,6 +186,14 @@ def evaluate(
             "another image of the dataset.",
         ),
     ] = None,
+    families: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--family",
+            help="A model family for in_build, NAME=PATTERN[,PATTERN] (glob, case-insensitive; "
+            "repeat): a model of a builder's family is marked too.",
+        ),
+    ] = None,
     spec: SpecOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -187,6 +214,7 @@ def evaluate(
             ("base_llm", base_llm),
             ("gradings", gradings),
             ("probes", probes or None),
+            ("families", _families(families)),
         ):
             if value is not None:
                 updates[name] = value

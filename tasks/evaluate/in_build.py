@@ -7,11 +7,18 @@ upward (LLM-written benchmarks favour the family that wrote them).
 
 Models are the same when their masked names are, or when both resolve (through the model
 catalogue) to the same provider and model id, so `facts-smollm2` is `facts/smollm2` and
-`blind-longest` is `blind/longest`; the endpoint is not part of the identity."""
+`blind-longest` is `blind/longest`; the endpoint is not part of the identity.
+
+Model families (`options.evaluate.families`: a name -> glob patterns) mark a model of a
+builder's family too, its role said to be by family (`generator (same family: qwen)`). A
+pattern is matched (fnmatch, case-insensitive) against a model's name, that name without its
+endpoint, its model id and `provider/model id`. The blind baselines belong to no family: a
+chance baseline is never marked by one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +42,9 @@ SPEC_ROLES = {  # the spec's model roles -> the part they play in a build
     "judge": JUDGE,
 }
 AUTO_REVIEWER = "auto"  # the automatic reviewer: rules, not a model
+SAME_FAMILY = " (same family: "  # a role held by a model of the same family, not the model
+NO_FAMILY = ("blind",)  # providers whose models belong to no family (the blind baselines)
+Families = Mapping[str, Sequence[str]]  # family name -> glob patterns
 
 
 class BuildRoles(BaseModel):
@@ -91,25 +101,66 @@ def identity(name: str, catalogue: dict[str, Any]) -> tuple[str, str]:
     return (spec.provider, spec.model or spec.name)
 
 
-def roles_of(model: str, built: BuildRoles, catalogue: dict[str, Any]) -> list[str]:
-    """The roles `model` had in the build (empty: none)."""
+def families_of(name: str, families: Families, catalogue: dict[str, Any]) -> set[str]:
+    """The families whose patterns match the model `name` (none for a blind baseline)."""
+    if not families:
+        return set()
+    provider, model_id = identity(name, catalogue)
+    if provider in NO_FAMILY:
+        return set()
+    forms = {name, name.split("@", 1)[0], model_id, f"{provider}/{model_id}" if provider else ""}
+    forms = {f.lower() for f in forms if f}
+    return {
+        family
+        for family, patterns in families.items()
+        if any(fnmatchcase(f, p.lower()) for f in forms for p in patterns)
+    }
+
+
+def roles_of(
+    model: str, built: BuildRoles, catalogue: dict[str, Any], families: Families | None = None
+) -> list[str]:
+    """The roles `model` had in the build (empty: none): its own, and those held by a model of
+    its family (`generator (same family: qwen)`)."""
+    families = families or {}
     mine = identity(model, catalogue)
+    kin = families_of(model, families, catalogue)
 
     def same(other: str) -> bool:
         return other == model or identity(other, catalogue) == mine
 
-    return [role for role, names in built.roles.items() if any(same(n) for n in names)]
+    out = []
+    for role, names in built.roles.items():
+        if any(same(n) for n in names):
+            out.append(role)
+            continue
+        theirs = (
+            set().union(*(families_of(n, families, catalogue) for n in names)) if kin else set()
+        )
+        if shared := sorted(kin & theirs):
+            out.append(f"{role}{SAME_FAMILY}{', '.join(shared)})")
+    return out
 
 
 def mark(
-    models: Iterable[str], built: BuildRoles, catalogue: dict[str, Any]
+    models: Iterable[str],
+    built: BuildRoles,
+    catalogue: dict[str, Any],
+    families: Families | None = None,
 ) -> dict[str, list[str]]:
     """model -> its roles in the build, for every model."""
-    return {m: roles_of(m, built, catalogue) for m in models}
+    return {m: roles_of(m, built, catalogue, families) for m in models}
 
 
 def biased_sentence(model: str, roles: list[str], dataset: str) -> str:
-    """The plain warning shown beside a model that helped build the dataset."""
+    """The plain warning shown beside a model that helped build the dataset, or whose family
+    did."""
+    if all(SAME_FAMILY in r for r in roles):
+        return (
+            f"{model} is of the family of models that built {dataset} ({', '.join(roles)}): "
+            "its score on it is biased upward (benchmarks written and kept by a family of "
+            "models favour that family)."
+        )
     return (
         f"{model} took part in building {dataset} ({', '.join(roles)}): its score on it is "
         "biased upward (the questions were written, kept or checked by it)."

@@ -49,6 +49,24 @@ class EvaluateOptions(StageOptionsModel):
         "image of the dataset (a model above chance with the wrong image answers without "
         "looking)",
     )
+    families: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="model families for in_build: a name -> glob patterns (fnmatch, "
+        "case-insensitive) on a model's name, its name without the endpoint, its model id or "
+        "provider/model id, e.g. {qwen: ['qwen*', 'Qwen/*']}: a model of a builder's family is "
+        "marked in_build by family",
+    )
+
+    @field_validator("families")
+    @classmethod
+    def _patterns(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for name, patterns in value.items():
+            if not name.strip() or not patterns or not all(p.strip() for p in patterns):
+                raise ValueError(
+                    f"family {name!r}: give a name and at least one non-empty pattern "
+                    "(families: {qwen: ['qwen*', 'Qwen/*']})"
+                )
+        return value
 
     @field_validator("probes")
     @classmethod

@@ -376,15 +376,19 @@ def score_probes(
 
 
 def mark_in_build(
-    dataset: EvalDataset, scores: Sequence[ModelScore], catalogue: str | None
+    dataset: EvalDataset,
+    scores: Sequence[ModelScore],
+    catalogue: str | None,
+    families: dict[str, list[str]] | None = None,
 ) -> BuildRoles:
-    """On a release: the models that built it, by role; each score's `in_build` set."""
+    """On a release: the models that built it, by role; each score's `in_build` set (a model
+    of a builder's family too, with `families`)."""
     from benchfoundry.gateway.assemble import default_catalogue
 
     if dataset.format != "release":
         return BuildRoles()
     built = build_roles(dataset.path)
-    roles = mark({s.model for s in scores}, built, default_catalogue(catalogue))
+    roles = mark({s.model for s in scores}, built, default_catalogue(catalogue), families)
     for s in scores:
         s.in_build = roles[s.model]
     return built
@@ -426,7 +430,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     else:
         scores = [score(dataset, records, j, circular) for j in done]
         comparisons, notes = compare_scores(dataset, records, done, scores, options.mode)
-        built = mark_in_build(dataset, scores, stage.catalogue)
+        built = mark_in_build(dataset, scores, stage.catalogue, options.families)
         open_scores = []
         chance, mode = (
             analytic_chance([len(q.item.options) for q in dataset.questions]),
