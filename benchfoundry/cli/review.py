@@ -49,10 +49,23 @@ def export(
         typer.Option("--reviewers", help="Reviewer names (repeat); replaces the spec's."),
     ] = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
+    suspects: Annotated[
+        bool,
+        typer.Option(
+            "--suspects",
+            help="Batch the item analysis's suspect items instead (RUN/reports/items.parquet, "
+            "written by benchfoundry report), whatever their decision.",
+        ),
+    ] = False,
+    items: Annotated[
+        Path | None,
+        typer.Option("--items", help="The items.parquet to read with --suspects."),
+    ] = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Cut the candidates to review into batches per dimension and reviewer (the review stage)."""
+    """Cut the candidates to review into batches per dimension and reviewer (the review stage);
+    with --suspects, the items the item analysis found suspect go back to people."""
 
     def action() -> None:
         from benchfoundry.cli.stages import run_stage_command, stage_context, with_options
@@ -68,6 +81,14 @@ def export(
             updates["reviewers"] = [Reviewer(name=n) for n in reviewers]
         if batch_size:
             updates["batch_size"] = batch_size
+        if items and not suspects:
+            raise UserError("--items names the file that --suspects reads; add --suspects")
+        if suspects:
+            from benchfoundry.decisions.suspects import FILE
+
+            if items is None and "://" in str(out):
+                raise UserError("a run folder by URL: name a local items.parquet with --items")
+            updates["suspects"] = str((items or out / "reports" / FILE).resolve())
         with_options(context, "review", updates, "review export")
         run_stage_command("review", context, as_json, out)
 

@@ -27,6 +27,8 @@ from pydantic import BaseModel
 
 from benchfoundry.core.errors import UserError
 from benchfoundry.core.records import JudgementRecord, ResultRecord
+from benchfoundry.decisions.reviews import now
+from benchfoundry.decisions.suspects import FILE  # noqa: F401  (re-exported for the report)
 from benchfoundry.storage.atomic import atomic_write_table
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.irt import fit_2pl
@@ -34,7 +36,6 @@ from benchfoundry.tasks.evaluate.summary import EvaluateSummary
 
 log = logging.getLogger(__name__)
 
-FILE = "items.parquet"
 MIN_RESPONDENTS = 5
 SUSPECT_BELOW = 0.2  # discrimination: near zero or negative
 
@@ -52,6 +53,7 @@ SCHEMA = pa.schema(
         ("discrimination_se", pa.float64()),
         ("suspect", pa.bool_()),
         ("why", pa.string()),
+        ("analysed_at", pa.string()),  # when: decisions after it are what became of a suspect
     ]
 )
 
@@ -319,19 +321,13 @@ def write_items(summaries: Sequence[EvaluateSummary], path: Path) -> list[ItemAn
         if s.mode != "open" and s.scores:
             groups.setdefault((s.dataset.name, s.dataset.version), []).append(s)
     analyses, rows = [], []
+    when = now()
     for group in groups.values():
         analysis, found = analyse(group)
         analyses.append(analysis)
-        rows += found
+        rows += [{**row, "analysed_at": when} for row in found]
     atomic_write_table(path, pa.Table.from_pylist(rows, schema=SCHEMA))
     return analyses
-
-
-def read_suspects(path: Path) -> dict[str, str]:
-    """question id -> why, of the suspect items in an `items.parquet`."""
-    table = pq.read_table(path, columns=["question_id", "suspect", "why"])
-    table = table.filter(table["suspect"])
-    return dict(zip(table["question_id"].to_pylist(), table["why"].to_pylist(), strict=True))
 
 
 def markdown_lines(analyses: Sequence[ItemAnalysis]) -> list[str]:

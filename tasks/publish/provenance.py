@@ -9,7 +9,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchfoundry.core.records import ReviewRecord
 from benchfoundry.decisions.reviews import status
+from benchfoundry.decisions.suspects import FILE as SUSPECTS_FILE
+from benchfoundry.decisions.suspects import since_analysis
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.publish.card import EMBEDDED_PROVIDERS
 from benchfoundry.tasks.publish.rows import ReleaseRow, short_path
@@ -142,6 +145,13 @@ def review_lines(run: RunFolder, rows: list[ReleaseRow]) -> list[str]:
             f"Krippendorff's alpha over all reviewers: {st.alpha:.3f} ({st.alpha_items} questions)"
         )
     return lines
+
+
+def suspect_lines(run: RunFolder) -> list[str]:
+    """What became of the items the last item analysis (RUN/reports/items.parquet, written by
+    `benchfoundry report`) found suspect: for the next release's card."""
+    path = Path(str(run.root)) / "reports" / SUSPECTS_FILE
+    return since_analysis(path, run.table(ReviewRecord).records()) if path.is_file() else []
 
 
 def extractors(run: RunFolder, image_ids: set[str]) -> dict[str, int]:

@@ -46,6 +46,7 @@ from benchfoundry.tasks.publish.provenance import (
     short_source,
     source_roots,
     spec_of,
+    suspect_lines,
     tiny_models,
 )
 from benchfoundry.tasks.publish.rows import ImageInfo, ReleaseRow, Selection, select
@@ -216,7 +217,7 @@ def _card_inputs(release: Release, data: list[Path]) -> CardInputs:
         sources=[short_source(s) for s in manifest.get("ingest", {}).get("sources", [])],
         extractors=extractors(run, {r.image_id for r in release.rows}),
         qc=qc_lines(manifest),
-        review=review_lines(run, release.rows),
+        review=review_lines(run, release.rows) + suspect_lines(run),
         tiny_models=tiny_models(release.spec),
         allow_unreviewed=options.allow_unreviewed,
         num_bytes=sum(p.stat().st_size for p in data),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import Path
+from typing import Literal, Self
 
 from pydantic import Field, field_validator
 
-from benchfoundry.core.options import SpecModel, StageOptionsModel
+from benchfoundry.core.locations import is_fixed
+from benchfoundry.core.options import Fix, SpecModel, StageOptionsModel
 
 
 class Reviewer(SpecModel):
@@ -38,6 +40,11 @@ class ReviewOptions(StageOptionsModel):
     cross_check: float = Field(
         default=0.2, ge=0, le=1, description="share of each reviewer's samples given to a second"
     )
+    suspects: str | None = Field(
+        default=None,
+        description="an items.parquet from `benchfoundry report`: batch its suspect items "
+        "(whatever their decision, again for a reviewer who saw them) instead of `include`",
+    )
     auto: bool = Field(
         default=False,
         description="the `auto` reviewer accepts the candidates that passed every automatic "
@@ -60,3 +67,8 @@ class ReviewOptions(StageOptionsModel):
                 d for r in self.reviewers for d in r.dimensions
             ]
         }
+
+    def resolved(self, fix: Fix, base: Path) -> Self:  # noqa: ARG002
+        if self.suspects is None or is_fixed(self.suspects):
+            return self
+        return self.model_copy(update={"suspects": str(fix(self.suspects))})

@@ -14,6 +14,7 @@ from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
 from benchfoundry.decisions.reviews import AUTO, candidate_hash, now
+from benchfoundry.decisions.suspects import read_suspects
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.review.options import ReviewOptions
 from benchfoundry.tasks.review.summary import ReviewSummary
@@ -44,15 +45,22 @@ def plan(
     options: ReviewOptions,
     earlier: Sequence[ReviewBatchRecord],
     spec_hash: str,
+    suspects: dict[str, str] | None = None,
 ) -> tuple[list[ReviewBatchRecord], dict[str, int], int]:
     """New batches for the included candidates not yet in one of their reviewer's `earlier`
-    batches; the dimensions no reviewer covers; how many questions are cross-checked."""
-    batched = {(b.reviewer, q) for b in earlier for q in b.question_ids}
-    included = [
-        c
-        for c in candidates
-        if c.question_id in scored and scored[c.question_id].decision in options.include
-    ]
+    batches; the dimensions no reviewer covers; how many questions are cross-checked. With
+    `suspects` (question id -> why), those candidates instead, whatever their decision and
+    whoever saw them before: they go back to people (the same suspects give the same batches)."""
+    if suspects is not None:
+        batched: set[tuple[str, str]] = set()
+        included = [c for c in candidates if c.question_id in suspects and c.question_id in scored]
+    else:
+        batched = {(b.reviewer, q) for b in earlier for q in b.question_ids}
+        included = [
+            c
+            for c in candidates
+            if c.question_id in scored and scored[c.question_id].decision in options.include
+        ]
     by_dimension: dict[str, list[CandidateRecord]] = defaultdict(list)
     for c in included:
         by_dimension[c.dimension].append(c)
@@ -89,9 +97,10 @@ def plan(
         for start in range(0, len(qids), options.batch_size):
             chunk = qids[start : start + options.batch_size]
             parts[(reviewer, dimension)] += 1
+            key = [reviewer, dimension, chunk] + (["suspects"] if suspects is not None else [])
             batches.append(
                 ReviewBatchRecord(
-                    batch_id=content_hash([reviewer, dimension, chunk], length=16),
+                    batch_id=content_hash(key, length=16),
                     reviewer=reviewer,
                     dimension=dimension,
                     part=parts[(reviewer, dimension)],
@@ -141,8 +150,10 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
     scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
     batch_table = run.table(ReviewBatchRecord)
     stored = batch_table.records()
-    batches, unassigned, cross = plan(candidates, scored, options, stored, spec_hash)
+    suspects = read_suspects(options.suspects) if options.suspects else None
+    batches, unassigned, cross = plan(candidates, scored, options, stored, spec_hash, suspects)
     written = batch_table.append(batches)
+    known = {c.question_id for c in candidates if c.question_id in scored}
     auto_now = []
     reviews = run.table(ReviewRecord)
     if options.auto:
@@ -154,7 +165,11 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
     for b in every:
         per_reviewer[b.reviewer] += len(b.question_ids)
     auto_total = sum(1 for r in reviews.records() if r.reviewer == AUTO)
-    included = sum(1 for s in scored.values() if s.decision in options.include)
+    included = (
+        len(set(suspects) & known)
+        if suspects is not None
+        else sum(1 for s in scored.values() if s.decision in options.include)
+    )
     return ReviewSummary(
         run=str(run.root),
         candidates=included,
@@ -167,6 +182,8 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
         auto_accepted=auto_total,
         auto_accepted_now=len(auto_now),
         serve=f"benchfoundry review serve --out {run.root}",
+        suspects={q: why for q, why in (suspects or {}).items() if q in known},
+        suspects_unknown=sorted(set(suspects or {}) - known),
     )
 
 

@@ -18,6 +18,20 @@ class ReviewSummary(StageSummary):
     auto_accepted: int
     auto_accepted_now: int
     serve: str  # the command that opens the review app on this run
+    # `review export --suspects`: the item analysis's suspects batched (question id -> why), and
+    # those this run has no candidate for (another run's items?)
+    suspects: dict[str, str] = {}
+    suspects_unknown: list[str] = []
+
+    def _suspect_lines(self) -> list[str]:
+        out = [f"suspect {q}: {why}" for q, why in self.suspects.items()]
+        if self.suspects_unknown:
+            out.append(
+                f"{len(self.suspects_unknown)} suspect items are not candidates of this run "
+                f"(was the report made on another run's release?): "
+                + ", ".join(self.suspects_unknown[:5])
+            )
+        return out
 
     def markdown(self) -> str:
         lines = [
@@ -37,6 +51,9 @@ class ReviewSummary(StageSummary):
                 "No reviewer covers: "
                 + ", ".join(f"{d} ({n})" for d, n in self.unassigned.items()),
             ]
+        if self.suspects or self.suspects_unknown:
+            lines += ["", "Suspect items sent back to people:", ""]
+            lines += [f"- {x}" for x in self._suspect_lines()]
         lines += [
             "",
             f"Accepted by the automatic reviewer (`auto`, not a person): {self.auto_accepted}",
@@ -56,6 +73,7 @@ class ReviewSummary(StageSummary):
             out.append(
                 "  no reviewer covers: " + ", ".join(f"{d} {n}" for d, n in self.unassigned.items())
             )
+        out += [f"  {x}" for x in self._suspect_lines()]
         if self.auto_accepted:
             out.append(
                 f"  accepted by the automatic reviewer (auto, not a person): {self.auto_accepted}"

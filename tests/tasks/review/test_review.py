@@ -211,3 +211,36 @@ def test_a_move_from_any_tool_must_name_a_dimension_of_the_taxonomy(run):
     assert added == 0 and "'nonsense' is not a dimension of the taxonomy" in refused[0]
     moved = Decision("q00", "ann", "move", new_dimension="text_understanding")  # seed_bench
     assert record(run, [moved], "file")[0] == 1
+
+
+def test_suspect_items_go_back_to_people_whatever_their_decision(run, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from benchfoundry.tasks.evaluate.items import SCHEMA
+
+    options = ReviewOptions(reviewers=[Reviewer(name="ann"), Reviewer(name="bo")], batch_size=4)
+    first = export_batches(str(run.root), options, "spec")  # the ordinary hand-off
+    assert first.suspects == {}
+    rows = [
+        {"question_id": q, "suspect": s, "why": w, "respondents": 6, "right": 2}
+        for q, s, w in [
+            ("q00", True, "discrimination -0.80 ± 0.40: able respondents fail it"),
+            ("q02", True, "discrimination +0.05 ± 0.30: near zero"),  # dropped by qc
+            ("q04", False, None),
+            ("elsewhere", True, "an item of another run"),
+        ]
+    ]
+    items = tmp_path / "items.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), items)
+    suspects = options.model_copy(update={"suspects": str(items)})
+    summary = export_batches(str(run.root), suspects, "spec")
+    assert set(summary.suspects) == {"q00", "q02"} and summary.suspects_unknown == ["elsewhere"]
+    assert summary.candidates == 2 and summary.questions_batched_now >= 2
+    new = [
+        b for b in run.table(ReviewBatchRecord).records() if set(b.question_ids) <= {"q00", "q02"}
+    ]
+    assert {q for b in new for q in b.question_ids} == {"q00", "q02"}, "q00 again, though batched"
+    assert "able respondents fail it" in summary.markdown()
+    again = export_batches(str(run.root), suspects, "spec")
+    assert again.batches_added == 0, "the same suspects give the same batches"

@@ -1,0 +1,79 @@
+"""Items the item analysis found suspect (`benchfoundry report` writes them to `items.parquet`:
+discrimination near zero or negative, the mark of a wrong key, an ambiguous question or a broken
+image), read back for the people who look at them again (`review export --suspects`) and for
+the next release's card (what became of them). Shared by review and publish, below both."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from benchfoundry.core.errors import UserError
+from benchfoundry.core.records import ReviewRecord
+from benchfoundry.decisions.reviews import latest, outcome
+
+FILE = "items.parquet"  # in the report's folder (RUN/reports/ by default)
+
+
+class SuspectsError(UserError, ValueError):
+    """An items file that cannot be read."""
+
+
+def read_suspects(path: Path | str) -> dict[str, str]:
+    """question id -> why, for the suspect items of an `items.parquet`."""
+    path = Path(path)
+    if not path.is_file():
+        raise SuspectsError(
+            f"{path} does not exist: run benchfoundry report on the release's evaluations first "
+            "(it writes items.parquet beside the leaderboard)"
+        )
+    try:
+        table = pq.read_table(path, columns=["question_id", "suspect", "why"])
+    except (OSError, KeyError, ValueError) as exc:
+        raise SuspectsError(f"{path} is not an item analysis (items.parquet): {exc}") from None
+    table = table.filter(table["suspect"])
+    return dict(zip(table["question_id"].to_pylist(), table["why"].to_pylist(), strict=True))
+
+
+def since_analysis(path: Path | str, reviews: Iterable[ReviewRecord]) -> list[str]:
+    """Lines for a release's card: how many items the item analysis at `path` found suspect,
+    and what people decided on them since (their decisions made after the analysis)."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    table = pq.read_table(path)
+    if "analysed_at" not in table.column_names or table.num_rows == 0:
+        return []
+    rows = [r for r in table.to_pylist() if r["suspect"]]
+    first = table.slice(0, 1).to_pylist()[0]
+    label = f"{first['dataset']} {first['version'] or ''}".strip()
+    when = min(r["analysed_at"] for r in table.to_pylist())
+    if not rows:
+        return [f"item analysis of {label} ({when[:10]}): no suspect item"]
+    wanted = {r["question_id"] for r in rows}
+    later = latest(r for r in reviews if r.question_id in wanted and r.decided_at > when)
+    counts = {"kept": 0, "fixed": 0, "dropped": 0, "in conflict": 0, "awaiting review": 0}
+    for qid in wanted:
+        state, decision = outcome(later.get(qid, {}))
+        if state == "conflict":
+            counts["in conflict"] += 1
+        elif state in ("agreed", "adjudicated") and decision is not None:
+            counts[FATES.get(decision.decision, "fixed")] += 1
+        else:  # undecided, or only the automatic reviewer: no person has looked again
+            counts["awaiting review"] += 1
+    told = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+    return [
+        f"item analysis of {label} ({when[:10]}): {len(wanted)} suspect items (discrimination "
+        f"near zero or negative); since then, by people: {told}"
+    ]
+
+
+FATES = {
+    "accept": "kept",
+    "reject": "dropped",
+    "fix_answer": "fixed",
+    "edit": "fixed",
+    "move": "fixed",
+}

@@ -1,0 +1,63 @@
+"""Suspect items read back from an item analysis, and what people decided on them since: the
+lines the next release's card carries."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from benchfoundry.core.records import ReviewRecord
+from benchfoundry.decisions.suspects import SuspectsError, read_suspects, since_analysis
+from benchfoundry.tasks.evaluate.items import SCHEMA
+
+WHEN = "2026-12-03T10:00:00.000000000Z"
+
+
+def _items(path, suspects: dict[str, bool]):
+    rows = [
+        {"dataset": "demo", "version": "1.0.0", "question_id": q, "suspect": s, "analysed_at": WHEN,
+         "why": "discrimination -0.50 ± 0.30" if s else None}
+        for q, s in suspects.items()
+    ]  # fmt: skip
+    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
+    return path
+
+
+def _decision(qid, reviewer, decision, at, **extra):
+    return ReviewRecord(
+        question_id=qid, reviewer=reviewer, decision=decision, tool="web", candidate_hash="h",
+        decided_at=at, **extra,
+    )  # fmt: skip
+
+
+def test_what_became_of_the_suspects(tmp_path):
+    path = _items(tmp_path / "items.parquet", {f"q{i}": i < 6 for i in range(8)})
+    assert set(read_suspects(path)) == {f"q{i}" for i in range(6)}
+    later, earlier = "2026-12-04T09:00:00.000000000Z", "2026-12-01T09:00:00.000000000Z"
+    reviews = [
+        _decision("q0", "ann", "accept", earlier),  # before the analysis: does not count
+        _decision("q1", "ann", "reject", later),
+        _decision("q2", "ann", "fix_answer", later, new_answer="C"),
+        _decision("q3", "ann", "accept", later),
+        _decision("q4", "ann", "accept", later),
+        _decision("q4", "bo", "reject", later),  # two people disagree
+        _decision("q5", "auto", "accept", later),  # the automatic reviewer is not a person
+        _decision("q7", "ann", "reject", later),  # not a suspect
+    ]
+    (line,) = since_analysis(path, reviews)
+    assert line == (
+        "item analysis of demo 1.0.0 (2026-12-03): 6 suspect items (discrimination near zero "
+        "or negative); since then, by people: kept 1, fixed 1, dropped 1, in conflict 1, "
+        "awaiting review 2"
+    )
+
+
+def test_no_analysis_no_line_and_a_missing_file_is_a_clear_error(tmp_path):
+    assert since_analysis(tmp_path / "items.parquet", []) == []
+    clean = _items(tmp_path / "items.parquet", {"q0": False})
+    assert since_analysis(clean, []) == [
+        "item analysis of demo 1.0.0 (2026-12-03): no suspect item"
+    ]
+    with pytest.raises(SuspectsError, match="run benchfoundry report"):
+        read_suspects(tmp_path / "nowhere.parquet")
