@@ -6,19 +6,26 @@ distinct option sets (every row its own options, as in a real benchmark).
     python bench/score_speed.py [--rows 20000] [--sets 8,86,20000]
 
 Prints rows per CPU-second of `extract_choice` (best of five passes, taken in turn with
-`can_infer`'s), and of the whole of `score_predictions` (reading the options of every row,
-extracting, scoring). Where VLMEvalKit's `vlmeval` imports (put its
-folder in BENCHFOUNDRY_VLMEVALKIT), also its `can_infer` on the same rows, side by side, and how
-often the two disagree where both decide.
+`can_infer`'s), and of the whole of `score_predictions` (best of three: reading the options of
+every row, extracting, scoring). Each of our passes starts from cold (`clear_caches`), as a new
+`score` process does, so that what one pass remembers does not speed up the next. Where
+VLMEvalKit's `can_infer` is found, also its speed on the same rows, side by side, our time as a
+share of its time, and how often the two disagree where both decide. It is found in an
+importable `vlmeval`, or in the `vlmeval/utils/matching_util.py` of a folder named in
+BENCHFOUNDRY_VLMEVALKIT (a VLMEvalKit checkout or an unpacked `vlmeval` wheel, whose package
+needs VLMEvalKit's many dependencies to import: that one file needs none but a logger).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import logging
 import os
 import random
 import sys
 import time
+import types
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,13 +151,41 @@ def vlmevalkit_versus_score(data, folder: Path) -> tuple[float, float]:
     return theirs, time.perf_counter() - start
 
 
-def rows_per_second(fns, items, repeat: int = 5) -> list[float]:
+def load_can_infer():
+    """VLMEvalKit's `can_infer` and where it came from, or (None, None)."""
+    try:
+        from vlmeval.utils.matching_util import can_infer
+
+        return can_infer, "vlmeval"
+    except ImportError:
+        pass
+    for folder in filter(None, os.environ.get("BENCHFOUNDRY_VLMEVALKIT", "").split(":")):
+        path = Path(folder) / "vlmeval" / "utils" / "matching_util.py"
+        if path.is_file():
+            # Its package imports all of VLMEvalKit; this file needs only `get_logger` from `smp`.
+            for name in ("vlmeval", "vlmeval.utils", "vlmeval.smp", "vlmeval.smp.log"):
+                module = types.ModuleType(name)
+                module.__path__ = []
+                module.get_logger = logging.getLogger
+                sys.modules[name] = module
+            spec = importlib.util.spec_from_file_location("vlmeval.utils.matching_util", path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            spec.loader.exec_module(module)
+            return module.can_infer, str(path)
+    return None, None
+
+
+def rows_per_second(fns, items, resets, repeat: int = 5) -> list[float]:
     """Rows per CPU-second of each of `fns` over `items`: the best of `repeat` timed passes (as
     `timeit` reports: the least disturbed by the rest of the machine), the functions' passes
-    taken in turn so that a slower spell of the machine falls on all of them alike."""
+    taken in turn so that a slower spell of the machine falls on all of them alike; `resets`
+    (one per function, or None) runs, untimed, before each of its passes."""
     best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        for k, (fn, args) in enumerate(zip(fns, items, strict=True)):
+        for k, (fn, args, reset) in enumerate(zip(fns, items, resets, strict=True)):
+            if reset is not None:
+                reset()
             start = time.process_time()
             for item in args:
                 fn(*item)
@@ -167,24 +202,24 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from benchfoundry.answering.choice import extract_choice
+    from benchfoundry.answering.choice import clear_caches, extract_choice
     from benchfoundry.answering.predictions import score_predictions
 
-    try:
-        from vlmeval.utils.matching_util import can_infer
-    except ImportError:
-        can_infer = None
+    can_infer, origin = load_can_infer()
+    if can_infer is not None:
+        print(f"VLMEvalKit's can_infer from {origin}", flush=True)
     for sets in (int(s) for s in args.sets.split(",")):
         data = frame(args.rows, sets)
         items = [(r["prediction"], [r[x] for x in "ABCD" if r[x]]) for r in data.to_dict("records")]
         choices = [(p, dict(zip("ABCD", o, strict=False))) for p, o in items]
         if can_infer is not None:
-            ours, theirs = rows_per_second((extract_choice, can_infer), (items, choices))
+            ours, theirs = rows_per_second(
+                (extract_choice, can_infer), (items, choices), (clear_caches, None)
+            )
         else:
-            (ours,) = rows_per_second((extract_choice,), (items,))
-        start = time.process_time()
-        score_predictions(data)
-        whole = args.rows / max(1e-9, time.process_time() - start)
+            (ours,) = rows_per_second((extract_choice,), (items,), (clear_caches,))
+        (whole,) = rows_per_second((score_predictions,), ([(data,)],), (clear_caches,), 3)
+        whole *= args.rows
         line = (
             f"{sets:>6} option sets: extract_choice {ours:>9,.0f} rows/s, "
             f"score_predictions {whole:>9,.0f} rows/s"
@@ -195,7 +230,11 @@ def main() -> None:
                 a, b = extract_choice(p, o).letter, can_infer(p, c)
                 if a is not None and b and a != b:
                     disagree += 1
-            line += f"; VLMEvalKit can_infer {theirs:>9,.0f} rows/s, disagreements {disagree}"
+            line += (
+                f"; VLMEvalKit can_infer {theirs:>9,.0f} rows/s, disagreements {disagree}; "
+                f"time against can_infer's: extract_choice {theirs / ours:.2f}, "
+                f"score_predictions {theirs / whole:.2f}"
+            )
         print(line, flush=True)
         if can_infer is not None and args.whole:
             import tempfile

@@ -153,8 +153,15 @@ def _options_plain(options: tuple[str, ...]) -> tuple[list[str], list[str], list
     """The `_plain` forms of a row's option texts, each padded with a space either side (an
     empty one as a form no response holds), and which of them hold CJK characters, remembered:
     a row's options are read once per pass and model."""
-    forms = [_plain(o) for o in options]
-    cjk = [i for i, o in enumerate(forms) if not o.isascii() and _CJK.search(o) is not None]
+    joined = "\n".join(options)
+    if joined.isascii() and joined.count("\n") == len(options) - 1:
+        # All at once: the byte table keeps the new lines between them, each form is then split.
+        plain = joined.encode("ascii").translate(_ASCII_PLAIN).decode("ascii")
+        forms = [" ".join(o.split()) for o in plain.split("\n")]
+        cjk = []
+    else:
+        forms = [_plain(o) for o in options]
+        cjk = [i for i, o in enumerate(forms) if not o.isascii() and _CJK.search(o) is not None]
     return forms, [f" {o} " if o else "\0" for o in forms], cjk
 
 
@@ -245,7 +252,32 @@ def _decide(letters: set[str], valid: str, rule: str) -> Extraction | None:
 
 def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
     """The option letter a response commits to, Z for a refusal, or undecided (letter None)."""
-    valid = LETTERS[: len(options)]
+    if response is not None and len(response) <= _REMEMBERED:
+        read = _by_letters_remembered(response, len(options))
+    else:
+        read = _by_letters(response, len(options))
+    if isinstance(read, str):
+        return _by_content(read, options, LETTERS[: len(options)])
+    return read
+
+
+# Short responses recur ("B", "The answer is C.", "I cannot tell."): their reading by letters is
+# remembered per option count. Long ones rarely recur and would fill the memory.
+_REMEMBERED = 64
+
+
+def clear_caches() -> None:
+    """Forget remembered readings and option forms (to time a run from cold, as a new process
+    starts)."""
+    _by_letters_remembered.cache_clear()
+    _options_plain.cache_clear()
+
+
+def _by_letters(response: str | None, count: int) -> Extraction | str:
+    """What the response's letters, answer markers and refusals decide for `count` options, which
+    does not depend on the option texts; where they decide nothing, the normalised response, for
+    `_by_content` to read."""
+    valid = LETTERS[:count]
     text = normalise(response or "")
     if not text:
         return Extraction(Z, "heuristic", "empty response")
@@ -274,6 +306,12 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
             for word in _WORDS_LIKE_LETTERS:
                 if word in tokens and all(_word_letter(text, at) for at in _token_at(text, word)):
                     tokens.discard(word)
+        if not keys:  # most short responses: no marker, negation or refusal to weigh
+            if not tokens:
+                return text
+            if len(tokens) > 1 and all(_LISTED[L].search(text) for L in tokens):
+                return Extraction(None, "heuristic", f"lists options {', '.join(sorted(tokens))}")
+            return _decide(tokens, valid, "letter")
     else:
         tokens = set(_BRACKETED.findall(text)) if "(" in text or "[" in text else set()
     # A negated letter stands alone: a short response with no lone capital negates none.
@@ -323,7 +361,10 @@ def extract_choice(response: str | None, options: Sequence[str]) -> Extraction:
         return Extraction(None, "heuristic", f"only rules out {', '.join(sorted(negated))}")
     if refusal:
         return Extraction(Z, "heuristic", "refusal or cannot determine")
-    return _by_content(text, options, valid)
+    return text
+
+
+_by_letters_remembered = lru_cache(maxsize=1 << 16)(_by_letters)
 
 
 _ARTICLES = ("", "a ", "an ", "the ")

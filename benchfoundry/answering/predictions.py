@@ -4,11 +4,11 @@ a question carry indices offset by multiples of 1,000,000 and share `index % 1,0
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pandas as pd
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from benchfoundry.answering.judge import ToExtract, extract_all
 from benchfoundry.core.errors import UserError
@@ -34,6 +34,9 @@ class RowResult(BaseModel):
     reason: str
     category: str | None
     l2_category: str | None
+
+
+_ROWS = TypeAdapter(list[RowResult])
 
 
 class Scores(BaseModel):
@@ -77,46 +80,67 @@ def _text(value: object) -> str:
     return str(value).strip()
 
 
+def _texts(frame: pd.DataFrame, column: str) -> list[str]:
+    """A column's values as `_text` reads them (all empty where the column is missing)."""
+    if column not in frame.columns:
+        return [""] * len(frame)
+    return [v.strip() if type(v) is str else _text(v) for v in frame[column].tolist()]
+
+
+def _index(value: object) -> int:
+    if type(value) is int and -(2**53) <= value <= 2**53:  # what int(float(str(value))) gives
+        return value
+    return int(float(_text(value)))
+
+
 def score_predictions(
     frame: pd.DataFrame, gateway: Gateway | None = None, judge: str | None = None
 ) -> tuple[list[RowResult], Scores]:
     """Extract every row's choice (heuristic, then the judge for undecided rows when given)."""
-    # Column by column: each option letter is looked up once, not once per row.
-    records = frame.to_dict("records")
+    # Column by column: each column is read once, not once per row.
     present = [L for L in LETTERS if L in frame.columns]
-    letter_columns = [[_text(v) for v in frame[L].tolist()] for L in present]
+    letter_columns = [_texts(frame, L) for L in present]
     options = []
-    for filled in zip(*letter_columns, strict=True) if present else ((),) * len(records):
+    for filled in zip(*letter_columns, strict=True) if present else ((),) * len(frame):
         end = len(filled)
         while end and not filled[end - 1]:
             end -= 1
         options.append(tuple(filled[:end]))
+    questions = _texts(frame, "question")
+    predictions = _texts(frame, "prediction")
     extractions = extract_all(
-        [
-            ToExtract(_text(r["question"]), o, _text(r["prediction"]))
-            for r, o in zip(records, options, strict=True)
-        ],
+        [ToExtract(q, o, p) for q, o, p in zip(questions, options, predictions, strict=True)],
         gateway,
         judge,
     )
-    rows = []
-    for row, extraction in zip(records, extractions, strict=True):
-        answer = _text(row["answer"]).upper()
-        category = _text(row.get("category")) or None
-        rows.append(
-            RowResult(
-                index=int(float(_text(row["index"]))),
-                question=_text(row["question"]),
-                answer=answer,
-                prediction=_text(row["prediction"]),
-                extracted=extraction.letter or "Z",
-                extracted_by=extraction.by,
-                hit=extraction.letter == answer,
-                reason=extraction.reason,
-                category=category,
-                l2_category=_text(row.get("l2-category", row.get("l2_category"))) or None,
+    l2 = "l2-category" if "l2-category" in frame.columns else "l2_category"
+    # Validated as one list: a third faster than a RowResult(...) call per row.
+    rows = _ROWS.validate_python(
+        [
+            {
+                "index": _index(index),
+                "question": question,
+                "answer": answer,
+                "prediction": prediction,
+                "extracted": extraction.letter or "Z",
+                "extracted_by": extraction.by,
+                "hit": extraction.letter == answer,
+                "reason": extraction.reason,
+                "category": category or None,
+                "l2_category": l2_category or None,
+            }
+            for index, question, answer, prediction, extraction, category, l2_category in zip(
+                frame["index"].tolist(),
+                questions,
+                [a.upper() for a in _texts(frame, "answer")],
+                predictions,
+                extractions,
+                _texts(frame, "category"),
+                _texts(frame, l2),
+                strict=True,
             )
-        )
+        ]
+    )
     return rows, summarise(rows)
 
 
@@ -125,33 +149,32 @@ def summarise(rows: list[RowResult]) -> Scores:
     for row in rows:
         groups[row.index % CIRCULAR_OFFSET].append(row)
     circular = any(len(g) > 1 for g in groups.values())
-    main = {
-        key: next((r for r in group if r.index < CIRCULAR_OFFSET), group[0])
-        for key, group in groups.items()
-    }
+    main = {}  # each question's main row: its first below the offset, else its first
+    for key, group in groups.items():
+        first = group[0]
+        if first.index >= CIRCULAR_OFFSET:
+            first = next((r for r in group if r.index < CIRCULAR_OFFSET), first)
+        main[key] = first
+    all_hit = {k: all(r.hit for r in g) for k, g in groups.items()} if circular else {}
+    keys_by_category: dict[str, list[int]] = defaultdict(list)
+    for key, row in main.items():
+        keys_by_category[row.category or "uncategorised"].append(key)
     by_category: dict[str, dict[str, float]] = {}
-    for category in sorted({r.category or "uncategorised" for r in main.values()}):
-        keys = [k for k, r in main.items() if (r.category or "uncategorised") == category]
+    for category in sorted(keys_by_category):
+        keys = keys_by_category[category]
         by_category[category] = {
             "questions": len(keys),
             "vanilla": sum(main[k].hit for k in keys) / len(keys),
         }
         if circular:
-            by_category[category]["circular"] = sum(
-                all(r.hit for r in groups[k]) for k in keys
-            ) / len(keys)
-    counts: dict[str, int] = defaultdict(int)
-    for row in rows:
-        counts[row.extracted_by] += 1
+            by_category[category]["circular"] = sum(all_hit[k] for k in keys) / len(keys)
     n = max(1, len(groups))
     return Scores(
         rows=len(rows),
         questions=len(groups),
         vanilla_accuracy=sum(r.hit for r in main.values()) / n,
-        circular_accuracy=sum(all(r.hit for r in g) for g in groups.values()) / n
-        if circular
-        else None,
-        extracted_by=dict(counts),
+        circular_accuracy=sum(all_hit.values()) / n if circular else None,
+        extracted_by=dict(Counter(row.extracted_by for row in rows)),
         by_category=by_category,
     )
 

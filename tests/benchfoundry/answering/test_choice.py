@@ -3,7 +3,7 @@ Grow it whenever a real response is misread."""
 
 import pytest
 
-from benchfoundry.answering.choice import extract_choice
+from benchfoundry.answering.choice import clear_caches, extract_choice
 
 ANIMALS = ["a cat", "a dog", "a bird", "a fish"]
 COUNTS = ["2", "3", "4", "5"]
@@ -254,3 +254,16 @@ def test_extraction(response, options, expected):
     result = extract_choice(response, options)
     assert result.letter == expected, result.reason
     assert result.by == "heuristic" and result.reason
+
+
+def test_a_remembered_reading_is_the_same_reading():
+    """Short responses' readings by letters are remembered per option count; what depends on the
+    option texts is read every time."""
+    for _ in range(2):
+        assert extract_choice("C", ["x", "y"]).letter is None
+        assert extract_choice("C", ["x", "y", "z"]).letter == "C"
+        assert extract_choice("It is a dog.", ANIMALS).letter == "B"
+        assert extract_choice("It is a dog.", ["a dog", "a cat"]).letter == "A"
+        assert extract_choice("是香蕉", FRUITS).letter == "B"
+        assert extract_choice("是香蕉", ["香蕉", "苹果"]).letter == "A"
+        clear_caches()
