@@ -194,6 +194,21 @@ def evaluate(
             "repeat): a model of a builder's family is marked too.",
         ),
     ] = None,
+    subset: Annotated[
+        str | None,
+        typer.Option(
+            "--subset",
+            help="anchors:K: ask only K anchor items chosen from the item analysis, and "
+            "estimate each model's accuracy on the whole release (tinyBenchmarks).",
+        ),
+    ] = None,
+    items: Annotated[
+        Path | None,
+        typer.Option(
+            "--items",
+            help="The items.parquet the anchors come from (default: RUN/reports/items.parquet).",
+        ),
+    ] = None,
     spec: SpecOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -215,6 +230,8 @@ def evaluate(
             ("gradings", gradings),
             ("probes", probes or None),
             ("families", _families(families)),
+            ("subset", subset),
+            ("items", items.resolve() if items else None),
         ):
             if value is not None:
                 updates[name] = value

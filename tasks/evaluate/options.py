@@ -57,6 +57,32 @@ class EvaluateOptions(StageOptionsModel):
         "marked in_build by family",
     )
 
+    subset: str | None = Field(
+        default=None,
+        description="anchors:K asks only K anchor items chosen from the item analysis "
+        "(`items`) and estimates each model's accuracy on the whole release (tinyBenchmarks)",
+    )
+    items: Location | None = Field(
+        default=None,
+        description="the item analysis the anchors come from (an items.parquet written by "
+        "benchfoundry report; default: RUN/reports/items.parquet)",
+    )
+
+    @field_validator("subset")
+    @classmethod
+    def _anchors(cls, value: str | None) -> str | None:
+        from benchfoundry.tasks.evaluate.anchors import parse_subset
+
+        if value is not None:
+            parse_subset(value)
+        return value
+
+    @model_validator(mode="after")
+    def _subset_or_limit(self) -> Self:
+        if self.subset and self.limit:
+            raise ValueError("limit and subset both choose the questions: give one of them")
+        return self
+
     @field_validator("families")
     @classmethod
     def _patterns(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -112,6 +138,9 @@ class EvaluateOptions(StageOptionsModel):
         return named
 
     def resolved(self, fix: Fix, base: Path) -> Self:  # noqa: ARG002
-        if self.dataset is None or is_fixed(self.dataset):
-            return self
-        return self.model_copy(update={"dataset": fix(self.dataset)})
+        update = {
+            name: fix(value)
+            for name in ("dataset", "items")
+            if (value := getattr(self, name)) is not None and not is_fixed(value)
+        }
+        return self.model_copy(update=update) if update else self

@@ -126,6 +126,62 @@ def _records(results: Iterable[QuestionResult], rid: str, model: str) -> list[Re
     ]
 
 
+def asked_dataset(run_root: str, path: str, options: EvaluateOptions) -> EvalDataset:
+    """The questions an evaluation asks: the dataset, or its anchor subset (`anchors:K`)."""
+    dataset = load_eval_dataset(path, options.limit)
+    if options.subset:
+        weights = anchor_weights(run_root, options, dataset)
+        dataset.questions = [q for q in dataset.questions if q.item.question_id in weights]
+    return dataset
+
+
+def anchor_weights(
+    run_root: str, options: EvaluateOptions, dataset: EvalDataset
+) -> dict[str, float]:
+    """question id -> weight of the anchors `options.subset` asks, from the item analysis of
+    this dataset version."""
+    from benchfoundry.tasks.evaluate.anchors import (
+        AnchorError,
+        choose,
+        parse_subset,
+        read_parameters,
+    )
+
+    if dataset.open_ended:
+        raise AnchorError("anchors are drawn for multiple-choice sets; this one is open-ended")
+    params = read_parameters(
+        Path(str(options.items or Path(run_root) / "reports" / "items.parquet"))
+    )
+    if (params.dataset, params.version) != (dataset.name, dataset.version):
+        raise AnchorError(
+            f"the item analysis is of {params.dataset} {params.version or ''}, not of "
+            f"{dataset.name} {dataset.version or ''}: anchors must come from the same version"
+        )
+    return choose(params, parse_subset(str(options.subset)))
+
+
+def estimate_anchors(
+    run_root: str, options: EvaluateOptions, dataset: EvalDataset, records, done
+) -> list:
+    """Per model, its accuracy on the whole release estimated from its anchor answers."""
+    from benchfoundry.tasks.evaluate.anchors import estimate, read_parameters
+
+    params = read_parameters(
+        Path(str(options.items or Path(run_root) / "reports" / "items.parquet"))
+    )
+    weights = anchor_weights(run_root, options, dataset)
+    out = []
+    for job in done:
+        answers = {
+            r.question_id: r.correct
+            for r in records
+            if r.run_id == job.run_id and r.model == job.model and r.pass_index == 0
+        }
+        if any(q in answers for q in weights):
+            out.append(estimate(job.model, job.with_image, answers, weights, params))
+    return out
+
+
 def evaluate_model(
     run_root: str,
     path: str,
@@ -139,7 +195,7 @@ def evaluate_model(
     for, a batch at a time; with `probe` (image-swap), each with another image of the set."""
     from benchfoundry.gateway.assemble import gateway_for_run
 
-    dataset = load_eval_dataset(path, options.limit)
+    dataset = asked_dataset(run_root, path, options)
     gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
     engine = AnsweringEngine(gateway, judge=options.judge, with_image=with_image)
     rid = run_id(options, with_image, engine.template.prompt_id, probe)
@@ -400,7 +456,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     if not options.models:
         raise EvalDatasetError("name the models to evaluate (options.evaluate.models, --model)")
     path = dataset_path(stage)
-    dataset = load_eval_dataset(path, options.limit)  # fails here, before any model is built
+    dataset = asked_dataset(stage.run, str(path), options)  # fails here, before any model
     blind = _blind(options, stage.catalogue)
     if dataset.open_ended:
         _check_open(dataset, options, blind)
@@ -460,6 +516,9 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         comparison_notes=notes,
         probes=probes,
         probe_notes=probe_notes,
+        anchors=estimate_anchors(stage.run, options, dataset, records, done)
+        if options.subset
+        else [],
     )
     from benchfoundry.tasks.evaluate.leaderboard import write_summaries
 

@@ -122,6 +122,22 @@ def test_report_flags_the_miskeyed_question(tmp_path, image_bytes):
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "Suspect items" in page
     assert "1 suspect" in (tmp_path / "out" / "leaderboard.md").read_text(encoding="utf-8")
+    # A new model asked only 4 anchors chosen from this analysis: its accuracy on all 12 is
+    # estimated (m4: levels 1-4 right, but the miskeyed question wrong: 7 of 12).
+    with TestServer(_levels()) as server:
+        result = CliRunner().invoke(
+            app,
+            ["evaluate", "--out", str(tmp_path / "new"), "--dataset", str(tsv), "--mode",
+             "vanilla", "--model", f"openai/m4@{server.base_url}", "--subset", "anchors:4",
+             "--items", str(tmp_path / "out" / "items.parquet"), "--json"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert server.stats.requests == 4, "the anchors only"
+    summary = json.loads(result.stdout)
+    (estimate,) = summary["anchors"]
+    assert (estimate["anchors"], estimate["items"]) == (4, 12)
+    assert estimate["low"] <= 7 / 12 <= estimate["high"]
+    assert summary["scores"][0]["questions"] == 4
 
 
 def test_too_few_respondents_get_counts_and_a_note(tmp_path, image_bytes):
