@@ -255,8 +255,10 @@ def markdown(
     compared: RunComparisons | None = None,
     notes: Sequence[str] = (),
     items: Sequence[ItemAnalysis] = (),
+    summaries: Sequence[EvaluateSummary] = (),
 ) -> str:
-    """The board, the in-build warnings and notes, the paired comparisons, then the items."""
+    """The board, the in-build warnings and notes, the paired comparisons, the probes of
+    looking, then the items."""
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("<", "&lt;")
@@ -268,6 +270,10 @@ def markdown(
         lines += ["", *(f"- {cell(x)}" for x in said)]
     if compared is not None and (compared.comparisons or compared.notes):
         lines += ["", *markdown_lines(compared.comparisons, compared.notes)]
+    for s in summaries:
+        if s.probes or s.probe_notes:
+            label = f"{s.dataset.name} {s.dataset.version or ''}".strip()
+            lines += ["", f"## Probes of looking: {cell(label)}", *s.probe_lines()]
     if items:
         lines += ["", *(cell(x) for x in items_markdown(items))]
     return "\n".join(lines) + "\n"
@@ -314,6 +320,49 @@ def _open_html(summaries: Sequence[EvaluateSummary]) -> str:
     return "".join(parts)
 
 
+def _probe_html(summaries: Sequence[EvaluateSummary]) -> str:
+    """The image-swap probe per run: each model's accuracy with another question's image."""
+    e = html.escape
+    parts = []
+    for s in summaries:
+        if not s.probes and not s.probe_notes:
+            continue
+        head = "".join(
+            f"<th>{e(h)}</th>"
+            for h in ["model", "metric", "own image", "swapped [95% CI]", "chance", "gap", "p"]
+        )
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{e(c)}</td>"
+                for c in [
+                    p.model,
+                    p.metric,
+                    _pct(p.normal),
+                    _interval(p.swapped.accuracy, p.swapped.low, p.swapped.high),
+                    _pct(p.chance),
+                    f"{p.gap:+.1%}",
+                    "-" if p.p_value is None else f"{p.p_value:.2g}",
+                ]
+            )  # fmt: skip
+            + "</tr>"
+            for p in s.probes
+        )
+        said = [x for p in s.probes if (x := p.sentence())] + s.probe_notes
+        parts.append(
+            f"<h2>Probes of looking: {e(s.dataset.name)}</h2>"
+            "<p>Each question asked again with another image of the set; one-sided exact test "
+            "against chance.</p>"
+            + (
+                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+                if body
+                else ""
+            )
+            + ("<ul>" + "".join(f"<li>{e(x)}</li>" for x in said) + "</ul>" if said else "")
+        )
+    return "".join(parts)
+
+
 def _html(
     rows: Sequence[BoardRow],
     plots: dict[str, bytes],
@@ -351,7 +400,8 @@ def _html(
         "</style></head><body><h1>Leaderboard</h1>"
         f"<ul>{datasets}</ul><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         f"{warned}{html_section(compared.comparisons, compared.notes)}"
-        f"{items_html(items)}{_open_html(summaries)}{images}</body></html>\n"
+        f"{_probe_html(summaries)}{items_html(items)}{_open_html(summaries)}{images}"
+        "</body></html>\n"
     )
 
 
@@ -377,7 +427,7 @@ def write_summaries(
     table = pa.Table.from_pylist([r.model_dump() for r in rows], schema=BOARD_SCHEMA)
     atomic_write_table(to / "leaderboard.parquet", table)
     atomic_write_bytes(
-        to / "leaderboard.md", markdown(rows, compared, notes, items).encode("utf-8")
+        to / "leaderboard.md", markdown(rows, compared, notes, items, summaries).encode("utf-8")
     )
     plots = draw(summaries)
     for name, data in plots.items():

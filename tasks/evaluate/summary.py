@@ -140,6 +140,10 @@ class EvaluateSummary(StageSummary):
     probe_notes: list[str] = []  # what could not be probed, and why
     anchors: list[AnchorEstimate] = []  # anchors:K: each model's estimated full-release accuracy
 
+    def probe_lines(self) -> list[str]:
+        """The probes' Markdown: the image-swap table, its warnings and notes."""
+        return _probe_markdown(self)
+
     def in_build_sentences(self) -> list[str]:
         """The plain warning for each model that took part in building the dataset."""
         from benchfoundry.tasks.evaluate.in_build import biased_sentence

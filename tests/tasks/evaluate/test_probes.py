@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import re
 
@@ -119,6 +120,10 @@ def test_a_model_that_reads_the_question_is_flagged_and_a_looking_one_is_not(tmp
     assert f"{looker} stays above chance" not in text
     markdown = summary.markdown()
     assert "| model | metric | own image | swapped [95% CI] |" in markdown and sentence in markdown
+    report = tmp_path / "run" / "reports" / "evaluation"  # the run's own report shows it too
+    assert sentence in (report / "leaderboard.md").read_text(encoding="utf-8")
+    page = (report / "report.html").read_text(encoding="utf-8")
+    assert "Probes of looking" in page and html.escape(sentence) in page
     dumped = json.loads(summary.model_dump_json())  # what --json prints
     assert {p["model"]: p["above_chance"] for p in dumped["probes"]} == {
         reader: True,
