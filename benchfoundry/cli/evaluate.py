@@ -209,6 +209,14 @@ def evaluate(
             help="The items.parquet the anchors come from (default: RUN/reports/items.parquet).",
         ),
     ] = None,
+    human_grades: Annotated[
+        str | None,
+        typer.Option(
+            "--human-grades",
+            help="Open-ended sets: people's grades of some answers (CSV or JSON Lines: question, "
+            "model, grade, grader); each judge score is debiased with them.",
+        ),
+    ] = None,
     spec: SpecOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -232,6 +240,7 @@ def evaluate(
             ("families", _families(families)),
             ("subset", subset),
             ("items", items.resolve() if items else None),
+            ("human_grades", _dataset(human_grades)),
         ):
             if value is not None:
                 updates[name] = value

@@ -67,6 +67,12 @@ class EvaluateOptions(StageOptionsModel):
         description="the item analysis the anchors come from (an items.parquet written by "
         "benchfoundry report; default: RUN/reports/items.parquet)",
     )
+    human_grades: Location | None = Field(
+        default=None,
+        description="open-ended sets: people's grades of some answers (a CSV or JSON Lines "
+        "file: question, model, grade in [0, 1], grader); each model's judge score is "
+        "corrected with them (prediction-powered inference)",
+    )
 
     @field_validator("subset")
     @classmethod
@@ -140,7 +146,7 @@ class EvaluateOptions(StageOptionsModel):
     def resolved(self, fix: Fix, base: Path) -> Self:  # noqa: ARG002
         update = {
             name: fix(value)
-            for name in ("dataset", "items")
+            for name in ("dataset", "items", "human_grades")
             if (value := getattr(self, name)) is not None and not is_fixed(value)
         }
         return self.model_copy(update=update) if update else self

@@ -11,7 +11,8 @@ images, for MMStar's multi-modal gain and leakage. With the `image-swap` probe (
 model that looks is asked again with another image of the dataset, under a configuration of its
 own, to see whether it stays above chance without the right image.
 
-An open-ended set (MM-Vet) is answered in free text and graded (`open_sets.py`). Models asked
+An open-ended set (MM-Vet) is answered in free text and graded (`open_sets.py`); people's
+grades of some answers correct the judge's scores (`debias.py`). Models asked
 the same questions are compared pair by pair (`comparisons.py`); on a release, a model that took
 part in building it is marked `in_build` (`in_build.py`)."""
 
@@ -37,6 +38,7 @@ from benchfoundry.tasks.evaluate.dataset import (
     EvalQuestion,
     load_eval_dataset,
 )
+from benchfoundry.tasks.evaluate.debias import debias, human_grades_for
 from benchfoundry.tasks.evaluate.in_build import BuildRoles, build_roles, mark
 from benchfoundry.tasks.evaluate.open_sets import JobRun, evaluate_open_model, job_run, score_open
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
@@ -460,6 +462,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     blind = _blind(options, stage.catalogue)
     if dataset.open_ended:
         _check_open(dataset, options, blind)
+    human = human_grades_for(dataset, options.human_grades)  # a bad row fails here too
     jobs: list = [
         ((stage.run, dataset.path, options, model, with_image, stage.catalogue), 1)
         for model, with_image in plan(options, blind)
@@ -492,6 +495,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
             analytic_chance([len(q.item.options) for q in dataset.questions]),
             options.mode,
         )
+    debiased, debias_notes = debias(dataset, records, open_scores, human, options.with_image)
     summary = EvaluateSummary(
         run=stage.run,
         dataset=DatasetInfo(
@@ -516,6 +520,9 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         comparison_notes=notes,
         probes=probes,
         probe_notes=probe_notes,
+        debiased=debiased,
+        debias_notes=debias_notes,
+        human_grades=str(options.human_grades) if options.human_grades else None,
         anchors=estimate_anchors(stage.run, options, dataset, records, done)
         if options.subset
         else [],

@@ -3,7 +3,8 @@ scoring and CircularEval with 95% intervals, per category and difficulty bin, re
 MMBench's upper bound, calls; multi-modal gain and leakage where a base LLM was given; chance
 baselines for the dataset's exact option counts. On an open-ended set (MM-Vet), per model the
 total score and the scores per capability and per capability integration, each the mean and
-standard deviation over the k gradings, and the gradings that failed. Paired comparisons
+standard deviation over the k gradings, and the gradings that failed; with people's grades of
+some answers, each total beside its debiased value (`debias.py`). Paired comparisons
 between the models asked the same questions, with each model's rank range; on a release, which
 models took part in building it (`in_build`); with the image-swap probe, each model's accuracy
 with another question's image against chance. Rendered for the CLI, artifacts and reports."""
@@ -15,6 +16,8 @@ from pydantic import BaseModel
 from benchfoundry.core.summary import StageSummary
 from benchfoundry.tasks.evaluate.anchors import AnchorEstimate
 from benchfoundry.tasks.evaluate.comparisons import Comparison, markdown_lines, setting
+from benchfoundry.tasks.evaluate.debias import Debiased, text_lines
+from benchfoundry.tasks.evaluate.debias import markdown_lines as debias_markdown
 from benchfoundry.tasks.evaluate.probes import SwapProbe
 from benchfoundry.tasks.evaluate.stats import Accuracy
 
@@ -139,6 +142,9 @@ class EvaluateSummary(StageSummary):
     probes: list[SwapProbe] = []  # image-swap: each model asked with another question's image
     probe_notes: list[str] = []  # what could not be probed, and why
     anchors: list[AnchorEstimate] = []  # anchors:K: each model's estimated full-release accuracy
+    debiased: list[Debiased] = []  # open-ended: judge scores corrected with people's grades
+    debias_notes: list[str] = []  # models not corrected, grades that matched nothing, and why
+    human_grades: str | None = None  # the human-grades file
 
     def probe_lines(self) -> list[str]:
         """The probes' Markdown: the image-swap table, its warnings and notes."""
@@ -164,6 +170,7 @@ class EvaluateSummary(StageSummary):
         ]
         if self.mode == "open":
             lines += _open_markdown(self)
+            lines += debias_markdown(self.debiased, self.debias_notes, self.human_grades)
         else:
             lines += [
                 "| model | vanilla [95% CI] | CircularEval [95% CI] | refused | calls made | rank "
@@ -237,6 +244,7 @@ class EvaluateSummary(StageSummary):
                 f"  graded by {self.grader}, {self.open_scores[0].gradings} times per answer "
                 "(mean ± standard deviation over the gradings, points of 100)"
             )
+        out += [f"  {x}" for x in text_lines(self.debiased, self.debias_notes)]
         for g in self.gains:
             out.append(
                 f"  multi-modal gain of {g.model} over {g.base} ({g.metric}): MG {g.mg:+.1%}, "
