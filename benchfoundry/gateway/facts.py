@@ -5,6 +5,11 @@ image, and every report names it as what it is: `sees = "facts"`.
 `facts/INNER` wraps any text model spec, e.g. `facts/smollm2` or `facts/openai/gpt-4o-mini`.
 Each image part becomes the visual context rendered from the run's `visual_facts` table, within
 `options.max_chars` of the catalogue entry (default 2000; a small model reads a shorter one faster).
+
+`options.parts` of the entry shows the reader only some parts of the facts (`captions`,
+`instances`, `ocr`; default all): readers of different parts are different models, so they make
+an offline ensemble whose members disagree. Such a reader says what it sees (`sees = "facts:
+objects"`), and the parts are part of its cache identity and of its model identity (`parts_of`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,19 @@ from benchfoundry.gateway.errors import ModelConfigError, permanent
 from benchfoundry.gateway.messages import ImagePart, Part, TextPart, cache_form
 from benchfoundry.gateway.models import ModelSpec, parse_model
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
-from benchfoundry.storage.visual_context import FactsIndex
+from benchfoundry.storage.visual_context import PARTS, FactsIndex, parts_in_order, parts_label
+
+
+def parts_of(spec: ModelSpec) -> tuple[str, ...]:
+    """The parts of the facts a fact reader reads (`options.parts`, default all), in rendering
+    order; `ModelConfigError` names an unknown one."""
+    chosen = spec.options.get("parts", PARTS)
+    if isinstance(chosen, str):
+        chosen = [chosen]
+    try:
+        return parts_in_order(chosen)
+    except (TypeError, ValueError) as exc:
+        raise ModelConfigError(f"model '{spec.name}': options.parts: {exc}") from None
 
 
 class FactReader(providers.Provider):
@@ -29,13 +46,18 @@ class FactReader(providers.Provider):
             raise ModelConfigError(
                 f"model '{spec.name}': name the text model to wrap (facts/smollm2)"
             )
+        self.parts = parts_of(spec)
+        self.sees = parts_label(self.parts)
         inner = parse_model(spec.model)
         self.inner = providers.create(inner, context)
         self._facts: FactsIndex | None = None
 
     def cache_identity(self) -> dict[str, str]:
+        # A reader of every part keeps the identity it had before parts could be chosen.
+        parts = {} if self.parts == PARTS else {"parts": ",".join(self.parts)}
         return {
             "provider": "facts",
+            **parts,
             **{f"inner_{k}": v for k, v in self.inner.cache_identity().items()},
         }
 
@@ -49,9 +71,8 @@ class FactReader(providers.Provider):
                 raise permanent(
                     "no_facts", "a fact-reading model needs a run folder with visual facts"
                 )
-            index = FactsIndex.from_run(self.context.run)
-            index.max_chars = int(self.spec.options.get("max_chars", index.max_chars))
-            self._facts = index
+            max_chars = int(self.spec.options.get("max_chars", 2000))
+            self._facts = FactsIndex.from_run(self.context.run, max_chars, self.parts)
         return self._facts
 
     def _as_text(self, parts: Sequence[Part]) -> list[Part]:
@@ -64,12 +85,17 @@ class FactReader(providers.Provider):
                         "no_facts",
                         f"no visual facts for image {part.sha256[:12]}: run the extract stage first",
                     )
-                out.append(
-                    TextPart(value=f"[Image described by extracted visual facts]\n{context}")
-                )
+                out.append(TextPart(value=f"{self._header()}\n{context}"))
             else:
                 out.append(part)
         return out
+
+    def _header(self) -> str:
+        if self.parts == PARTS:
+            return "[Image described by extracted visual facts]"
+        return (
+            f"[Image described by extracted visual facts, {self.sees.removeprefix('facts: ')} only]"
+        )
 
     def generate(
         self, parts: Sequence[Part], params: GenerateParams, mcq: MCQ | None

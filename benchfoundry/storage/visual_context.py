@@ -1,19 +1,47 @@
 """An image's visual facts as the plain text a language model reads in place of pixels:
-captions, then instances with boxes and attributes, then OCR lines, within a size cap."""
+captions, then instances with boxes and attributes, then OCR lines, within a size cap.
+
+The facts come in three parts (`PARTS`): a reader may be shown only some of them, so that
+readers of different parts make an ensemble whose members see different things."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 
 from benchfoundry.core.records import VisualFactsRecord
 from benchfoundry.storage.tables import RunFolder
 
+# The parts of an image's facts, in the order they are rendered, and what a report calls each.
+PARTS = ("captions", "instances", "ocr")
+PART_LABELS = {"captions": "captions", "instances": "objects", "ocr": "text"}
 
-def render(facts: VisualFactsRecord, max_chars: int = 2000) -> str:
-    """The visual context of one image; lines past `max_chars` are left out and counted."""
+
+def parts_in_order(parts: Iterable[str]) -> tuple[str, ...]:
+    """The named parts in rendering order, once each; `ValueError` names an unknown or missing
+    part."""
+    chosen = set(parts)
+    if unknown := sorted(chosen - set(PARTS)):
+        raise ValueError(
+            f"unknown part(s) of the facts {unknown}; the parts are {', '.join(PARTS)}"
+        )
+    if not chosen:
+        raise ValueError(f"name at least one part of the facts: {', '.join(PARTS)}")
+    return tuple(p for p in PARTS if p in chosen)
+
+
+def parts_label(parts: Sequence[str]) -> str:
+    """What a reader of `parts` sees, as reports show it: `facts` for all of them, else
+    `facts: objects` (or `facts: objects, text`)."""
+    parts = parts_in_order(parts)
+    return "facts" if parts == PARTS else "facts: " + ", ".join(PART_LABELS[p] for p in parts)
+
+
+def _lines(facts: VisualFactsRecord, parts: Sequence[str]) -> list[str]:
     lines: list[str] = []
-    if facts.captions:
+    if "captions" in parts and facts.captions:
         lines.append("Captions:")
         lines += [f"- {c.text}" for c in facts.captions]
-    if facts.instances:
+    if "instances" in parts and facts.instances:
         lines.append("Objects (box as x0, y0, x1, y1 in pixels):")
         for inst in facts.instances:
             label = inst.label or "object"
@@ -21,42 +49,62 @@ def render(facts: VisualFactsRecord, max_chars: int = 2000) -> str:
             attrs = f"; {', '.join(inst.attributes)}" if inst.attributes else ""
             caption = f"; {inst.dense_caption}" if inst.dense_caption else ""
             lines.append(f"- {label} at ({box}){attrs}{caption}")
-    if facts.ocr_lines:
+    if "ocr" in parts and facts.ocr_lines:
         lines.append("Text in the image:")
         lines += [
             f'- "{o.text}" at ({", ".join(f"{v:.0f}" for v in o.box)})' for o in facts.ocr_lines
         ]
+    return lines
+
+
+def render(facts: VisualFactsRecord, max_chars: int = 2000, parts: Sequence[str] = PARTS) -> str:
+    """The visual context of one image, of the chosen `parts` only; lines past `max_chars` are
+    left out and counted."""
+    parts = parts_in_order(parts)
+    lines = _lines(facts, parts)
     out: list[str] = []
     used = 0
-    line_cap = max(
-        80, max_chars // 3
-    )  # one long line (a composed caption) must not crowd out the rest
+    # One long line (a composed caption) must not crowd out the other parts shown.
+    line_cap = max(80, max_chars // len(parts))
     for i, line in enumerate(lines):
         if len(line) > line_cap:
             line = line[: line_cap - 1] + "…"
         note = f"({len(lines) - i} more lines left out)"
         if used + len(line) + 1 > max_chars - len(note) - 1 and i < len(lines) - 1:
-            out.append(f"({len(lines) - i} more lines left out)")
+            out.append(note)
             break
         out.append(line)
         used += len(line) + 1
-    return "\n".join(out) if out else "(no visual facts were extracted)"
+    if out:
+        return "\n".join(out)
+    if parts == PARTS:
+        return "(no visual facts were extracted)"
+    return f"(no {' or '.join(PART_LABELS[p] for p in parts)} among the extracted visual facts)"
 
 
 class FactsIndex:
-    """Visual context by image id, from a run's `visual_facts` table. When an image has facts
-    from several extractor configurations, the first by configuration hash is used."""
+    """Visual context by image id, from a run's `visual_facts` table: the chosen `parts` of
+    each image's facts within `max_chars`. When an image has facts from several extractor
+    configurations, the first by configuration hash is used."""
 
-    def __init__(self, records: list[VisualFactsRecord], max_chars: int = 2000) -> None:
+    def __init__(
+        self,
+        records: list[VisualFactsRecord],
+        max_chars: int = 2000,
+        parts: Sequence[str] = PARTS,
+    ) -> None:
         self.by_image: dict[str, VisualFactsRecord] = {}
         for record in sorted(records, key=lambda r: r.config_hash):
             self.by_image.setdefault(record.image_id, record)
         self.max_chars = max_chars
+        self.parts = parts_in_order(parts)
 
     @classmethod
-    def from_run(cls, run: RunFolder) -> FactsIndex:
-        return cls(run.table(VisualFactsRecord).records())
+    def from_run(
+        cls, run: RunFolder, max_chars: int = 2000, parts: Sequence[str] = PARTS
+    ) -> FactsIndex:
+        return cls(run.table(VisualFactsRecord).records(), max_chars, parts)
 
     def context(self, image_id: str) -> str | None:
         record = self.by_image.get(image_id)
-        return None if record is None else render(record, self.max_chars)
+        return None if record is None else render(record, self.max_chars, self.parts)

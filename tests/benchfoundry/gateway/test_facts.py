@@ -93,3 +93,84 @@ def test_new_facts_are_not_answered_from_the_cache(tmp_path, image_bytes, store_
         ).generate(model, ask)
         assert not again.cached and server.stats.requests == 2
         assert "A red circle." in server.stats.bodies[-1]["messages"][-1]["content"]
+
+
+def _facts_of(image_id: str) -> VisualFactsRecord:
+    return VisualFactsRecord(
+        image_id=image_id,
+        config_hash="c1",
+        captions=[Caption(text="A red square beside the word EXIT.", backend="t", model=None)],
+        instances=[
+            Instance(
+                box=[10, 20, 50, 60],
+                mask_area=1600,
+                label="square",
+                attributes=["red"],
+                dense_caption=None,
+                score=0.9,
+            )
+        ],
+        ocr_lines=[OcrLine(text="EXIT", box=[1, 2, 30, 12], score=0.99)],
+        extractors=[],
+    )
+
+
+def test_a_reader_of_some_parts_sees_only_them_and_is_cached_apart(
+    tmp_path, image_bytes, store_raw_image
+):
+    from benchfoundry.gateway import ModelSpec, ResponseCache
+
+    run = RunFolder(tmp_path)
+    image = store_raw_image(run, image_bytes(seed=4))
+    run.table(VisualFactsRecord).append([_facts_of(image)])
+    ask = [{"type": "image", "value": image}, {"type": "text", "value": "Colour?"}]
+    with TestServer(Script(default="B")) as server:
+        inner = f"openai/reader@{server.base_url}"
+
+        def reader(name: str, **options) -> ModelSpec:
+            return ModelSpec(name=name, provider="facts", model=inner, options=options)
+
+        catalogue = {
+            "all": reader("all"),
+            "objects": reader("objects", parts=["instances"]),
+            "text": reader("text", parts=["ocr"]),
+            "same-objects": reader("same-objects", parts="instances"),
+        }
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        gateway = Gateway(
+            catalogue, cache=cache, context=GatewayContext(images=RunImages(run), run=run)
+        )
+        assert [gateway.sees(m) for m in ("all", "objects", "text")] == [
+            "facts",
+            "facts: objects",
+            "facts: text",
+        ]
+        seen = {}
+        for model in ("all", "objects", "text", "same-objects"):
+            reply = gateway.generate(model, ask)
+            seen[model] = (reply.cached, server.stats.bodies[-1]["messages"][-1]["content"])
+    assert server.stats.requests == 3, "each set of parts is its own model in the cache"
+    assert seen["same-objects"][0], "the same parts, named by another entry: the same answers"
+    objects, text = seen["objects"][1], seen["text"][1]
+    assert "square at (10, 20, 50, 60); red" in objects
+    assert "EXIT" not in objects and "A red square" not in objects
+    assert '"EXIT"' in text and "square at" not in text and "objects only" not in text
+    assert "visual facts, text only]" in text
+    assert "A red square" in seen["all"][1] and "square at" in seen["all"][1]
+    # A reader of every part keeps the cache identity readers had before parts existed.
+    full = gateway.provider("all").cache_identity()
+    assert "parts" not in full and gateway.provider("objects").cache_identity() == {
+        **full,
+        "parts": "instances",
+    }
+
+
+def test_an_unknown_part_is_a_configuration_error(tmp_path):
+    from benchfoundry.gateway import ModelSpec
+    from benchfoundry.gateway.errors import ModelConfigError
+
+    spec = ModelSpec(
+        name="odd", provider="facts", model="blind/random", options={"parts": ["pixels"]}
+    )
+    with pytest.raises(ModelConfigError, match="odd.*options.parts.*unknown part"):
+        Gateway({"odd": spec}, context=GatewayContext(run=RunFolder(tmp_path))).sees("odd")
