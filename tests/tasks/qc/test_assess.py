@@ -107,6 +107,37 @@ def test_no_vlm_right_under_circular_eval_is_possibly_flawed():
     assert judge(None, fine, FilterOptions(), ConsensusOptions()).status == "eligible"
 
 
+@pytest.mark.parametrize(
+    ("right", "difficulty", "flawed"),
+    [
+        ((), "tough", True),
+        (("objects",), "hard", False),
+        (("text",), "hard", False),
+        (("objects", "captions"), "medium", False),
+        (("objects", "text", "captions"), "easy", False),
+    ],
+)
+def test_three_readers_take_every_bin_and_flag_only_when_all_miss(right, difficulty, flawed):
+    # Three fact readers of different parts; a member right on every rotation is right.
+    readers = ("objects", "text", "captions")
+    vlm = _hits({m: (m in right, m in right) for m in readers})
+    verdict = judge(None, vlm, FilterOptions(), ConsensusOptions())
+    assert verdict.difficulty == difficulty
+    assert ("possibly_flawed" in verdict.flags) is flawed
+    assert verdict.status == ("flagged" if flawed else "eligible")
+    if flawed:
+        assert "none of 3 vision-language models" in verdict.reasons[0]
+
+
+def test_a_reader_right_on_the_first_pass_only_does_not_save_a_candidate():
+    # Wrong on a later rotation is a miss under CircularEval: with the other two wrong, flagged.
+    first_only = _hits(
+        {"objects": (True, False), "text": (False, False), "captions": (False, False)}
+    )
+    verdict = judge(None, first_only, FilterOptions(), ConsensusOptions())
+    assert verdict.flags == ["possibly_flawed"] and verdict.difficulty == "hard"
+
+
 def test_every_vlm_failing_leaves_the_candidate_unassessed():
     verdict = judge(None, _hits({}, failed=["v"]), FilterOptions(), ConsensusOptions())
     assert verdict.status == "unassessed" and verdict.codes == ["vlm_failed"]
