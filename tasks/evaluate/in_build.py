@@ -7,7 +7,9 @@ upward (LLM-written benchmarks favour the family that wrote them).
 
 Models are the same when their masked names are, or when both resolve (through the model
 catalogue) to the same provider and model id, so `facts-smollm2` is `facts/smollm2` and
-`blind-longest` is `blind/longest`; the endpoint is not part of the identity.
+`blind-longest` is `blind/longest`; the endpoint is not part of the identity. A fact reader's
+parts of the facts are (`options.parts`): a reader of the objects alone is another model than
+the reader of them all, though both are of one family.
 
 Model families (`options.evaluate.families`: a name -> glob patterns) mark a model of a
 builder's family too, its role said to be by family (`generator (same family: qwen)`). A
@@ -89,23 +91,25 @@ def build_roles(version_dir: str | Path) -> BuildRoles:
     )
 
 
-def identity(name: str, catalogue: dict[str, Any]) -> tuple[str, str]:
-    """(provider, model id) of a model name, resolved through the catalogue; the name itself
-    when it does not resolve."""
+def identity(name: str, catalogue: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
+    """(provider, model id, the parts of the facts it reads) of a model name, resolved through
+    the catalogue; the name itself when it does not resolve. Only a fact reader reads parts."""
+    from benchfoundry.gateway.facts import parts_of
     from benchfoundry.gateway.models import resolve
 
     try:
         spec = resolve(name, catalogue)
+        parts = parts_of(spec) if spec.provider == "facts" else ()
     except (UserError, ValueError):
-        return ("", name)
-    return (spec.provider, spec.model or spec.name)
+        return ("", name, ())
+    return (spec.provider, spec.model or spec.name, parts)
 
 
 def families_of(name: str, families: Families, catalogue: dict[str, Any]) -> set[str]:
     """The families whose patterns match the model `name` (none for a blind baseline)."""
     if not families:
         return set()
-    provider, model_id = identity(name, catalogue)
+    provider, model_id, _ = identity(name, catalogue)
     if provider in NO_FAMILY:
         return set()
     forms = {name, name.split("@", 1)[0], model_id, f"{provider}/{model_id}" if provider else ""}

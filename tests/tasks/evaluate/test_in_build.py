@@ -104,3 +104,28 @@ def test_roles_from_the_manifest_and_the_rows(tmp_path):
     assert found["blind/random"] == [] and found["openai/new"] == []
     assert found["openai/checker"] == ["reviewer"]
     assert found["blind-similar"] == [], "no catalogue given: a name that does not resolve"
+
+
+def test_a_reader_of_all_the_facts_is_held_out_from_a_release_built_by_partial_readers(tmp_path):
+    from benchfoundry.gateway.assemble import default_catalogue
+
+    readers = ["facts-smollm2-captions", "facts-smollm2-objects", "facts-smollm2-text"]
+    spec = {"stages": ["consensus", "publish"], "models": {"vlm": readers}}
+    write_release(tmp_path, spec, [{"meta_info": {"generator": "template:count"}, "reviewers": []}])
+    built = build_roles(tmp_path)
+    assert built.roles["vision-language ensemble"] == readers
+    catalogue = default_catalogue()
+    found = mark(["facts-smollm2", "facts/smollm2", *readers], built, catalogue)
+    # Provider and inner model are the same; the parts of the facts read are not.
+    assert found["facts-smollm2"] == [] and found["facts/smollm2"] == []
+    assert all(found[r] == ["vision-language ensemble"] for r in readers)
+    # A spec string that names no parts reads them all; a catalogue entry of the same parts
+    # under another name is the same model.
+    same_objects = catalogue["facts-smollm2-objects"].model_copy(update={"name": "objects-again"})
+    catalogue = {**catalogue, "objects-again": same_objects}
+    assert mark(["objects-again"], built, catalogue)["objects-again"] == [
+        "vision-language ensemble"
+    ]
+    # The readers are of SmolLM2's family all the same.
+    kin = mark(["facts-smollm2"], built, catalogue, {"smollm2": ["smollm2"]})
+    assert kin["facts-smollm2"] == ["vision-language ensemble (same family: smollm2)"]
