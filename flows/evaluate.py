@@ -137,6 +137,11 @@ def evaluate_dataset(
     limit: int | None = None,
     base_llm: str | None = None,
     gradings: int = 5,
+    probes: list[str] | None = None,
+    families: dict[str, list[str]] | None = None,
+    subset: str | None = None,
+    items: str | None = None,
+    human_grades: str | None = None,
 ) -> EvaluateSummary:
     """`benchfoundry evaluate` as a flow: the models on the dataset, results into `out`."""
     from benchfoundry.tasks.evaluate.options import EvaluateOptions
@@ -150,6 +155,11 @@ def evaluate_dataset(
         limit=limit,
         base_llm=base_llm,
         gradings=gradings,
+        probes=probes or [],
+        families=families or {},
+        subset=subset,
+        items=items,
+        human_grades=human_grades,
     )
     from benchfoundry.storage.remote import run_folder_at
 

@@ -24,6 +24,7 @@ from benchfoundry.core.errors import UserError
 from benchfoundry.storage.atomic import atomic_write_bytes, atomic_write_table
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.comparisons import Comparison, html_section, markdown_lines
+from benchfoundry.tasks.evaluate.debias import markdown_lines as debias_markdown
 from benchfoundry.tasks.evaluate.in_build import biased_sentence
 from benchfoundry.tasks.evaluate.items import FILE as ITEMS
 from benchfoundry.tasks.evaluate.items import ItemAnalysis, write_items
@@ -274,6 +275,10 @@ def markdown(
         if s.probes or s.probe_notes:
             label = f"{s.dataset.name} {s.dataset.version or ''}".strip()
             lines += ["", f"## Probes of looking: {cell(label)}", *s.probe_lines()]
+        if s.debiased or s.debias_notes:
+            label = f"{s.dataset.name} {s.dataset.version or ''}".strip()
+            lines += ["", f"## Judge scores corrected by people: {cell(label)}"]
+            lines += debias_markdown(s.debiased, s.debias_notes, s.human_grades)
     if items:
         lines += ["", *(cell(x) for x in items_markdown(items))]
     return "\n".join(lines) + "\n"
@@ -310,12 +315,27 @@ def _open_html(summaries: Sequence[EvaluateSummary]) -> str:
             for o in s.open_scores
             for f in o.failures
         )
+        corrected = "".join(
+            f"<tr><td>{e(d.model)}</td><td>{e(_pct(d.judge))}</td>"
+            f"<td>{d.human_graded} of {d.answers}</td><td>{e(_pct(d.human_mean))}</td>"
+            f"<td>{e(_interval(d.estimate, d.low, d.high))}</td><td>{e(d.note or '')}</td></tr>"
+            for d in s.debiased
+        )
+        if corrected or s.debias_notes:
+            corrected = (
+                "<h3>Judge scores corrected with people's grades (prediction-powered "
+                "inference)</h3><table><thead><tr><th>model</th><th>judge</th><th>graded by "
+                "people</th><th>people</th><th>debiased [95% CI]</th><th>note</th></tr></thead>"
+                f"<tbody>{corrected}</tbody></table>"
+                + "".join(f"<p>{e(n)}</p>" for n in s.debias_notes)
+            )
         parts.append(
             f"<h2>{e(s.dataset.name)}: scores per capability</h2>"
             f"<p>Graded by {e(s.grader or '')}, {s.open_scores[0].gradings} times per answer; "
             "mean ± standard deviation over the gradings (points of 100).</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
             + (f"<h3>Failed gradings</h3><ul>{failures}</ul>" if failures else "")
+            + corrected
         )
     return "".join(parts)
 

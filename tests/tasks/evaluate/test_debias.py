@@ -196,6 +196,9 @@ def test_a_generous_judge_is_corrected_by_human_grades(tmp_path, image_bytes):
     assert "prediction-powered inference" in markdown and str(grades) in markdown
     assert f"| {vlm} | 90.0% | 5 of 8 | 44.0% | 88.0% | 46.0% [" in markdown
     assert summary.model_dump(mode="json")["debiased"][0]["estimate"] == pytest.approx(0.46)
+    report = tmp_path / "run" / "reports" / "evaluation"  # and in the run's report
+    assert f"| {vlm} | 90.0% | 5 of 8 |" in (report / "leaderboard.md").read_text(encoding="utf-8")
+    assert "corrected with people's grades" in (report / "report.html").read_text(encoding="utf-8")
 
 
 def test_bad_human_grades_stop_before_any_model_is_asked(tmp_path, image_bytes):
