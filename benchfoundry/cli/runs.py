@@ -48,6 +48,10 @@ def synth(
     out: OutOpt,
     objects: Annotated[int, typer.Option(help="Number of object scenes.")] = 24,
     text: Annotated[int, typer.Option(help="Number of text scenes.")] = 12,
+    contact: Annotated[
+        int,
+        typer.Option(help="Number of contact scenes (shapes that touch, overlap or contain)."),
+    ] = 0,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     faulty: Annotated[
         bool, typer.Option(help="Also write deliberately broken inputs under OUT/faulty.")
@@ -60,7 +64,7 @@ def synth(
         from benchfoundry.devtools.broken_inputs import write_faulty_images, write_faulty_tsv
         from benchfoundry.devtools.synthetic import write_corpus
 
-        counts: dict[str, Any] = write_corpus(out, objects, text, seed)
+        counts: dict[str, Any] = write_corpus(out, objects, text, seed, contact)
         if faulty:
             counts["faulty_images"] = write_faulty_images(out / "faulty" / "images")
             counts["faulty_rows"] = write_faulty_tsv(out / "faulty" / "questions.tsv")

@@ -1,9 +1,11 @@
 """Synthetic scenes with known ground truth, to measure the pipeline's own accuracy.
 
 Object scenes hold shapes of known kind, colour, size, position and count; text scenes hold
-rendered lines of known words. `write_corpus` renders scenes to PNG, stores the truth beside them
-(`truth.jsonl`) and writes reference questions with known answers as a VLMEvalKit MCQ TSV.
-Rendering is deterministic for a given seed and Pillow version.
+rendered lines of known words; contact scenes hold shapes that touch, overlap or contain one
+another, with the truth of which do (`relations`, read from the drawn masks). `write_corpus`
+renders scenes to PNG, stores the truth beside them (`truth.jsonl`) and writes reference
+questions with known answers as a VLMEvalKit MCQ TSV. Rendering is deterministic for a given
+seed and Pillow version.
 """
 
 from __future__ import annotations
@@ -19,17 +21,16 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from benchfoundry.core.letters import letter
+from benchfoundry.devtools.contact_scenes import contact_objects
+from benchfoundry.devtools.scene_shapes import (
+    PALETTE,
+    SHAPES,
+    Relation,
+    SceneObject,
+    draw_shape,
+    relations_of,
+)
 
-PALETTE: dict[str, tuple[int, int, int]] = {
-    "red": (215, 38, 38),
-    "green": (34, 150, 60),
-    "blue": (35, 75, 215),
-    "yellow": (235, 195, 20),
-    "orange": (240, 125, 15),
-    "purple": (135, 55, 175),
-    "black": (20, 20, 20),
-}
-SHAPES = ("circle", "square", "triangle")
 SIZES: dict[str, int] = {"small": 14, "medium": 24, "large": 38}  # half extent in pixels
 WORDS = (
     "apple",
@@ -64,15 +65,6 @@ WIDTH, HEIGHT = 384, 288
 
 
 @dataclass(frozen=True)
-class SceneObject:
-    shape: str
-    colour: str
-    size: str
-    center: tuple[int, int]
-    box: tuple[int, int, int, int]
-
-
-@dataclass(frozen=True)
 class TextLine:
     text: str
     box: tuple[int, int, int, int]
@@ -88,9 +80,18 @@ class Scene:
     background: tuple[int, int, int]
     objects: list[SceneObject] = field(default_factory=list)
     text_lines: list[TextLine] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
 
     def count(self, shape: str) -> int:
         return sum(1 for o in self.objects if o.shape == shape)
+
+    def truth(self) -> dict:
+        """The scene as stored in truth.jsonl (`relations` only where there are any, so that
+        object and text scenes keep the truth they always had)."""
+        data = asdict(self)
+        if not self.relations:
+            del data["relations"]
+        return data
 
 
 def _background(rng: random.Random) -> tuple[int, int, int]:
@@ -150,19 +151,22 @@ def make_text_scene(scene_id: str, rng: random.Random) -> Scene:
     return Scene(scene_id, "text", WIDTH, HEIGHT, _background(rng), text_lines=lines)
 
 
+def make_contact_scene(scene_id: str, rng: random.Random) -> Scene:
+    """A scene of shapes of which some touch, overlap or contain one another, with the truth
+    of which do."""
+    objects = contact_objects(rng, WIDTH, HEIGHT)
+    relations = relations_of(objects, WIDTH, HEIGHT)
+    return Scene(
+        scene_id, "contact", WIDTH, HEIGHT, _background(rng), objects=objects, relations=relations
+    )
+
+
 def render(scene: Scene) -> Image.Image:
     """Draw a scene."""
     image = Image.new("RGB", (scene.width, scene.height), scene.background)
     draw = ImageDraw.Draw(image)
     for obj in scene.objects:
-        fill = PALETTE[obj.colour]
-        x0, y0, x1, y1 = obj.box
-        if obj.shape == "circle":
-            draw.ellipse(obj.box, fill=fill)
-        elif obj.shape == "square":
-            draw.rectangle(obj.box, fill=fill)
-        else:
-            draw.polygon([(obj.center[0], y0), (x1, y1), (x0, y1)], fill=fill)
+        draw_shape(draw, obj, PALETTE[obj.colour])
     for line in scene.text_lines:
         font = ImageFont.load_default(size=line.font_size)
         left, top, _, _ = font.getbbox(line.text)
@@ -170,11 +174,13 @@ def render(scene: Scene) -> Image.Image:
     return image
 
 
-def make_scenes(n_objects: int, n_text: int, seed: int = 0) -> list[Scene]:
-    """`n_objects` object scenes then `n_text` text scenes, reproducible from `seed`."""
+def make_scenes(n_objects: int, n_text: int, seed: int = 0, n_contact: int = 0) -> list[Scene]:
+    """`n_objects` object scenes, `n_text` text scenes, then `n_contact` contact scenes,
+    reproducible from `seed` (the first two kinds are the same whatever `n_contact` is)."""
     rng = random.Random(seed)
     scenes = [make_object_scene(f"objects-{i:03d}", rng) for i in range(n_objects)]
     scenes += [make_text_scene(f"text-{i:03d}", rng) for i in range(n_text)]
+    scenes += [make_contact_scene(f"contact-{i:03d}", rng) for i in range(n_contact)]
     return scenes
 
 
@@ -198,7 +204,7 @@ def _mcq(rng: random.Random, correct: str, pool: list[str]) -> tuple[list[str], 
 def reference_questions(scene: Scene, rng: random.Random) -> list[ReferenceQuestion]:
     """Questions whose answers follow from the scene's truth alone."""
     questions = []
-    if scene.kind == "objects":
+    if scene.objects:
         shape = rng.choice(sorted({o.shape for o in scene.objects}))
         count = scene.count(shape)
         options, answer = _mcq(rng, str(count), [str(n) for n in range(0, 9)])
@@ -266,14 +272,14 @@ TSV_COLUMNS = [
 
 
 def write_corpus(
-    folder: Path, n_objects: int = 24, n_text: int = 12, seed: int = 0
+    folder: Path, n_objects: int = 24, n_text: int = 12, seed: int = 0, n_contact: int = 0
 ) -> dict[str, int]:
     """Render scenes to `folder/images/`, the truth to `folder/truth.jsonl` and reference
     questions to `folder/questions.tsv` (VLMEvalKit MCQ format; a scene's second question
     refers to the first one's row for its image, as VLMEvalKit does)."""
     folder = Path(folder)
     (folder / "images").mkdir(parents=True, exist_ok=True)
-    scenes = make_scenes(n_objects, n_text, seed)
+    scenes = make_scenes(n_objects, n_text, seed, n_contact)
     rng = random.Random(seed + 1)
     truth_lines = []
     rows = []
@@ -281,7 +287,7 @@ def write_corpus(
         data = png_bytes(render(scene))
         (folder / "images" / f"{scene.scene_id}.png").write_bytes(data)
         truth_lines.append(
-            json.dumps({"file": f"images/{scene.scene_id}.png", **asdict(scene)}, sort_keys=True)
+            json.dumps({"file": f"images/{scene.scene_id}.png", **scene.truth()}, sort_keys=True)
         )
         first_index = None
         for q in reference_questions(scene, rng):

@@ -79,3 +79,45 @@ def test_corpus_is_reproducible_and_the_committed_demo_matches(tmp_path):
     ]
     references = [r for r in rows if len(r["image"]) <= 64]
     assert references and all(rows[int(r["image"]) - 1]["index"] == r["image"] for r in references)
+
+
+def test_contact_scenes_hold_what_their_truth_says():
+    from benchfoundry.devtools.scene_shapes import shape_mask, visible_masks
+
+    scenes = make_scenes(n_objects=0, n_text=0, seed=6, n_contact=12)
+    seen = {r.relation for s in scenes for r in s.relations}
+    assert seen == {"contains", "overlaps", "touches"}
+    for scene in scenes:
+        assert scene.kind == "contact" and scene.relations
+        assert len({o.colour for o in scene.objects}) == len(scene.objects)
+        masks = [shape_mask(o, scene.width, scene.height) for o in scene.objects]
+        shown = visible_masks(scene.objects, scene.width, scene.height)
+        image = np.asarray(render(scene))
+        for obj, mask in zip(scene.objects, shown, strict=True):
+            assert (image[mask] == PALETTE[obj.colour]).all(), (scene.scene_id, obj)
+        related = {(r.a, r.b) for r in scene.relations} | {(r.b, r.a) for r in scene.relations}
+        for r in scene.relations:
+            a, b = masks[r.a], masks[r.b]
+            if r.relation == "contains":
+                assert not (b & ~a).any()
+            elif r.relation == "overlaps":
+                assert (a & b).any() and (a & ~b).any() and (b & ~a).any()
+            else:
+                assert not (a & b).any()
+        for i, a in enumerate(scene.objects):  # everything else stands apart
+            for j, b in enumerate(scene.objects):
+                if i < j and (i, j) not in related:
+                    assert (
+                        max(b.box[0] - a.box[2], a.box[0] - b.box[2]) > 8
+                        or max(b.box[1] - a.box[3], a.box[1] - b.box[3]) > 8
+                    )
+
+
+def test_contact_scenes_come_after_and_leave_the_others_as_they_were(tmp_path):
+    plain = make_scenes(n_objects=4, n_text=2, seed=8)
+    more = make_scenes(n_objects=4, n_text=2, seed=8, n_contact=3)
+    assert more[:6] == plain and [s.kind for s in more[6:]] == ["contact"] * 3
+    write_corpus(tmp_path, n_objects=2, n_text=1, seed=8, n_contact=2)
+    truth = load_truth(tmp_path)
+    assert [("relations" in t) for t in truth] == [False, False, False, True, True]
+    assert all({"a", "b", "relation"} == set(r) for t in truth[3:] for r in t["relations"])
