@@ -1,21 +1,17 @@
 """Check template questions about synthetic scenes against the scenes' ground truth: the
-measure of how often the pipeline's own answer keys are right."""
+measure of how often the pipeline's own answer keys are right. The perception questions are
+checked here; identity, interaction, reasoning and scene questions in `truth_check_more`."""
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 from benchfoundry.core.letters import LETTERS
+from benchfoundry.devtools.truth_check_more import Verdict, check_more
+from benchfoundry.devtools.truth_check_more import position as _position
 
 SHAPE_OF_HINT = {"round": "circle", "rectangular": "square", "triangular": "triangle"}
-
-
-def _position(box: list[float], width: int, height: int) -> str:
-    from benchfoundry.extractors.describe import position_phrase
-
-    return position_phrase(tuple(box), width, height)  # type: ignore[arg-type]
 
 
 def _area(obj: dict) -> float:
@@ -34,13 +30,6 @@ def _match(objects: list[dict], colour: str | None = None, hint: str | None = No
         if (colour is None or o["colour"] == colour)
         and (hint is None or o["shape"] == SHAPE_OF_HINT[hint])
     ]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    right: bool
-    expected: str | None
-    why: str
 
 
 def check(question: str, options: list[str], answer: str, scene: dict) -> Verdict:
@@ -118,4 +107,4 @@ def check(question: str, options: list[str], answer: str, scene: dict) -> Verdic
         return Verdict(
             right, None, "text lines in the truth" if right else f"true options: {true_options}"
         )
-    return Verdict(False, None, "not a template question")
+    return check_more(question, options, keyed, scene)
