@@ -6,7 +6,7 @@ naming its path in the spec. A dimension with a `prompt` can be written by an LL
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -18,7 +18,26 @@ DEFAULT_TAXONOMY = "seed_bench"  # a build's taxonomy when its spec names none
 
 TAXONOMIES = data_path("taxonomies")
 FACTS = ("captions", "instances", "ocr_lines")
-TEMPLATE_KINDS = ("count", "read_text", "position", "colour", "size", "relative_position")
+TemplateKind = Literal[
+    "count",
+    "read_text",
+    "position",
+    "colour",
+    "size",
+    "relative_position",
+    "identity",
+    "contain",
+    "overlap",
+    "touch",
+    "compare_counts",
+    "most_common_colour",
+    "remove_and_count",
+    "count_beside",
+    "scene_content",
+    "dominant_colour",
+    "layout",
+]
+TEMPLATE_KINDS: tuple[str, ...] = get_args(TemplateKind)
 
 
 class TaxonomyError(UserError, ValueError):
@@ -34,9 +53,7 @@ class Dimension(BaseModel):
     prompt: str | None = None
     role: Literal["generator", "generator_reasoning"] = "generator"
     needs: tuple[Literal["captions", "instances", "ocr_lines"], ...] = ()
-    templates: tuple[
-        Literal["count", "read_text", "position", "colour", "size", "relative_position"], ...
-    ] = ()
+    templates: tuple[TemplateKind, ...] = ()
 
     @property
     def leaf(self) -> bool:

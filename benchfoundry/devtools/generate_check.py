@@ -28,15 +28,20 @@ class Accuracy:
     by_kind: dict[str, list[int]] = field(default_factory=dict)
     letters: Counter[str] = field(default_factory=Counter)
     wrong: list[str] = field(default_factory=list)
+    per_dimension: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def accuracy(self) -> float:
         return self.right / max(1, self.questions)
 
 
-def template_key_accuracy(work: Path, scenes: int, seed: int = 7) -> Accuracy:
+def template_key_accuracy(work: Path, scenes: int, seed: int = 7, contact: int = 0) -> Accuracy:
+    """Render `scenes` object and text scenes (a quarter text) and `contact` contact scenes, run
+    ingest, extract and the template generator, and check every key against the truth."""
     n_text = scenes // 4
-    write_corpus(work / "corpus", n_objects=scenes - n_text, n_text=n_text, seed=seed)
+    write_corpus(
+        work / "corpus", n_objects=scenes - n_text, n_text=n_text, seed=seed, n_contact=contact
+    )
     run = RunFolder(work / "run")
     ingest_stage(
         StageRun.make(
@@ -44,13 +49,13 @@ def template_key_accuracy(work: Path, scenes: int, seed: int = 7) -> Accuracy:
         )
     )
     extract_stage(StageRun.make(run, extract=ExtractOptions(captioner="none")))
-    generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
+    summary = generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
     truth = {t["file"].rsplit("/", 1)[-1]: t for t in load_truth(work / "corpus")}
     scene_of = {
         link.image_id: truth[link.source.rsplit("/", 1)[-1]]
         for link in run.table(ImageSourceRecord).records()
     }
-    result = Accuracy()
+    result = Accuracy(per_dimension=summary.per_dimension)
     for candidate in run.table(CandidateRecord).records():
         verdict = check(
             candidate.question, candidate.options, candidate.answer, scene_of[candidate.image_id]

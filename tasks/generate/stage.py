@@ -33,7 +33,7 @@ from benchfoundry.tasks.generate.drafts import (
 from benchfoundry.tasks.generate.llm import Job, llm_drafts
 from benchfoundry.tasks.generate.options import GenerateOptions
 from benchfoundry.tasks.generate.summary import GenerateSummary
-from benchfoundry.tasks.generate.templates import template_drafts
+from benchfoundry.tasks.generate.template_questions import template_drafts
 
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
@@ -106,13 +106,14 @@ def generate_all(
     facts = facts_by_image(run)
     drafts: list[Draft] = []
     rejections: list[Rejection] = []
+    not_asked: Counter[tuple[str, str]] = Counter()
     if options.templates:
         pool = sorted({line.text for f in facts for line in f.ocr_lines})
         sizes = image_sizes(run)
         for record in facts:
-            drafts += template_drafts(
-                record, taxonomy, pool, options.seed, sizes.get(record.image_id)
-            )
+            made = template_drafts(record, taxonomy, pool, options.seed, sizes.get(record.image_id))
+            drafts += made.drafts
+            not_asked.update(made.not_asked.items())
     jobs = llm_jobs(facts, taxonomy, models, options)
     if jobs:
         if gateway is None:
@@ -127,7 +128,9 @@ def generate_all(
         rejections += refused
     seed_refusals = check_seeds(run, taxonomy, options)
     requested = Counter(j.dimension.id for j in jobs)
-    return finish(run, drafts, rejections, taxonomy, options, requested, gateway, seed_refusals)
+    return finish(
+        run, drafts, rejections, taxonomy, options, requested, gateway, seed_refusals, not_asked
+    )
 
 
 def check_seeds(run: RunFolder, taxonomy: Taxonomy, options: GenerateOptions) -> list[Rejection]:
@@ -185,7 +188,10 @@ def finish(
     requested: Counter[str],
     gateway: Gateway | None,
     seed_refusals: list[Rejection] | None = None,
+    not_asked: Counter[tuple[str, str]] | None = None,
 ) -> GenerateSummary:
+    """Validate, merge and store the drafts; count what happened per dimension, including the
+    images whose facts could not support a dimension's templates (`not_asked:<reason>`)."""
     rules = Rules(
         options.min_options, options.max_options, options.length_ratio, options.near_duplicate
     )
@@ -210,6 +216,10 @@ def finish(
     for refusal in rejections:
         dimension = refusal.dimension or "unknown"
         per_dimension.setdefault(dimension, Counter())[f"refused:{refusal.reason}"] += 1
+    unsupported: dict[str, dict[str, int]] = {}
+    for (dimension, reason), n in sorted((not_asked or Counter()).items()):
+        per_dimension.setdefault(dimension, Counter())[f"not_asked:{reason}"] += n
+        unsupported.setdefault(dimension, {})[reason] = n
     return GenerateSummary(
         run=str(run.root),
         taxonomy=taxonomy.name,
@@ -229,6 +239,7 @@ def finish(
             for n in sorted({len(c.options) for c in candidates})
         },
         seeds_refused_by_reason=dict(sorted(Counter(r.reason for r in seed_refusals).items())),
+        not_asked=unsupported,
     )
 
 

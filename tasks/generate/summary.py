@@ -21,6 +21,18 @@ class GenerateSummary(StageSummary):
     seeds_refused_by_reason: dict[str, int] = {}
     cost_by_dimension: dict[str, float] = {}
     letters_by_option_count: dict[str, dict[str, int]] = {}
+    not_asked: dict[
+        str, dict[str, int]
+    ] = {}  # dimension -> why its templates asked nothing -> images
+
+    def _not_asked(self) -> str:
+        return (
+            "; ".join(
+                f"{d}: " + ", ".join(f"{k} {v}" for k, v in reasons.items())
+                for d, reasons in self.not_asked.items()
+            )
+            or "nothing"
+        )
 
     def markdown(self) -> str:
         lines = [
@@ -51,6 +63,8 @@ class GenerateSummary(StageSummary):
             "Refused: "
             + (", ".join(f"`{k}` {v}" for k, v in self.refused_by_reason.items()) or "nothing"),
             "By generator: " + ", ".join(f"{k} {v}" for k, v in self.by_generator.items()),
+            "Images a dimension's templates could not ask about, by reason (docs/generate.md): "
+            + self._not_asked(),
         ]
         return "\n".join(lines) + "\n"
 
@@ -66,4 +80,5 @@ class GenerateSummary(StageSummary):
             + (", ".join(f"{k} {v}" for k, v in self.refused_by_reason.items()) or "nothing"),
             "  seed questions refused: "
             + (", ".join(f"{k} {v}" for k, v in self.seeds_refused_by_reason.items()) or "none"),
+            "  not asked (facts too thin): " + self._not_asked(),
         ]

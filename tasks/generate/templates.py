@@ -1,17 +1,20 @@
-"""The template generator: questions built straight from an image's facts, with answers known
-from those facts, and distractors from the same image's other facts or from other images.
-It needs no LLM: the offline default, and a cheap second source beside an LLM."""
+"""The template generator's perception questions (counting, position, colour, size, relative
+position, reading, identity) and what every template shares: an image's objects, how an object
+is named, the options' pools. Each question is built straight from an image's facts, with its
+answer known from them, distractors from the same image's other facts, and the facts it rests
+on as evidence. It needs no LLM: the offline default, and a cheap second source beside one."""
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
-from benchfoundry.core.taxonomy import Taxonomy
-from benchfoundry.tasks.generate.drafts import Draft
+from benchfoundry.tasks.generate.geometry import fill, hint, in_contact
+
+Question = tuple[str, str, list[str], list[str]]  # question, correct option, distractors, evidence
 
 POSITIONS = (
     "top left",
@@ -40,6 +43,32 @@ COLOURS = (
 )
 SHAPES = {"round": "round", "rectangular": "rectangular", "triangular": "triangular"}
 RELATIONS = ("to the left of", "to the right of", "above", "below")
+SHAPE_NOUNS = (
+    "a circle",
+    "an oval",
+    "a square",
+    "a rectangle",
+    "a triangle",
+    "a star",
+    "a hexagon",
+)
+ALSO_TRUE = {"a circle": "an oval", "a square": "a rectangle"}  # a circle is an oval too
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A template's questions about one image, or why the facts support none."""
+
+    questions: list[Question] = field(default_factory=list)
+    why_not: str | None = None
+
+
+def asked(questions: list[Question], why_not: str) -> Asked:
+    return Asked(questions, None if questions else why_not)
+
+
+def box_text(instance: Instance) -> str:
+    return str([round(v) for v in instance.box])
 
 
 def parts(instance: Instance) -> tuple[str, str | None, str]:
@@ -68,27 +97,54 @@ def objects_of(facts: VisualFactsRecord) -> list[Instance]:
     ]
 
 
-def _pick(rng: random.Random, pool: Sequence[str], exclude: set[str], k: int) -> list[str]:
+def pick(rng: random.Random, pool: Sequence[str], exclude: set[str], k: int) -> list[str]:
     choices = sorted(set(pool) - exclude)
     rng.shuffle(choices)
     return choices[:k]
 
 
-def _numbers(correct: int, k: int) -> list[str]:
+def numbers(correct: int, k: int) -> list[str]:
     near = [n for d in (1, -1, 2, -2, 3, 4) if (n := correct + d) >= 0]
     return [str(n) for n in near[:k]]
 
 
-def count_questions(
-    facts: VisualFactsRecord, objects: list[Instance]
-) -> list[tuple[str, str, list[str], list[str]]]:
+def near_grid(inst: Instance, width: float, height: float, margin: float = 0.04) -> bool:
+    """A centre this close to a third of the image could be read as the next cell."""
+    cx, cy = (inst.box[0] + inst.box[2]) / 2 / width, (inst.box[1] + inst.box[3]) / 2 / height
+    return any(abs(c - edge) < margin for c in (cx, cy) for edge in (1 / 3, 2 / 3))
+
+
+def alone(inst: Instance, objects: list[Instance], colour: bool, shape: bool, where: bool) -> bool:
+    """No other object could answer to the description made of the chosen parts. An object
+    near another may show a changed box or shape (covered, nested, joined at an edge), so its
+    shape and position could be anything; one with no shape hint could be any shape."""
+    own = parts(inst)
+    for other in objects:
+        if other is inst:
+            continue
+        theirs, loose = parts(other), in_contact(other, objects)
+        if (
+            (not colour or theirs[0] == own[0])
+            and (not shape or loose or None in (own[1], theirs[1]) or theirs[1] == own[1])
+            and (not where or loose or theirs[2] == own[2])
+        ):
+            return False
+    return True
+
+
+def named_by_colour(objects: list[Instance]) -> list[Instance]:
+    """Objects whose colour is theirs alone, so "the red object" names one."""
+    return _unique(objects, lambda i: parts(i)[0])
+
+
+def count_questions(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
     if not objects:
-        return []
+        return Asked(why_not="no_objects")
     out = [
         (
             "How many objects are there in the image?",
             str(len(objects)),
-            _numbers(len(objects), 3),
+            numbers(len(objects), 3),
             [f"{len(objects)} instances found by the segmenter"],
         )
     ]
@@ -99,59 +155,55 @@ def count_questions(
             (
                 f"How many {colour} objects are there in the image?",
                 str(n),
-                _numbers(n, 3),
+                numbers(n, 3),
                 [f"{n} instances with the attribute {colour}"],
             )
         )
-    return out
+    return Asked(out)
 
 
-def _unique(objects: list[Instance], key) -> list[Instance]:  # type: ignore[no-untyped-def]
+def _unique(objects: list[Instance], key: Callable[[Instance], object]) -> list[Instance]:
     counts = Counter(key(i) for i in objects)
     return [i for i in objects if counts[key(i)] == 1]
 
 
-def _name(colour: str, shape: str | None) -> str:
+def name(colour: str, shape: str | None = None) -> str:
     return f"the {colour} {shape} object" if shape else f"the {colour} object"
 
 
-def _near_grid(inst: Instance, width: float, height: float, margin: float = 0.04) -> bool:
-    """A centre this close to a third of the image could be read as the next cell."""
-    cx, cy = (inst.box[0] + inst.box[2]) / 2 / width, (inst.box[1] + inst.box[3]) / 2 / height
-    return any(abs(c - edge) < margin for c in (cx, cy) for edge in (1 / 3, 2 / 3))
+def _clear(objects: list[Instance], size: tuple[float, float]) -> list[Instance]:
+    """Objects whose box and shape hint are their own (no other near) and whose centre is
+    clear of the grid lines."""
+    return [i for i in objects if not in_contact(i, objects) and not near_grid(i, *size)]
 
 
 def position_questions(
     rng: random.Random, objects: list[Instance], size: tuple[float, float]
-) -> list[tuple[str, str, list[str], list[str]]]:
+) -> Asked:
     out = []
-    clear = [i for i in _unique(objects, lambda i: parts(i)[:2]) if not _near_grid(i, *size)]
+    clear = [i for i in _clear(objects, size) if alone(i, objects, True, True, False)]
     for inst in clear[:2]:
         colour, shape, where = parts(inst)
         out.append(
             (
-                f"Where in the image is {_name(colour, shape)}?",
+                f"Where in the image is {name(colour, shape)}?",
                 where,
-                _pick(rng, POSITIONS, {where}, 3),
+                pick(rng, POSITIONS, {where}, 3),
                 [
-                    f"{colour} {shape or ''} instance at {[round(v) for v in inst.box]}, position {where}".replace(
+                    f"{colour} {shape or ''} instance at {box_text(inst)}, position {where}".replace(
                         "  ", " "
                     )
                 ],
             )
         )
-    return out
+    return asked(out, "no_clear_object" if objects else "no_objects")
 
 
 def colour_questions(
     rng: random.Random, objects: list[Instance], size: tuple[float, float]
-) -> list[tuple[str, str, list[str], list[str]]]:
+) -> Asked:
     out = []
-    clear = [
-        i
-        for i in _unique(objects, lambda i: (parts(i)[1], parts(i)[2]))
-        if not _near_grid(i, *size)
-    ]
+    clear = [i for i in _clear(objects, size) if alone(i, objects, False, True, True)]
     for inst in clear[:2]:
         colour, shape, where = parts(inst)
         thing = f"{shape} object" if shape else "object"
@@ -159,58 +211,76 @@ def colour_questions(
             (
                 f"What colour is the {thing} at the {where} of the image?",
                 colour,
-                _pick(rng, COLOURS, {colour}, 3),
-                [f"instance at {[round(v) for v in inst.box]} with the attribute {colour}"],
+                pick(rng, COLOURS, {colour}, 3),
+                [f"instance at {box_text(inst)} with the attribute {colour}"],
             )
         )
-    return out
+    return asked(out, "no_clear_object" if objects else "no_objects")
 
 
-def size_questions(objects: list[Instance]) -> list[tuple[str, str, list[str], list[str]]]:
+def size_questions(objects: list[Instance]) -> Asked:
     """Largest / smallest of all objects, asked only when that object's colour names it alone and
-    it stands clear of the next one; the other options are other objects named by colour."""
+    it stands clear of the next one; the other options are other objects named by colour. An
+    object near another may be partly hidden: it counts at the size of its whole box."""
     if len(objects) < 2:
-        return []
+        return Asked(why_not="one_object" if objects else "no_objects")
     colours = Counter(parts(i)[0] for i in objects)
     ranked = sorted(objects, key=lambda i: -i.mask_area)
+
+    def most(inst: Instance) -> float:
+        x0, y0, x1, y1 = inst.box
+        return (x1 - x0) * (y1 - y0) if in_contact(inst, objects) else inst.mask_area
+
     out = []
-    for word, extreme, runner_up in (
-        ("largest", ranked[0], ranked[1]),
-        ("smallest", ranked[-1], ranked[-2]),
-    ):
-        bigger, smaller = (extreme, runner_up) if word == "largest" else (runner_up, extreme)
-        if colours[parts(extreme)[0]] != 1 or bigger.mask_area < 1.3 * smaller.mask_area:
+    for word, extreme in (("largest", ranked[0]), ("smallest", ranked[-1])):
+        others = [i for i in objects if i is not extreme]
+        clear = (
+            extreme.mask_area >= 1.3 * max(most(i) for i in others)
+            if word == "largest"
+            else 1.3 * extreme.mask_area <= min(i.mask_area for i in others)
+        )
+        runner_up = (
+            max(others, key=lambda i: i.mask_area)
+            if word == "largest"
+            else min(others, key=lambda i: i.mask_area)
+        )
+        if colours[parts(extreme)[0]] != 1 or in_contact(extreme, objects) or not clear:
             continue
-        others = sorted(
+        options = sorted(
             {parts(i)[0] for i in objects if colours[parts(i)[0]] == 1} - {parts(extreme)[0]}
         )[:3]
-        if not others:
+        if not options:
             continue
-        answer = _name(parts(extreme)[0], None)
+        answer = name(parts(extreme)[0])
         out.append(
             (
                 f"Which object is the {word} in the image?",
                 answer,
-                [_name(c, None) for c in others],
+                [name(c) for c in options],
                 [f"{answer} covers {extreme.mask_area} pixels, the next {runner_up.mask_area}"],
             )
         )
-    return out
+    return asked(out, "no_clear_margin")
 
 
-def relation_questions(
-    objects: list[Instance], width_hint: float
-) -> list[tuple[str, str, list[str], list[str]]]:
-    """Left/right only for boxes apart horizontally that overlap vertically (so above/below are
-    false), and above/below the other way round; overlapping or nested boxes are not asked."""
-    named = sorted(_unique(objects, lambda i: parts(i)[0]), key=lambda i: -i.mask_area)[:3]
+def relation_questions(objects: list[Instance], margin: float = 3.0) -> Asked:
+    """Left/right only for boxes apart horizontally (by `margin` pixels) that overlap vertically
+    (by as much, so above/below are false), and above/below the other way round; objects near
+    another (their boxes may be changed) are not asked."""
+    named = sorted(
+        [i for i in named_by_colour(objects) if not in_contact(i, objects)],
+        key=lambda i: -i.mask_area,
+    )[:3]
     out = []
     for a, b in [(named[i], named[j]) for i in range(len(named)) for j in range(i + 1, len(named))][
         :2
     ]:
-        apart_x = a.box[2] < b.box[0] or b.box[2] < a.box[0]
-        apart_y = a.box[3] < b.box[1] or b.box[3] < a.box[1]
-        if apart_x and not apart_y:
+        gap_x = max(a.box[0], b.box[0]) - min(a.box[2], b.box[2])
+        gap_y = max(a.box[1], b.box[1]) - min(a.box[3], b.box[3])
+        apart_x, apart_y = gap_x >= margin, gap_y >= margin
+        if apart_x and gap_y > -margin or apart_y and gap_x > -margin:
+            continue
+        if apart_x:
             relation = RELATIONS[0] if a.box[2] < b.box[0] else RELATIONS[1]
             wrong = [
                 RELATIONS[1] if relation == RELATIONS[0] else RELATIONS[0],
@@ -226,27 +296,29 @@ def relation_questions(
             ]
         else:
             continue
-        first, second = _name(parts(a)[0], None), _name(parts(b)[0], None)
+        first, second = name(parts(a)[0]), name(parts(b)[0])
         out.append(
             (
                 f"Where is {first} relative to {second}?",
                 f"{relation} it",
                 [f"{r} it" for r in wrong],
-                [f"boxes {[round(v) for v in a.box]} and {[round(v) for v in b.box]}"],
+                [f"boxes {box_text(a)} and {box_text(b)}"],
             )
         )
-    return out
+    if len(objects) < 2:
+        return Asked(why_not="one_object" if objects else "no_objects")
+    return asked(out, "no_clear_pair")
 
 
 def text_questions(
     rng: random.Random, facts: VisualFactsRecord, other_lines: Sequence[str]
-) -> list[tuple[str, str, list[str], list[str]]]:
+) -> Asked:
     """The longest line read, against texts that are not written in the image: its words in
     another order, or with two letters swapped. Drawn from the line alone, so the question (and
     its id) stays the same when a build grows."""
     lines = [line.text for line in facts.ocr_lines if 2 <= len(line.text) <= 60]
     if not lines:
-        return []
+        return Asked(why_not="no_text")
     correct = max(lines, key=lambda t: (len(t), t))
     written = " ".join(lines).casefold()
     words = correct.split()
@@ -263,53 +335,53 @@ def text_questions(
         if len(distractors) == 3:
             break
     if not distractors:
-        return []
-    return [
-        ("Which text is written in the image?", correct, distractors, [f'OCR line "{correct}"'])
-    ]
-
-
-def _image_size(facts: VisualFactsRecord) -> tuple[float, float]:
-    """The image's size, as far as the facts tell (the far edges of what was found)."""
-    boxes = [i.box for i in facts.instances] + [line.box for line in facts.ocr_lines]
-    return (max((b[2] for b in boxes), default=1.0), max((b[3] for b in boxes), default=1.0))
-
-
-def template_drafts(
-    facts: VisualFactsRecord,
-    taxonomy: Taxonomy,
-    other_lines: Sequence[str],
-    seed: int = 0,
-    size: tuple[float, float] | None = None,
-) -> list[Draft]:
-    """Template questions for one image, for every dimension of the taxonomy that lists them."""
-    rng = random.Random(content_hash({"image": facts.image_id, "seed": seed}))
-    objects = objects_of(facts)
-    width = max((i.box[2] for i in facts.instances), default=100.0)
-    size = (
-        (float(facts.width), float(facts.height)) if hasattr(facts, "width") else _image_size(facts)
+        return Asked(why_not="no_distractor")
+    return Asked(
+        [("Which text is written in the image?", correct, distractors, [f'OCR line "{correct}"'])]
     )
-    made = {
-        "count": count_questions(facts, objects),
-        "position": position_questions(rng, objects, size),
-        "colour": colour_questions(rng, objects, size),
-        "size": size_questions(objects),
-        "relative_position": relation_questions(objects, width),
-        "read_text": text_questions(rng, facts, other_lines),
-    }
-    drafts = []
-    for dimension in taxonomy.leaves():
-        for kind in dimension.templates:
-            for question, correct, distractors, evidence in made[kind]:
-                drafts.append(
-                    Draft(
-                        image_id=facts.image_id,
-                        dimension=dimension.id,
-                        question=question,
-                        correct=correct,
-                        distractors=distractors,
-                        generator=f"template:{kind}",
-                        evidence=evidence,
-                    )
-                )
-    return drafts
+
+
+def _noun(inst: Instance) -> str | None:
+    """What the object's shape hint and box make it: a circle or an oval, a square or a
+    rectangle, a triangle."""
+    shape = hint(inst)
+    x0, y0, x1, y1 = inst.box
+    even = max(x1 - x0, y1 - y0) <= 1.15 * max(1.0, min(x1 - x0, y1 - y0))
+    if shape == "round":
+        return "a circle" if even else "an oval"
+    if shape == "rectangular":
+        return "a square" if even else "a rectangle"
+    return "a triangle" if shape == "triangular" else None
+
+
+def identity_questions(
+    rng: random.Random, objects: list[Instance], size: tuple[float, float]
+) -> Asked:
+    """What the object at a place is: its label when the describer gave one and another object
+    has a different label, else its shape. Asked of objects clear of others and of the grid,
+    alone at their position (or alone of their colour there)."""
+    out = []
+    for inst in _clear(objects, size):
+        colour, _, where = parts(inst)
+        if alone(inst, objects, False, False, True):
+            question = f"What is the object at the {where} of the image?"
+        elif alone(inst, objects, True, False, True):
+            question = f"What is the {colour} object at the {where} of the image?"
+        else:
+            continue
+        others = sorted({i.label for i in objects if i.label and i.label != inst.label})
+        noun = _noun(inst)
+        if inst.label and others:
+            correct, distractors = inst.label, pick(rng, others, set(), 3)
+            why = f'the describer\'s label "{inst.label}"'
+        elif noun:
+            exclude = {noun, ALSO_TRUE.get(noun, noun)}
+            correct, distractors = noun, pick(rng, SHAPE_NOUNS, exclude, 3)
+            why = f"shape hint {hint(inst)}, mask fills {fill(inst):.2f} of its box"
+        else:
+            continue
+        evidence = f"instance at {box_text(inst)}, alone at the {where}: {why}"
+        out.append((question, correct, distractors, [evidence]))
+        if len(out) == 2:
+            break
+    return asked(out, "no_clear_object" if objects else "no_objects")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from benchfoundry.core.records import CandidateRecord, QuarantineRecord
-from benchfoundry.core.taxonomy import TaxonomyError, load_taxonomy
+from benchfoundry.core.taxonomy import TEMPLATE_KINDS, TaxonomyError, load_taxonomy
 from benchfoundry.devtools.generate_check import template_key_accuracy
 from benchfoundry.devtools.synthetic import write_corpus
 from benchfoundry.pipeline.registry import StageRun
@@ -93,17 +93,13 @@ def test_letters_are_stable_and_spread():
 
 
 def test_template_answer_keys_match_the_truth(tmp_path):
-    result = template_key_accuracy(tmp_path, scenes=24)
-    assert result.questions > 80
+    result = template_key_accuracy(tmp_path, scenes=24, contact=16)
+    assert result.questions > 200
     assert result.accuracy >= 0.98, result.wrong[:5]
-    assert set(result.by_kind) == {
-        "count",
-        "position",
-        "colour",
-        "size",
-        "relative_position",
-        "read_text",
-    }
+    assert set(result.by_kind) == set(TEMPLATE_KINDS)
+    counting = result.per_dimension["instances_counting"]
+    assert counting["not_asked:no_objects"] == 6  # the text scenes
+    assert result.per_dimension["text_understanding"]["not_asked:no_text"] == 34
 
 
 @pytest.fixture
@@ -276,3 +272,7 @@ def test_the_summary_spreads_letters_by_option_count(run_with_facts):
         == summary.candidates
     )
     assert all(set(d) <= set("ABCD"[: int(n)]) for n, d in summary.letters_by_option_count.items())
+    assert summary.not_asked["text_understanding"] == {"no_text": 2}
+    assert summary.not_asked["instances_counting"] == {"no_objects": 1}
+    assert summary.per_dimension["instances_counting"]["not_asked:no_objects"] == 1
+    assert "instances_counting: no_objects 1" in summary.markdown()

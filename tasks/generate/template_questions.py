@@ -1,0 +1,156 @@
+"""Every template kind, and one image's template drafts for the dimensions of a taxonomy that
+list them, with the reason a dimension got none where the image's facts cannot support it."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from benchfoundry.core.ids import content_hash
+from benchfoundry.core.records import Instance, VisualFactsRecord
+from benchfoundry.core.taxonomy import Taxonomy
+from benchfoundry.tasks.generate.drafts import Draft
+from benchfoundry.tasks.generate.templates import (
+    Asked,
+    colour_questions,
+    count_questions,
+    identity_questions,
+    objects_of,
+    position_questions,
+    relation_questions,
+    size_questions,
+    text_questions,
+)
+from benchfoundry.tasks.generate.templates_interaction import interaction_questions
+from benchfoundry.tasks.generate.templates_reasoning import (
+    compare_counts,
+    count_beside,
+    most_common_colour,
+    remove_and_count,
+)
+from benchfoundry.tasks.generate.templates_scene import dominant_colour, layout, scene_content
+
+NOT_ASKED = {
+    "no_objects": "no objects were found (or only the glyphs of text)",
+    "one_object": "a single object: nothing to compare, relate or tell apart",
+    "few_objects": "too few objects for the comparison",
+    "one_colour": "the objects are all of one colour",
+    "no_text": "no line of text was read",
+    "text_present": "text shares the image with the objects, so 'the objects' is unclear",
+    "unclear_objects": "an object lies against a line of text (it may be part of a letter)",
+    "no_clear_object": "no object is described alone, clear of the grid lines and of other objects",
+    "no_clear_margin": "the counts, sizes or areas compared are too close to call",
+    "no_clear_pair": "no two objects stand in a plain relation, named by colours of their own",
+    "no_clear_side": "objects lie across the line the question would ask about",
+    "no_contact": "no two objects touch, overlap or nest plainly",
+    "no_distractor": "nothing to offer as a wrong option",
+}
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One image's facts, as every template reads them."""
+
+    facts: VisualFactsRecord
+    size: tuple[float, float]
+    other_lines: Sequence[str]
+    seed: int
+    objects: list[Instance] = field(default_factory=list)
+
+    def rng(self, kind: str) -> random.Random:
+        """A generator of its own for each kind, so a new kind leaves the others' options (and
+        question ids) as they were."""
+        return random.Random(
+            content_hash({"image": self.facts.image_id, "seed": self.seed, "kind": kind})
+        )
+
+
+KINDS: dict[str, Callable[[Seen], Asked]] = {
+    "identity": lambda s: identity_questions(s.rng("identity"), s.objects, s.size),
+    "contain": lambda s: interaction_questions(
+        "contain", s.rng("contain"), s.objects, s.facts.instances
+    ),
+    "overlap": lambda s: interaction_questions(
+        "overlap", s.rng("overlap"), s.objects, s.facts.instances
+    ),
+    "touch": lambda s: interaction_questions("touch", s.rng("touch"), s.objects, s.facts.instances),
+    "compare_counts": lambda s: compare_counts(
+        s.rng("compare_counts"), s.objects, s.facts.instances
+    ),
+    "most_common_colour": lambda s: most_common_colour(
+        s.rng("most_common_colour"), s.objects, s.facts.instances
+    ),
+    "remove_and_count": lambda s: remove_and_count(s.rng("remove_and_count"), s.objects),
+    "count_beside": lambda s: count_beside(s.rng("count_beside"), s.objects),
+    "scene_content": lambda s: scene_content(s.facts, s.objects),
+    "dominant_colour": lambda s: dominant_colour(s.rng("dominant_colour"), s.facts, s.objects),
+    "layout": lambda s: layout(s.facts, s.objects, s.size),
+}
+
+
+def _first_kinds(seen: Seen) -> dict[str, Asked]:
+    """The first six kinds, drawing from one generator in this order, as they always have (so
+    their questions keep their ids)."""
+    rng = random.Random(content_hash({"image": seen.facts.image_id, "seed": seen.seed}))
+    objects = seen.objects
+    return {
+        "count": count_questions(seen.facts, objects),
+        "position": position_questions(rng, objects, seen.size),
+        "colour": colour_questions(rng, objects, seen.size),
+        "size": size_questions(objects),
+        "relative_position": relation_questions(objects),
+        "read_text": text_questions(rng, seen.facts, seen.other_lines),
+    }
+
+
+@dataclass
+class TemplateDrafts:
+    """One image's template drafts, and for each dimension that got none, why."""
+
+    drafts: list[Draft] = field(default_factory=list)
+    not_asked: dict[str, str] = field(default_factory=dict)
+
+
+def _image_size(facts: VisualFactsRecord) -> tuple[float, float]:
+    """The image's size, as far as the facts tell (the far edges of what was found)."""
+    boxes = [i.box for i in facts.instances] + [line.box for line in facts.ocr_lines]
+    return (max((b[2] for b in boxes), default=1.0), max((b[3] for b in boxes), default=1.0))
+
+
+def template_drafts(
+    facts: VisualFactsRecord,
+    taxonomy: Taxonomy,
+    other_lines: Sequence[str],
+    seed: int = 0,
+    size: tuple[float, float] | None = None,
+) -> TemplateDrafts:
+    """Template questions for one image, for every dimension of the taxonomy that lists them."""
+    seen = Seen(facts, size or _image_size(facts), other_lines, seed, objects_of(facts))
+    made = _first_kinds(seen)
+    result = TemplateDrafts()
+    for dimension in taxonomy.leaves():
+        reasons: Counter[str] = Counter()
+        before = len(result.drafts)
+        for kind in dimension.templates:
+            if kind not in made:
+                made[kind] = KINDS[kind](seen)
+            asked = made[kind]
+            if asked.why_not:
+                reasons[asked.why_not] += 1
+            for question, correct, distractors, evidence in asked.questions:
+                result.drafts.append(
+                    Draft(
+                        image_id=facts.image_id,
+                        dimension=dimension.id,
+                        question=question,
+                        correct=correct,
+                        distractors=distractors,
+                        generator=f"template:{kind}",
+                        evidence=evidence,
+                    )
+                )
+        if dimension.templates and len(result.drafts) == before:
+            result.not_asked[dimension.id] = reasons.most_common(1)[0][0]
+    return result

@@ -1,0 +1,84 @@
+"""Instance interaction templates: which object touches, overlaps or lies inside another, read
+from the objects' boxes, mask areas and shape hints (`geometry.relation`). A question is asked
+only when the object it names meets exactly one other object, both named by a colour that is
+theirs alone; the wrong options are objects well apart from it, then colours the image lacks."""
+
+from __future__ import annotations
+
+import random
+
+from benchfoundry.core.records import Instance
+from benchfoundry.tasks.generate.geometry import APART, apart, relation
+from benchfoundry.tasks.generate.templates import (
+    COLOURS,
+    Asked,
+    asked,
+    box_text,
+    name,
+    named_by_colour,
+    parts,
+    pick,
+)
+
+QUESTIONS = {
+    "contain": ("contains", "Which object is inside {}?"),
+    "overlap": ("overlaps", "Which object overlaps {}?"),
+    "touch": ("touches", "Which object touches {}?"),
+}
+RULES = {
+    "contains": "the second box lies inside the first's box and shape",
+    "overlaps": "the boxes cross deeply on both axes, each sticking out of the other",
+    "touches": "the boxes meet on one axis where both shapes reach",
+}
+BACKGROUND_COLOURS = {"white", "grey"}  # a plain background is often these: no wrong option
+
+
+def absent_colours(instances: list[Instance]) -> list[str]:
+    """Colours no region of the image has, to name objects that are not there."""
+    present = {i.attributes[0] for i in instances if i.attributes}
+    return [c for c in COLOURS if c not in present and c not in BACKGROUND_COLOURS]
+
+
+def wrong_objects(
+    rng: random.Random, objects: list[Instance], all_instances: list[Instance], keep: list[Instance]
+) -> list[str]:
+    """Up to three wrong options: objects named by their own colour that are not in `keep`,
+    then colours the image lacks."""
+    present = [name(parts(i)[0]) for i in named_by_colour(objects) if i not in keep]
+    wrong = pick(rng, present, set(), 3)
+    return wrong + [
+        name(c) for c in pick(rng, absent_colours(all_instances), set(), 3 - len(wrong))
+    ]
+
+
+def interaction_questions(
+    kind: str, rng: random.Random, objects: list[Instance], all_instances: list[Instance]
+) -> Asked:
+    """Questions of one kind (`contain`, `overlap`, `touch`) about the image's objects."""
+    if len(objects) < 2:
+        return Asked(why_not="one_object" if objects else "no_objects")
+    wanted, template = QUESTIONS[kind]
+    named = named_by_colour(objects)
+    pairs = [
+        (a, b)
+        for a in objects
+        for b in objects
+        if a is not b
+        and relation(a, b) == wanted
+        and (wanted == "contains" or a.mask_area >= b.mask_area)
+    ]
+    out = []
+    for reference, answer in pairs:
+        near = [o for o in objects if o is not reference and not apart(o, reference)]
+        if reference not in named or answer not in named or near != [answer]:
+            continue
+        ref_name, key = name(parts(reference)[0]), name(parts(answer)[0])
+        wrong = wrong_objects(rng, objects, all_instances, [reference, answer])
+        evidence = (
+            f"{ref_name} at {box_text(reference)} and {key} at {box_text(answer)}: "
+            f"{RULES[wanted]}; every other object at least {APART} px from {ref_name}"
+        )
+        out.append((template.format(ref_name), key, wrong, [evidence]))
+        if len(out) == 2:
+            break
+    return asked(out, "no_clear_pair" if pairs else "no_contact")

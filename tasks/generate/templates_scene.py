@@ -1,0 +1,118 @@
+"""Scene understanding templates: questions about the whole image that its facts support: what
+it holds (one object or several, text or none), which colour covers most of it apart from the
+background, and on which sides or halves its objects lie."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+from benchfoundry.tasks.generate.geometry import APART, extent
+from benchfoundry.tasks.generate.templates import Asked, asked, parts, pick
+from benchfoundry.tasks.generate.templates_interaction import absent_colours
+
+CONTENTS = (
+    "one object and no text",
+    "several objects and no text",
+    "text but no objects",
+    "both objects and text",
+)
+LAYOUTS = {
+    "x": (
+        "Which side of the image are the objects on, left or right?",
+        ("only the left side", "only the right side", "both sides"),
+    ),
+    "y": (
+        "Which half of the image holds the objects, top or bottom?",
+        ("only the top half", "only the bottom half", "both halves"),
+    ),
+}
+
+
+def text_lines(facts: VisualFactsRecord) -> list[OcrLine]:
+    """Lines read with two letters or digits at least: text, not a shape read as a letter."""
+    return [line for line in facts.ocr_lines if sum(ch.isalnum() for ch in line.text) >= 2]
+
+
+def _far_from(inst: Instance, line: OcrLine) -> bool:
+    (x0, y0, x1, y1), (lx0, ly0, lx1, ly1) = inst.box, line.box
+    return max(max(x0, lx0) - min(x1, lx1), max(y0, ly0) - min(y1, ly1)) >= APART
+
+
+def scene_content(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
+    """One object or several, text or none. Not asked when nothing was found (the facts cannot
+    tell an empty image from a missed one), nor when an object lies against a line of text (it
+    may be a piece of a letter)."""
+    lines = text_lines(facts)
+    if not objects and not lines:
+        return Asked(why_not="no_objects")
+    if lines and any(not _far_from(i, line) for i in objects for line in lines):
+        return Asked(why_not="unclear_objects")
+    if lines:
+        correct = CONTENTS[3] if objects else CONTENTS[2]
+    else:
+        correct = CONTENTS[0] if len(objects) == 1 else CONTENTS[1]
+    evidence = f"{len(objects)} instances (not glyphs), {len(lines)} text lines read"
+    return Asked(
+        [
+            (
+                "What does the image contain?",
+                correct,
+                [c for c in CONTENTS if c != correct],
+                [evidence],
+            )
+        ]
+    )
+
+
+def dominant_colour(rng: random.Random, facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
+    """The colour whose objects cover at least half as much again as any other colour's, in an
+    image of objects of two colours or more and no text."""
+    if len(objects) < 2:
+        return Asked(why_not="one_object" if objects else "no_objects")
+    if text_lines(facts):
+        return Asked(why_not="text_present")
+    areas: Counter[str] = Counter()
+    for inst in objects:
+        areas[parts(inst)[0]] += inst.mask_area
+    ranked = areas.most_common()
+    if len(ranked) < 2:
+        return Asked(why_not="one_colour")
+    if ranked[0][1] < 1.5 * ranked[1][1]:
+        return Asked(why_not="no_clear_margin")
+    wrong = pick(rng, [c for c, _ in ranked[1:]], set(), 3)
+    wrong += pick(rng, absent_colours(facts.instances), set(), 3 - len(wrong))
+    tally = ", ".join(f"{c} {a} px" for c, a in ranked)
+    return Asked(
+        [
+            (
+                "Apart from the background, which colour covers the largest area of the image?",
+                ranked[0][0],
+                wrong,
+                [f"mask areas by colour: {tally}"],
+            )
+        ]
+    )
+
+
+def layout(facts: VisualFactsRecord, objects: list[Instance], size: tuple[float, float]) -> Asked:
+    """Whether the objects lie all on one side (or half) of the image or on both: asked along an
+    axis when no object (nor anything it may hide under) crosses its middle line."""
+    if len(objects) < 2:
+        return Asked(why_not="one_object" if objects else "no_objects")
+    if text_lines(facts):
+        return Asked(why_not="text_present")
+    out = []
+    for axis, (question, options) in LAYOUTS.items():
+        k, middle = (0, size[0] / 2) if axis == "x" else (1, size[1] / 2)
+        reaches = [extent(i, objects) for i in objects]
+        before = [r[k + 2] <= middle - 3 for r in reaches]
+        after = [r[k] >= middle + 3 for r in reaches]
+        if not all(b or a for b, a in zip(before, after, strict=True)):
+            continue
+        correct = options[0] if all(before) else options[1] if all(after) else options[2]
+        spans = ", ".join(f"{round(r[k])}-{round(r[k + 2])}" for r in reaches)
+        evidence = f"instances span {spans} on the {axis} axis; the middle is {middle:g}"
+        out.append((question, correct, [o for o in options if o != correct], [evidence]))
+    return asked(out, "no_clear_side")

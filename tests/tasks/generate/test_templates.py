@@ -1,0 +1,121 @@
+"""Template kinds on hand-made facts: how objects meet, the interaction, identity, reasoning and
+scene questions, and the reasons a dimension gets none."""
+
+from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+from benchfoundry.core.taxonomy import load_taxonomy
+from benchfoundry.tasks.generate.geometry import in_contact, relation
+from benchfoundry.tasks.generate.template_questions import NOT_ASKED, template_drafts
+
+SIZE = (384.0, 288.0)
+
+
+def _inst(box, colour, shape=None, area=None, where="center"):
+    x0, y0, x1, y1 = box
+    full = (x1 - x0) * (y1 - y0)
+    area = area or {"round": 0.785, "rectangular": 1.0, "triangular": 0.5, None: 0.7}[shape] * full
+    attributes = [colour, *([shape] if shape else []), "medium", where]
+    return Instance(
+        box=[float(v) for v in box],
+        mask_area=int(area),
+        label=None,
+        attributes=attributes,
+        dense_caption=None,
+        score=0.9,
+    )
+
+
+def _facts(instances, lines=()):
+    return VisualFactsRecord(
+        image_id="f" * 64,
+        config_hash="c",
+        captions=[],
+        instances=instances,
+        ocr_lines=[OcrLine(text=t, box=b, score=0.9) for t, b in lines],
+        extractors=[],
+    )
+
+
+def test_how_objects_meet_is_read_from_boxes_hints_and_areas():
+    square = _inst((100, 100, 160, 160), "red", "rectangular")
+    beside = _inst((161, 115, 191, 145), "blue", "round")
+    assert relation(square, beside) == relation(beside, square) == "touches"
+    off_centre = _inst((161, 150, 201, 190), "blue", "round")  # its side's middle misses
+    assert relation(square, off_centre) == "unclear"
+    bitten = _inst((100, 100, 160, 160), "red", None, area=3000)
+    on_top = _inst((140, 140, 190, 190), "green", "rectangular")
+    assert relation(bitten, on_top) == "overlaps"
+    outer = _inst((100, 100, 200, 200), "red", "rectangular", area=9600)
+    inner = _inst((140, 140, 160, 160), "yellow", "round")
+    assert relation(outer, inner) == "contains" and relation(inner, outer) == "inside"
+    in_corner = _inst((104, 104, 118, 118), "yellow", "round")  # in the box, not the circle
+    assert relation(_inst((100, 100, 200, 200), "red", "round"), in_corner) != "contains"
+    ring = _inst((99, 99, 191, 170), "purple", None, area=2000)  # a blurred edge joined around
+    assert relation(ring, beside) == "unclear"
+    far = _inst((300, 20, 340, 60), "black", "rectangular")
+    assert relation(square, far) == "apart"
+    assert in_contact(square, [square, beside, far]) and not in_contact(far, [square, far])
+
+
+def _kinds(drafts):
+    return {d.generator.removeprefix("template:"): d for d in drafts}
+
+
+def test_interaction_questions_name_one_partner_and_wrong_options_apart():
+    objects = [
+        _inst((100, 100, 200, 200), "red", "rectangular", area=9600, where="center"),
+        _inst((140, 140, 160, 160), "yellow", "round", where="center"),
+        _inst((20, 20, 60, 60), "blue", "triangular", where="top left"),
+        _inst((300, 200, 340, 240), "green", "round", where="bottom right"),
+    ]
+    made = template_drafts(_facts(objects), load_taxonomy("seed_bench"), [], size=SIZE)
+    contain = _kinds(made.drafts)["contain"]
+    assert contain.question == "Which object is inside the red object?"
+    assert contain.correct == "the yellow object" and contain.dimension == "instance_interaction"
+    assert {"the blue object", "the green object"} <= set(contain.distractors)
+    assert len(contain.distractors) == 3 and "the red object" not in contain.distractors
+    assert "inside the first's box and shape" in contain.evidence[0]
+    assert "instance_interaction" not in made.not_asked
+
+
+def test_reasoning_and_scene_questions_rest_on_counts_areas_and_sides():
+    objects = [
+        _inst((20, 20, 60, 60), "red", "rectangular", where="top left"),
+        _inst((20, 200, 60, 240), "red", "round", where="bottom left"),
+        _inst((120, 20, 170, 70), "blue", "triangular", where="top left"),
+        _inst((300, 120, 330, 150), "red", "rectangular", where="middle right"),
+    ]
+    made = template_drafts(_facts(objects), load_taxonomy("seed_bench"), [], size=SIZE)
+    kinds = _kinds(made.drafts)
+    assert kinds["most_common_colour"].correct == "red"
+    assert "instances by colour: 1 blue, 3 red" in kinds["most_common_colour"].evidence
+    removed = kinds["remove_and_count"]
+    colour = removed.question.split()[2]
+    assert removed.correct == str(sum(o.attributes[0] != colour for o in objects))
+    assert kinds["scene_content"].correct == "several objects and no text"
+    assert kinds["dominant_colour"].correct == "red"
+    layouts = [d for d in made.drafts if d.generator == "template:layout"]
+    assert {d.correct for d in layouts} <= {"both sides", "both halves"} and layouts
+    identity = [d for d in made.drafts if d.generator == "template:identity"]
+    assert identity and all(
+        "an oval" not in d.distractors for d in identity if d.correct == "a circle"
+    )
+    compare = kinds["compare_counts"]
+    assert {compare.correct, *compare.distractors} >= {"as many of each"}
+
+
+def test_dimensions_without_support_say_why():
+    text_only = _facts([], lines=[("river garden", [40.0, 40.0, 200.0, 70.0])])
+    made = template_drafts(text_only, load_taxonomy("seed_bench"), [], size=SIZE)
+    assert made.not_asked["instance_interaction"] == "no_objects"
+    assert made.not_asked["instance_identity"] == "no_objects"
+    assert "scene_understanding" not in made.not_asked
+    assert _kinds(made.drafts)["scene_content"].correct == "text but no objects"
+    one = template_drafts(
+        _facts([_inst((20, 20, 60, 60), "red", "rectangular", where="top left")]),
+        load_taxonomy("seed_bench"),
+        [],
+        size=SIZE,
+    )
+    assert one.not_asked["instance_interaction"] == "one_object"
+    assert one.not_asked["text_understanding"] == "no_text"
+    assert set(one.not_asked.values()) <= set(NOT_ASKED)
