@@ -20,6 +20,7 @@ from benchfoundry.tasks.generate.templates import (
     objects_of,
     position_questions,
     relation_questions,
+    separate,
     size_questions,
     text_questions,
 )
@@ -46,6 +47,23 @@ NOT_ASKED = {
     "no_clear_side": "objects lie across the line the question would ask about",
     "no_contact": "no two objects touch, overlap or nest plainly",
     "no_distractor": "nothing to offer as a wrong option",
+    "not_separate": "the regions found look like parts of a scene (one touches the border or "
+    "covers a quarter of the image), not separate objects",
+}
+# Kinds that treat the regions found as separate objects (counting, comparing or relating them);
+# the first six kinds keep asking about any regions, as they always have.
+NEED_SEPARATE = {
+    "identity",
+    "contain",
+    "overlap",
+    "touch",
+    "compare_counts",
+    "most_common_colour",
+    "remove_and_count",
+    "count_beside",
+    "scene_content",
+    "dominant_colour",
+    "layout",
 }
 
 
@@ -135,7 +153,13 @@ def template_drafts(
         before = len(result.drafts)
         for kind in dimension.templates:
             if kind not in made:
-                made[kind] = KINDS[kind](seen)
+                made[kind] = (
+                    Asked(why_not="not_separate")
+                    if kind in NEED_SEPARATE
+                    and seen.objects
+                    and not separate(seen.objects, seen.size)
+                    else KINDS[kind](seen)
+                )
             asked = made[kind]
             if asked.why_not:
                 reasons[asked.why_not] += 1

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
-from benchfoundry.tasks.generate.geometry import fill, hint, in_contact
+from benchfoundry.tasks.generate.geometry import apart, fill, hint, in_contact
 
 Question = tuple[str, str, list[str], list[str]]  # question, correct option, distractors, evidence
 
@@ -78,10 +78,21 @@ def parts(instance: Instance) -> tuple[str, str | None, str]:
     return attributes[0], shape, attributes[-1]
 
 
+def outline(inst: Instance, instances: list[Instance], edge: float = 4.0) -> bool:
+    """A thin region hugging another region's box on every side: the blurred edge of that
+    object, cut out as a region of its own, not a second object."""
+    return fill(inst) < 0.3 and any(
+        other is not inst
+        and fill(other) >= 0.3
+        and all(abs(p - q) <= edge for p, q in zip(inst.box, other.box, strict=True))
+        for other in instances
+    )
+
+
 def objects_of(facts: VisualFactsRecord) -> list[Instance]:
-    """Instances that are objects, not the glyphs of a text line: an instance mostly inside an
-    OCR line of two or more letters or digits. (A shape that OCR misreads as one character is
-    still an object.)"""
+    """Instances that are objects: not the glyphs of a text line (an instance mostly inside an
+    OCR line of two or more letters or digits; a shape that OCR misreads as one character is
+    still an object), nor the outline of another object."""
 
     def glyph(inst: Instance, line: OcrLine) -> bool:
         x0, y0, x1, y1 = inst.box
@@ -93,7 +104,9 @@ def objects_of(facts: VisualFactsRecord) -> list[Instance]:
     return [
         i
         for i in facts.instances
-        if len(i.attributes) >= 3 and not any(glyph(i, line) for line in lines)
+        if len(i.attributes) >= 3
+        and not any(glyph(i, line) for line in lines)
+        and not outline(i, facts.instances)
     ]
 
 
@@ -169,6 +182,21 @@ def _unique(objects: list[Instance], key: Callable[[Instance], object]) -> list[
 
 def name(colour: str, shape: str | None = None) -> str:
     return f"the {colour} {shape} object" if shape else f"the {colour} object"
+
+
+def separate(objects: list[Instance], size: tuple[float, float], margin: float = 2.0) -> bool:
+    """Whether the regions found look like separate objects rather than the parts of a scene:
+    none touches the image's border or covers a quarter of it, and none comes near more than
+    one other. (A photograph's or a drawing's regions mostly do; counting, comparing or
+    relating them as objects would make weak questions.)"""
+    width, height = size
+    for inst in objects:
+        x0, y0, x1, y1 = inst.box
+        if min(x0, y0, width - x1, height - y1) < margin or inst.mask_area > width * height / 4:
+            return False
+        if sum(not apart(o, inst) for o in objects if o is not inst) > 1:
+            return False
+    return True
 
 
 def _clear(objects: list[Instance], size: tuple[float, float]) -> list[Instance]:

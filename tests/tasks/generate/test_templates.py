@@ -119,3 +119,23 @@ def test_dimensions_without_support_say_why():
     assert one.not_asked["instance_interaction"] == "one_object"
     assert one.not_asked["text_understanding"] == "no_text"
     assert set(one.not_asked.values()) <= set(NOT_ASKED)
+
+
+def test_regions_of_a_scene_are_not_counted_or_related_as_objects():
+    photo = [
+        _inst((0, 0, 200, 150), "grey", None, where="top left"),  # touches the border
+        _inst((120, 100, 260, 220), "brown", "round", where="center"),
+        _inst((300, 40, 340, 80), "red", "rectangular", where="top right"),
+    ]
+    made = template_drafts(_facts(photo), load_taxonomy("seed_bench"), [], size=SIZE)
+    for dimension in ("scene_understanding", "visual_reasoning", "instance_interaction"):
+        assert made.not_asked[dimension] == "not_separate"
+    assert "instances_counting" not in made.not_asked  # counting regions, as it always has
+
+
+def test_the_outline_of_an_object_is_not_another_object():
+    from benchfoundry.tasks.generate.templates import objects_of
+
+    square = _inst((250, 237, 291, 276), "black", "rectangular", where="bottom right")
+    ring = _inst((250, 233, 291, 275), "black", None, area=230, where="bottom right")
+    assert objects_of(_facts([square, ring])) == [square]
