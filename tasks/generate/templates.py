@@ -79,11 +79,12 @@ def parts(instance: Instance) -> tuple[str, str | None, str]:
 
 
 def outline(inst: Instance, instances: list[Instance], edge: float = 4.0) -> bool:
-    """A thin region hugging another region's box on every side: the blurred edge of that
-    object, cut out as a region of its own, not a second object."""
+    """A thin region of another region's colour hugging its box on every side: the blurred edge
+    of that object, cut out as a region of its own, not a second object."""
     return fill(inst) < 0.3 and any(
         other is not inst
         and fill(other) >= 0.3
+        and parts(other)[0] == parts(inst)[0]
         and all(abs(p - q) <= edge for p, q in zip(inst.box, other.box, strict=True))
         for other in instances
     )
@@ -127,10 +128,18 @@ def near_grid(inst: Instance, width: float, height: float, margin: float = 0.04)
     return any(abs(c - edge) < margin for c in (cx, cy) for edge in (1 / 3, 2 / 3))
 
 
-def alone(inst: Instance, objects: list[Instance], colour: bool, shape: bool, where: bool) -> bool:
+def alone(
+    inst: Instance,
+    objects: list[Instance],
+    size: tuple[float, float],
+    colour: bool,
+    shape: bool,
+    where: bool,
+) -> bool:
     """No other object could answer to the description made of the chosen parts. An object
     near another may show a changed box or shape (covered, nested, joined at an edge), so its
-    shape and position could be anything; one with no shape hint could be any shape."""
+    shape and position could be anything; one with no shape hint could be any shape; one whose
+    centre lies near a third of the image could be in the next cell."""
     own = parts(inst)
     for other in objects:
         if other is inst:
@@ -139,7 +148,7 @@ def alone(inst: Instance, objects: list[Instance], colour: bool, shape: bool, wh
         if (
             (not colour or theirs[0] == own[0])
             and (not shape or loose or None in (own[1], theirs[1]) or theirs[1] == own[1])
-            and (not where or loose or theirs[2] == own[2])
+            and (not where or loose or near_grid(other, *size) or theirs[2] == own[2])
         ):
             return False
     return True
@@ -209,7 +218,7 @@ def position_questions(
     rng: random.Random, objects: list[Instance], size: tuple[float, float]
 ) -> Asked:
     out = []
-    clear = [i for i in _clear(objects, size) if alone(i, objects, True, True, False)]
+    clear = [i for i in _clear(objects, size) if alone(i, objects, size, True, True, False)]
     for inst in clear[:2]:
         colour, shape, where = parts(inst)
         out.append(
@@ -231,7 +240,7 @@ def colour_questions(
     rng: random.Random, objects: list[Instance], size: tuple[float, float]
 ) -> Asked:
     out = []
-    clear = [i for i in _clear(objects, size) if alone(i, objects, False, True, True)]
+    clear = [i for i in _clear(objects, size) if alone(i, objects, size, False, True, True)]
     for inst in clear[:2]:
         colour, shape, where = parts(inst)
         thing = f"{shape} object" if shape else "object"
@@ -391,9 +400,9 @@ def identity_questions(
     out = []
     for inst in _clear(objects, size):
         colour, _, where = parts(inst)
-        if alone(inst, objects, False, False, True):
+        if alone(inst, objects, size, False, False, True):
             question = f"What is the object at the {where} of the image?"
-        elif alone(inst, objects, True, False, True):
+        elif alone(inst, objects, size, True, False, True):
             question = f"What is the {colour} object at the {where} of the image?"
         else:
             continue
