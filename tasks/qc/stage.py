@@ -322,12 +322,15 @@ def ensemble_warnings(
 
     catalogue = default_catalogue() if catalogue is None else catalogue
     warnings = []
-    if vlm and len(vlm) < 4:
-        bins = sorted({options.difficulty(h, len(vlm)) or "" for h in range(len(vlm) + 1)})
+    bins = {options.difficulty(h, len(vlm)) for h in range(len(vlm) + 1)} if vlm else set()
+    if vlm and len(bins) < len(options.bins):
+        alone = (
+            ", and every candidate it misses is flagged possibly flawed" if len(vlm) == 1 else ""
+        )
         warnings.append(
             f"the vision-language ensemble has {len(vlm)} model(s) ({', '.join(vlm)}): difficulty "
-            f"takes only {len(bins)} of {len(options.bins)} bins, and every candidate it misses "
-            "is flagged possibly flawed; name more models in models.vlm for a real build"
+            f"takes only {len(bins)} of {len(options.bins)} bins{alone}; name more models in "
+            "models.vlm for a real build"
         )
     for name in [*vlm, *(m for m, role in text if role != "chance")]:
         try:

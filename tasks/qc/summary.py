@@ -87,12 +87,14 @@ class AskSummary(StageSummary):
             f"{title}: {self.candidates} candidates, {self.calls_made} calls "
             f"(every pass would be {self.calls_if_every_pass}; {self.calls_cached} from the cache)",
         ]
+        name_width = max([16, *(len(m.model) for m in self.models)])
+        sees_width = max([7, *(len(m.sees) for m in self.models)])  # `facts: objects`
         for m in self.models:
             tag = "" if m.counted else ", reported only"
             errors = f", errors {sum(m.errors.values())}" if m.errors else ""
             out.append(
-                f"  {m.model:<16} sees {m.sees:<7} {m.role}{tag}: right {pct(m.vanilla_accuracy)} first pass, "
-                f"{pct(m.circular_accuracy)} circular{errors}"
+                f"  {m.model:<{name_width}} sees {m.sees:<{sees_width}} {m.role}{tag}: right "
+                f"{pct(m.vanilla_accuracy)} first pass, {pct(m.circular_accuracy)} circular{errors}"
             )
         return out
 

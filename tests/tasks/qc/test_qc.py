@@ -12,7 +12,13 @@ from benchfoundry.gateway import Gateway
 from benchfoundry.gateway.assemble import gateway_for_run
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions, SelectOptions
-from benchfoundry.tasks.qc.stage import QCConfigError, consensus_all, filter_all, select_all
+from benchfoundry.tasks.qc.stage import (
+    QCConfigError,
+    consensus_all,
+    ensemble_warnings,
+    filter_all,
+    select_all,
+)
 
 ANSWERS = "ABCDABCD"
 QUESTIONS = {f"Question number {k}?": k for k in range(8)}
@@ -215,3 +221,12 @@ def test_baselines_alone_do_not_decide_when_the_only_llm_failed(run, server):
     reason = scored["q0"].reason
     assert "no text-only LLM answered" in reason and "broken" in reason and "400" in reason
     assert "blind/longest" in reason and "seed:" not in reason
+
+
+def test_the_report_warns_while_the_ensemble_is_too_small_for_every_bin():
+    def warned(n: int) -> list[str]:
+        return ensemble_warnings([f"m{i}" for i in range(n)], [], ConsensusOptions(), {})
+
+    assert "takes only 2 of 4 bins, and every candidate it misses is flagged" in warned(1)[0]
+    assert "takes only 3 of 4 bins;" in warned(2)[0]
+    assert warned(3) == [] and warned(16) == [], "three members take all four bins"
