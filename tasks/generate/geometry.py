@@ -14,6 +14,7 @@ from __future__ import annotations
 from benchfoundry.core.records import Instance
 
 APART = 8  # boxes at least this far apart on some axis: the objects do not meet
+NEAR = 5  # boxes closer than this may have changed each other (a touch, with a margin)
 TOUCH = 3  # boxes this close on one axis (a gap or an overlap of a few pixels) meet there
 SHARED = 8  # the stretch two touching boxes must share on the other axis
 CROSS = 6  # boxes crossing this deep on both axes overlap
@@ -133,9 +134,9 @@ def relation(a: Instance, b: Instance) -> str:
 
 
 def in_contact(instance: Instance, objects: list[Instance]) -> bool:
-    """Whether any other object comes near it (its region, box or shape hint may be changed
-    by the other: covered, nested, or joined at a blurred edge)."""
-    return any(o is not instance and not apart(o, instance) for o in objects)
+    """Whether another object comes within NEAR of it: its region, box or shape hint may be
+    changed by the other (covered, nested, or joined at a blurred edge)."""
+    return any(o is not instance and max(gaps(o, instance)) < NEAR for o in objects)
 
 
 def extent(instance: Instance, objects: list[Instance]) -> tuple[float, float, float, float]:

@@ -148,7 +148,7 @@ def alone(
         if (
             (not colour or theirs[0] == own[0])
             and (not shape or loose or None in (own[1], theirs[1]) or theirs[1] == own[1])
-            and (not where or loose or near_grid(other, *size) or theirs[2] == own[2])
+            and (not where or loose or near_grid(other, *size, 0.015) or theirs[2] == own[2])
         ):
             return False
     return True
