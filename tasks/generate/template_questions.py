@@ -16,7 +16,6 @@ from benchfoundry.tasks.generate.templates import (
     Asked,
     colour_questions,
     count_questions,
-    identity_questions,
     objects_of,
     position_questions,
     relation_questions,
@@ -24,6 +23,7 @@ from benchfoundry.tasks.generate.templates import (
     size_questions,
     text_questions,
 )
+from benchfoundry.tasks.generate.templates_identity import identity_questions
 from benchfoundry.tasks.generate.templates_interaction import interaction_questions
 from benchfoundry.tasks.generate.templates_reasoning import (
     compare_counts,

@@ -1,5 +1,5 @@
 """The template generator's perception questions (counting, position, colour, size, relative
-position, reading, identity) and what every template shares: an image's objects, how an object
+position, reading) and what every template shares: an image's objects, how an object
 is named, the options' pools. Each question is built straight from an image's facts, with its
 answer known from them, distractors from the same image's other facts, and the facts it rests
 on as evidence. It needs no LLM: the offline default, and a cheap second source beside one."""
@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
-from benchfoundry.tasks.generate.geometry import apart, fill, hint, in_contact
+from benchfoundry.tasks.generate.geometry import apart, fill, in_contact
 
 Question = tuple[str, str, list[str], list[str]]  # question, correct option, distractors, evidence
 
@@ -43,16 +43,6 @@ COLOURS = (
 )
 SHAPES = {"round": "round", "rectangular": "rectangular", "triangular": "triangular"}
 RELATIONS = ("to the left of", "to the right of", "above", "below")
-SHAPE_NOUNS = (
-    "a circle",
-    "an oval",
-    "a square",
-    "a rectangle",
-    "a triangle",
-    "a star",
-    "a hexagon",
-)
-ALSO_TRUE = {"a circle": "an oval", "a square": "a rectangle"}  # a circle is an oval too
 
 
 @dataclass(frozen=True)
@@ -208,7 +198,7 @@ def separate(objects: list[Instance], size: tuple[float, float], margin: float =
     return True
 
 
-def _clear(objects: list[Instance], size: tuple[float, float]) -> list[Instance]:
+def clear_objects(objects: list[Instance], size: tuple[float, float]) -> list[Instance]:
     """Objects whose box and shape hint are their own (no other near) and whose centre is
     clear of the grid lines."""
     return [i for i in objects if not in_contact(i, objects) and not near_grid(i, *size)]
@@ -218,7 +208,7 @@ def position_questions(
     rng: random.Random, objects: list[Instance], size: tuple[float, float]
 ) -> Asked:
     out = []
-    clear = [i for i in _clear(objects, size) if alone(i, objects, size, True, True, False)]
+    clear = [i for i in clear_objects(objects, size) if alone(i, objects, size, True, True, False)]
     for inst in clear[:2]:
         colour, shape, where = parts(inst)
         out.append(
@@ -240,7 +230,7 @@ def colour_questions(
     rng: random.Random, objects: list[Instance], size: tuple[float, float]
 ) -> Asked:
     out = []
-    clear = [i for i in _clear(objects, size) if alone(i, objects, size, False, True, True)]
+    clear = [i for i in clear_objects(objects, size) if alone(i, objects, size, False, True, True)]
     for inst in clear[:2]:
         colour, shape, where = parts(inst)
         thing = f"{shape} object" if shape else "object"
@@ -376,49 +366,3 @@ def text_questions(
     return Asked(
         [("Which text is written in the image?", correct, distractors, [f'OCR line "{correct}"'])]
     )
-
-
-def _noun(inst: Instance) -> str | None:
-    """What the object's shape hint and box make it: a circle or an oval, a square or a
-    rectangle, a triangle."""
-    shape = hint(inst)
-    x0, y0, x1, y1 = inst.box
-    even = max(x1 - x0, y1 - y0) <= 1.15 * max(1.0, min(x1 - x0, y1 - y0))
-    if shape == "round":
-        return "a circle" if even else "an oval"
-    if shape == "rectangular":
-        return "a square" if even else "a rectangle"
-    return "a triangle" if shape == "triangular" else None
-
-
-def identity_questions(
-    rng: random.Random, objects: list[Instance], size: tuple[float, float]
-) -> Asked:
-    """What the object at a place is: its label when the describer gave one and another object
-    has a different label, else its shape. Asked of objects clear of others and of the grid,
-    alone at their position (or alone of their colour there)."""
-    out = []
-    for inst in _clear(objects, size):
-        colour, _, where = parts(inst)
-        if alone(inst, objects, size, False, False, True):
-            question = f"What is the object at the {where} of the image?"
-        elif alone(inst, objects, size, True, False, True):
-            question = f"What is the {colour} object at the {where} of the image?"
-        else:
-            continue
-        others = sorted({i.label for i in objects if i.label and i.label != inst.label})
-        noun = _noun(inst)
-        if inst.label and others:
-            correct, distractors = inst.label, pick(rng, others, set(), 3)
-            why = f'the describer\'s label "{inst.label}"'
-        elif noun:
-            exclude = {noun, ALSO_TRUE.get(noun, noun)}
-            correct, distractors = noun, pick(rng, SHAPE_NOUNS, exclude, 3)
-            why = f"shape hint {hint(inst)}, mask fills {fill(inst):.2f} of its box"
-        else:
-            continue
-        evidence = f"instance at {box_text(inst)}, alone at the {where}: {why}"
-        out.append((question, correct, distractors, [evidence]))
-        if len(out) == 2:
-            break
-    return asked(out, "no_clear_object" if objects else "no_objects")
