@@ -69,9 +69,16 @@ class FilterOptions(StageOptionsModel):
 class ConsensusOptions(StageOptionsModel):
     """Stage 2: vision-language models (the spec's `models.vlm`, default the embedded
     fact-reading `facts-smollm2`) answer under CircularEval; hits give difficulty (MMStar), and a
-    candidate no model gets right is flagged possibly flawed (MMBench)."""
+    candidate no model gets right is flagged possibly flawed (MMBench). Candidates the text-only
+    step dropped are not asked (MMStar shows its LVLMs only what the LLMs left)."""
 
     circular: bool = True
+    ask_dropped: bool = Field(
+        default=False,
+        description="also ask the candidates the text-only step's answers drop (their "
+        "difficulty is then reported too); by default they are not asked, as they are never "
+        "selected",
+    )
     max_tokens: int = Field(default=16, ge=1)
     bins: dict[str, float] = Field(
         default_factory=lambda: {"tough": 0.25, "hard": 0.5, "medium": 0.75, "easy": 1.0},

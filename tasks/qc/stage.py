@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,8 +30,10 @@ from benchfoundry.tasks.qc.assess import (
     VLM_MODE,
     Hits,
     StoredPass,
+    Verdict,
     count_hits,
     judge,
+    judge_text,
     outcomes,
     stored_passes,
 )
@@ -111,12 +113,16 @@ def ask(
     circular: bool,
     max_tokens: int,
     judge_model: str | None = None,
+    skip: Collection[str] = (),
 ) -> AskSummary:
-    """Ask every model every candidate (without the image in the text-only mode) and store the
-    passes in `judgements`, replacing earlier answers of these models in this mode."""
+    """Ask every model every candidate but those in `skip` (without the image in the text-only
+    mode) and store the passes in `judgements`, replacing earlier answers of these models in
+    this mode."""
     started = time.monotonic()
     with_image = mode == VLM_MODE
     candidates, refused = qc_candidates(run)
+    skipped = {c.question_id for c in candidates} & set(skip)
+    candidates = [c for c in candidates if c.question_id not in skipped]
     items = [mcq_item(c) for c in candidates]
     answers = [c.answer for c in candidates]
     asked = {c.question_id for c in candidates}
@@ -166,6 +172,7 @@ def ask(
         run=str(run.root),
         candidates=len(items),
         skipped_refused=len(refused),
+        skipped_dropped=len(skipped),
         models=hits,
         calls_made=sum(h.calls_made for h in hits),
         calls_if_every_pass=sum(h.calls_if_every_pass for h in hits),
@@ -191,9 +198,14 @@ def filter_all(
 
 
 def consensus_all(
-    run: RunFolder, gateway: Gateway, options: ConsensusOptions, models: dict[str, list[str]]
+    run: RunFolder,
+    gateway: Gateway,
+    options: ConsensusOptions,
+    models: dict[str, list[str]],
+    skip: Collection[str] = (),
 ) -> AskSummary:
-    """Stage 2: the vision-language ensemble, with images."""
+    """Stage 2: the vision-language ensemble, with images, on every candidate but `skip` (those
+    the text-only step dropped: `text_dropped`)."""
     judge_model = (protect_models(models).get("judge") or [None])[0]
     return ask(
         run,
@@ -203,7 +215,33 @@ def consensus_all(
         options.circular,
         options.max_tokens,
         judge_model,
+        skip,
     )
+
+
+def _dropped(text: Hits | None, options: FilterOptions, llms: Sequence[str]) -> bool:
+    """Whether the text-only rules drop a candidate with these hits."""
+    verdict = Verdict(status="eligible")
+    judge_text(text, options, verdict, llms)
+    return verdict.status == "dropped"
+
+
+def text_dropped(run: RunFolder, options: FilterOptions, models: dict[str, list[str]]) -> set[str]:
+    """The candidates the text-only step's stored answers drop under `options`' rules: they are
+    never selected, so the vision-language ensemble need not be asked about them."""
+    candidates, _ = qc_candidates(run)
+    n_options = {c.question_id: len(c.options) for c in candidates}
+    members = text_members(options, models)
+    text_counted = counted(members)
+    llms = [m for m, role in members if role == "text_only"]
+    stored = run.table(JudgementRecord).read(columns=StoredPass._fields)
+    rows = [p for p in stored_passes(stored, TEXT_MODE) if p.model in text_counted]
+    by_question = outcomes(rows, n_options)
+    return {
+        qid
+        for qid, results in by_question.items()
+        if qid in n_options and _dropped(count_hits(results, text_counted), options, llms)
+    }
 
 
 def _hits_for(
@@ -248,6 +286,12 @@ def select_all(
             continue
         text = _hits_for(c.question_id, text_by_q, text_counted, text_expected)
         vlm_hits = _hits_for(c.question_id, vlm_by_q, vlm, vlm_expected)
+        if (
+            vlm_hits is not None
+            and len(vlm_hits.missing) == len(vlm)
+            and _dropped(text, filter_options, text_llms)
+        ):
+            vlm_hits = None  # dropped by the text-only step, so not asked with the image
         verdict = judge(text, vlm_hits, filter_options, consensus_options, text_llms)
         items.append(
             Assessed(
@@ -384,15 +428,20 @@ def ask_job(
     options: BaseModel,
     models: dict[str, list[str]],
     catalogue: str | None,
+    skip: Sequence[str] = (),
 ) -> AskSummary:
     """The filter or consensus step's one job, in whichever process runs it: the gateway (and
-    every local model it loads) is built there."""
+    every local model it loads) is built there. `skip`: candidates consensus does not ask."""
     from benchfoundry.gateway.assemble import gateway_for_run
     from benchfoundry.gateway.usage_summary import record_usage
 
     gateway = gateway_for_run(run_root, stage=step, catalogue_path=catalogue)
-    steps = {"filter": filter_all, "consensus": consensus_all}
-    summary = steps[step](RunFolder(run_root), gateway, options, models)
+    run = RunFolder(run_root)
+    if isinstance(options, ConsensusOptions):
+        summary = consensus_all(run, gateway, options, models, skip)
+    else:
+        assert isinstance(options, FilterOptions)
+        summary = filter_all(run, gateway, options, models)
     record_usage(gateway, run_root)
     return summary
 
@@ -425,8 +474,15 @@ def run_filter(stage: StageRun, mapper: Mapper = INLINE) -> AskSummary:
 
 
 def run_consensus(stage: StageRun, mapper: Mapper = INLINE) -> AskSummary:
-    """Quality control, step 2: the vision-language ensemble's answers into `judgements`."""
-    args = ("consensus", stage.run, stage.options.consensus, stage.models, stage.catalogue)
+    """Quality control, step 2: the vision-language ensemble's answers into `judgements`, on
+    the candidates the text-only step's answers do not drop (all with `ask_dropped`)."""
+    options = stage.options.consensus
+    skip = (
+        []
+        if options.ask_dropped
+        else sorted(text_dropped(RunFolder(stage.run), stage.options.filter, stage.models))
+    )
+    args = ("consensus", stage.run, options, stage.models, stage.catalogue, skip)
     summary = next(mapper.map(ask_job, [(args, 1)], label="consensus"))
     write_report(stage, "consensus", summary)
     return summary

@@ -50,6 +50,7 @@ class AskSummary(StageSummary):
     run: str
     candidates: int
     skipped_refused: int
+    skipped_dropped: int = 0  # consensus: dropped by the text-only step, not asked
     models: list[ModelHits]
     calls_made: int
     calls_if_every_pass: int
@@ -65,8 +66,13 @@ class AskSummary(StageSummary):
         return [
             f"## {self.step}: {what}",
             "",
-            f"{self.candidates} candidates ({self.skipped_refused} refused at generation were "
-            f"not asked); {self.calls_made} calls where asking every pass would take "
+            f"{self.candidates} candidates ({self.skipped_refused} refused at generation"
+            + (
+                f" and {self.skipped_dropped} dropped by the text-only step"
+                if self.skipped_dropped
+                else ""
+            )
+            + f" were not asked); {self.calls_made} calls where asking every pass would take "
             f"{self.calls_if_every_pass}; {self.calls_cached} answered from the cache; "
             f"{self.seconds:.1f} s.",
             "",
@@ -84,7 +90,13 @@ class AskSummary(StageSummary):
         )
         out = [
             "",
-            f"{title}: {self.candidates} candidates, {self.calls_made} calls "
+            f"{title}: {self.candidates} candidates"
+            + (
+                f" ({self.skipped_dropped} dropped by the filter not asked)"
+                if self.skipped_dropped
+                else ""
+            )
+            + f", {self.calls_made} calls "
             f"(every pass would be {self.calls_if_every_pass}; {self.calls_cached} from the cache)",
         ]
         name_width = max([16, *(len(m.model) for m in self.models)])

@@ -55,7 +55,9 @@ def test_qc_command_decides_every_candidate_and_reports(run_with_candidates):
     (vlm,) = summary["consensus"]["models"]
     assert vlm["model"] == "facts-smollm2" and vlm["sees"] == "facts"
     assert {s.n_text_models for s in scored} == {3}  # smollm2 and the two artefact baselines
-    assert {s.n_vlm_models for s in scored} == {1}
+    # Consensus asks what the text-only step did not drop (options.consensus.ask_dropped)
+    assert {s.n_vlm_models for s in scored if s.decision != "dropped"} == {1}
+    assert {s.n_vlm_models for s in scored if s.decision == "dropped"} <= {0}
     judgements = run.table(JudgementRecord).records()
     assert {j.mode for j in judgements} == {"text_only", "consensus"}
     assert all(not j.with_image for j in judgements if j.mode == "text_only")

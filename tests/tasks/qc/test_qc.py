@@ -10,6 +10,7 @@ from benchfoundry.core.records import CandidateRecord, JudgementRecord, ScoredRe
 from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.gateway import Gateway
 from benchfoundry.gateway.assemble import gateway_for_run
+from benchfoundry.pipeline.registry import StageRun
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions, SelectOptions
 from benchfoundry.tasks.qc.stage import (
@@ -17,6 +18,9 @@ from benchfoundry.tasks.qc.stage import (
     consensus_all,
     ensemble_warnings,
     filter_all,
+    run_consensus,
+    run_filter,
+    run_select,
     select_all,
 )
 
@@ -230,3 +234,29 @@ def test_the_report_warns_while_the_ensemble_is_too_small_for_every_bin():
     assert "takes only 2 of 4 bins, and every candidate it misses is flagged" in warned(1)[0]
     assert "takes only 3 of 4 bins;" in warned(2)[0]
     assert warned(3) == [] and warned(16) == [], "three members take all four bins"
+
+
+def test_consensus_asks_only_what_the_text_only_step_left(run, server):
+    options = QUIET.model_copy(update={"rules": ["seed"]})  # drops q0 alone (every LLM right)
+    stage = StageRun.make(run, filter=options, select=SelectOptions(target=10))
+    stage.models = _models(server)
+    run_filter(stage)
+    asked = run_consensus(stage)
+    assert (asked.candidates, asked.skipped_dropped) == (7, 1)
+    assert "1 dropped by the text-only step were not asked" in asked.markdown()
+    seer_calls = server.stats.by_model["seer"]
+    summary = run_select(stage)
+    scored = {r.question_id: r for r in run.table(ScoredRecord).records()}
+    assert scored["q0"].decision == "dropped" and scored["q0"].reason.startswith("seed:")
+    assert scored["q0"].n_vlm_models == 0 and scored["q0"].difficulty is None
+    assert summary.reasons["dropped:seed"] == 1, "not asked is not unassessed"
+    assert sum(summary.vlm_hit_histogram.values()) == 7
+    # The rest decide as when every candidate is asked.
+    assert [scored[f"q{k}"].hits_vlm for k in range(1, 8)] == [1, 1, 1, 2, 1, 0, 0]
+    # Asking the dropped ones too (ask_dropped) asks q0 and reports its difficulty.
+    stage.options.consensus = ConsensusOptions(ask_dropped=True)
+    assert run_consensus(stage).candidates == 8
+    assert server.stats.by_model["seer"] > seer_calls
+    run_select(stage)
+    q0 = next(r for r in run.table(ScoredRecord).records() if r.question_id == "q0")
+    assert q0.decision == "dropped" and (q0.n_vlm_models, q0.difficulty) == (2, "easy")
