@@ -3,17 +3,23 @@ rows whose responses are of the kinds models write (bare letters, "The answer is
 the option's text, long reasoning with a labelled letter, refusals...), with 8, 86 or 20,000
 distinct option sets (every row its own options, as in a real benchmark).
 
-    python bench/score_speed.py [--rows 20000] [--sets 8,86,20000]
+    python bench/score_speed.py [--rows 20000] [--sets 8,86,20000] [--cold 3] [--warm 7]
 
-Prints rows per CPU-second of `extract_choice` (best of five passes, taken in turn with
-`can_infer`'s), and of the whole of `score_predictions` (best of three: reading the options of
-every row, extracting, scoring). Each of our passes starts from cold (`clear_caches`), as a new
-`score` process does, so that what one pass remembers does not speed up the next. Where
-VLMEvalKit's `can_infer` is found, also its speed on the same rows, side by side, our time as a
-share of its time, and how often the two disagree where both decide. It is found in an
-importable `vlmeval`, or in the `vlmeval/utils/matching_util.py` of a folder named in
+Prints, side by side for the same rows, the CPU seconds of VLMEvalKit's `can_infer` (one call per
+row), of our extraction row by row (`extract_choice`) and as `score` does it for a whole file
+(`extract_many`), and of the whole of `score_predictions` (reading the frame's columns,
+extracting, building and summarising the rows), each as a share of `can_infer`'s time:
+- cold: the median of `--cold` fresh processes that each time one pass of one of them after
+  building the rows (as a new `score` process does: nothing remembered, nothing warmed);
+- warm: the median of `--warm` passes in one process after an untimed first one, taken in
+  turn, our remembered readings cleared before each of our passes so that no pass reuses
+  another's results.
+Then, for every row its own option set, the same per response shape (µs a row, warm), and how
+often `can_infer` and we disagree where both decide. `can_infer` is found in an importable
+`vlmeval`, or in the `vlmeval/utils/matching_util.py` of a folder named in
 BENCHFOUNDRY_VLMEVALKIT (a VLMEvalKit checkout or an unpacked `vlmeval` wheel, whose package
-needs VLMEvalKit's many dependencies to import: that one file needs none but a logger).
+needs VLMEvalKit's many dependencies to import: that one file needs none but a logger); without
+it the bench says so and times ours alone.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import importlib.util
 import logging
 import os
 import random
+import statistics
+import subprocess
 import sys
 import time
 import types
@@ -78,28 +86,36 @@ def option_sets(n: int, rng: random.Random) -> list[list[str]]:
     return sets
 
 
-def response(options: list[str], answer: str, rng: random.Random) -> str:
-    text = options["ABCD".index(answer)]
-    kind = rng.random()
-    if kind < 0.30:
-        return answer
-    if kind < 0.50:
-        return f"The answer is {answer}."
-    if kind < 0.65:
-        return f"{answer}. {text}"
-    if kind < 0.78:
-        return f"It is the {text}."
-    if kind < 0.88:
-        return (
-            "Looking at the image carefully, the object in question matches the description "
+# Response shapes: name, share of the rows, and the response for an answer and its text.
+SHAPES = [
+    ("bare letter", 0.30, lambda answer, text: answer),
+    ("answer marker", 0.20, lambda answer, text: f"The answer is {answer}."),
+    ("letter and text", 0.15, lambda answer, text: f"{answer}. {text}"),
+    ("option text", 0.13, lambda answer, text: f"It is the {text}."),
+    (
+        "long reasoning",
+        0.10,
+        lambda answer, text: (
+            f"Looking at the image carefully, the {text} in question matches the description "
             f"best, so I would pick ({answer}) from the list."
-        )
-    if kind < 0.93:
-        return "I cannot determine the answer from the image."
-    return answer.lower()
+        ),
+    ),
+    ("refusal", 0.05, lambda answer, text: "I cannot determine the answer from the image."),
+    ("lower-case letter", 0.07, lambda answer, text: answer.lower()),
+]
 
 
-def frame(rows: int, sets: int, seed: int = 0):
+def response(options: list[str], answer: str, rng: random.Random, shape: str | None = None) -> str:
+    text = options["ABCD".index(answer)]
+    draw = rng.random()
+    for name, share, make in SHAPES:
+        if name == shape or (shape is None and draw < share):
+            return make(answer, text)
+        draw -= share
+    return SHAPES[-1][2](answer, text)
+
+
+def frame(rows: int, sets: int, seed: int = 0, shape: str | None = None):
     import pandas as pd
 
     rng = random.Random(seed)
@@ -111,7 +127,7 @@ def frame(rows: int, sets: int, seed: int = 0):
         record = {"index": i, "question": f"Question {i}?", "answer": answer}
         for j, letter in enumerate("ABCD"):
             record[letter] = options[j] if j < len(options) else ""
-        record["prediction"] = response(options, answer, rng)
+        record["prediction"] = response(options, answer, rng, shape)
         records.append(record)
     return pd.DataFrame(records)
 
@@ -176,76 +192,167 @@ def load_can_infer():
     return None, None
 
 
-def rows_per_second(fns, items, resets, repeat: int = 5) -> list[float]:
-    """Rows per CPU-second of each of `fns` over `items`: the best of `repeat` timed passes (as
-    `timeit` reports: the least disturbed by the rest of the machine), the functions' passes
-    taken in turn so that a slower spell of the machine falls on all of them alike; `resets`
-    (one per function, or None) runs, untimed, before each of its passes."""
-    best = [float("inf")] * len(fns)
+KINDS = ("can_infer", "extract_choice", "extract_many", "score")
+
+
+def passes(data, can_infer):
+    """Each kind's pass over `data` (a function of no argument) and what runs, untimed, before
+    it (our remembered readings cleared)."""
+    from benchfoundry.answering.choice import clear_caches, extract_choice
+    from benchfoundry.answering.choice_batch import extract_many
+    from benchfoundry.answering.predictions import score_predictions
+
+    items = [(r["prediction"], [r[x] for x in "ABCD" if r[x]]) for r in data.to_dict("records")]
+    choices = [(p, dict(zip("ABCD", o, strict=False))) for p, o in items]
+    responses = [p for p, _ in items]
+    counts = [len(o) for _, o in items]
+
+    def theirs():
+        for p, c in choices:
+            can_infer(p, c)
+
+    def row_by_row():
+        for p, o in items:
+            extract_choice(p, o)
+
+    def many():
+        extract_many(responses, counts, lambda rows: [items[r][1] for r in rows])
+
+    def whole():
+        score_predictions(data)
+
+    runs = {"can_infer": theirs, "extract_choice": row_by_row, "extract_many": many}
+    runs["score"] = whole
+    if can_infer is None:
+        del runs["can_infer"]
+    return runs, clear_caches, items, choices
+
+
+def timed(run, reset=None) -> float:
+    if reset is not None:
+        reset()
+    start = time.process_time()
+    run()
+    return time.process_time() - start
+
+
+def warm(data, can_infer, repeat: int) -> dict[str, float]:
+    """The median CPU seconds of each kind's passes in this process, after an untimed first pass
+    of each, the kinds taken in turn so that a slower spell of a shared machine falls on all."""
+    runs, reset, _, _ = passes(data, can_infer)
+    seconds = {kind: [] for kind in runs}
+    for round_ in range(repeat + 1):
+        for kind, run in runs.items():
+            spent = timed(run, None if kind == "can_infer" else reset)
+            if round_:
+                seconds[kind].append(spent)
+    return {kind: statistics.median(values) for kind, values in seconds.items()}
+
+
+def cold(args, sets: int, kinds, repeat: int) -> dict[str, float]:
+    """The median CPU seconds of one pass of each kind, each in a fresh process."""
+    seconds = {kind: [] for kind in kinds}
     for _ in range(repeat):
-        for k, (fn, args, reset) in enumerate(zip(fns, items, resets, strict=True)):
-            if reset is not None:
-                reset()
-            start = time.process_time()
-            for item in args:
-                fn(*item)
-            best[k] = min(best[k], time.process_time() - start)
-    return [len(items[0]) / max(1e-9, b) for b in best]
+        for kind in kinds:
+            command = [sys.executable, __file__, "--rows", str(args.rows), "--sets", str(sets)]
+            done = subprocess.run(
+                [*command, "--one", kind], capture_output=True, text=True, check=True
+            )
+            seconds[kind].append(float(done.stdout.strip().splitlines()[-1]))
+    return {kind: statistics.median(values) for kind, values in seconds.items()}
+
+
+def one(args) -> None:
+    """(In a fresh process.) Build the rows, then time one pass of `--one`; print its seconds."""
+    data = frame(args.rows, int(args.sets))
+    can_infer, _ = load_can_infer()
+    runs, _, _, _ = passes(data, can_infer)
+    print(timed(runs[args.one]))
+
+
+def line(label: str, figures: dict[str, float], rows: int) -> str:
+    base = figures.get("can_infer")
+    parts = []
+    for kind, seconds in figures.items():
+        share = f" ({seconds / base:.2f}x)" if base and kind != "can_infer" else ""
+        parts.append(f"{kind} {seconds * 1e3:7.1f} ms{share}")
+    return f"  {label:5s} " + ", ".join(parts) + f"  [{rows:,} rows]"
+
+
+def shapes(args, can_infer) -> None:
+    """Per response shape, every row its own option set: µs a row, warm."""
+    print("  per shape, every row its own options (µs a row, warm; share of can_infer's):")
+    for name, _, _ in SHAPES:
+        data = frame(args.rows, args.rows, shape=name)
+        figures = warm(data, can_infer, max(3, args.warm // 2))
+        base = figures.get("can_infer")
+        cells = []
+        for kind, seconds in figures.items():
+            share = f" ({seconds / base:.2f}x)" if base and kind != "can_infer" else ""
+            cells.append(f"{kind} {seconds / args.rows * 1e6:5.2f}{share}")
+        print(f"    {name:18s} " + ", ".join(cells), flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--sets", default="8,86,20000")
+    parser.add_argument("--cold", type=int, default=3, help="fresh processes per kind (0: none)")
+    parser.add_argument("--warm", type=int, default=7, help="timed passes per kind in-process")
+    parser.add_argument("--no-shapes", action="store_true", help="skip the per-shape figures")
+    parser.add_argument("--one", choices=KINDS, help=argparse.SUPPRESS)
     parser.add_argument(
         "--whole", action="store_true", help="also time VLMEvalKit's evaluate on the whole file"
     )
     args = parser.parse_args()
-
-    from benchfoundry.answering.choice import clear_caches, extract_choice
-    from benchfoundry.answering.predictions import score_predictions
+    if args.one:
+        return one(args)
 
     can_infer, origin = load_can_infer()
     if can_infer is not None:
         print(f"VLMEvalKit's can_infer from {origin}", flush=True)
+    else:
+        print(
+            "VLMEvalKit's can_infer NOT FOUND: no `vlmeval` to import and no "
+            "vlmeval/utils/matching_util.py under BENCHFOUNDRY_VLMEVALKIT "
+            f"({os.environ.get('BENCHFOUNDRY_VLMEVALKIT') or 'unset'}); timing ours alone, "
+            "with no ratio to the requirement",
+            flush=True,
+        )
+    print(
+        f"CPU seconds for {args.rows:,} rows; cold: median of {args.cold} fresh processes, "
+        f"warm: median of {args.warm} passes in one process",
+        flush=True,
+    )
     for sets in (int(s) for s in args.sets.split(",")):
         data = frame(args.rows, sets)
-        items = [(r["prediction"], [r[x] for x in "ABCD" if r[x]]) for r in data.to_dict("records")]
-        choices = [(p, dict(zip("ABCD", o, strict=False))) for p, o in items]
+        print(f"{sets:>6} option sets", flush=True)
+        kinds = [k for k in KINDS if can_infer is not None or k != "can_infer"]
+        if args.cold:
+            print(line("cold", cold(args, sets, kinds, args.cold), args.rows), flush=True)
+        print(line("warm", warm(data, can_infer, args.warm), args.rows), flush=True)
         if can_infer is not None:
-            ours, theirs = rows_per_second(
-                (extract_choice, can_infer), (items, choices), (clear_caches, None)
-            )
-        else:
-            (ours,) = rows_per_second((extract_choice,), (items,), (clear_caches,))
-        (whole,) = rows_per_second((score_predictions,), ([(data,)],), (clear_caches,), 3)
-        whole *= args.rows
-        line = (
-            f"{sets:>6} option sets: extract_choice {ours:>9,.0f} rows/s, "
-            f"score_predictions {whole:>9,.0f} rows/s"
-        )
-        if can_infer is not None:
+            from benchfoundry.answering.choice import extract_choice
+
+            _, _, items, choices = passes(data, can_infer)
             disagree = 0
             for (p, o), (_, c) in zip(items, choices, strict=True):
                 a, b = extract_choice(p, o).letter, can_infer(p, c)
                 if a is not None and b and a != b:
                     disagree += 1
-            line += (
-                f"; VLMEvalKit can_infer {theirs:>9,.0f} rows/s, disagreements {disagree}; "
-                f"time against can_infer's: extract_choice {theirs / ours:.2f}, "
-                f"score_predictions {theirs / whole:.2f}"
-            )
-        print(line, flush=True)
+            print(f"  disagreements with can_infer where both decide: {disagree}", flush=True)
         if can_infer is not None and args.whole:
             import tempfile
 
             with tempfile.TemporaryDirectory() as tmp:
                 theirs_s, ours_s = vlmevalkit_versus_score(data, Path(tmp))
             print(
-                f"{'':>6} whole file (.xlsx): VLMEvalKit evaluate {theirs_s:.1f} s, "
+                f"  whole file (.xlsx): VLMEvalKit evaluate {theirs_s:.1f} s, "
                 f"benchfoundry score {ours_s:.1f} s",
                 flush=True,
             )
+    if not args.no_shapes:
+        shapes(args, can_infer)
 
 
 if __name__ == "__main__":

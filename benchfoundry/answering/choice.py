@@ -10,6 +10,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import compress
 from typing import NamedTuple
 
 from benchfoundry.answering.choice_keys import (
@@ -19,6 +20,7 @@ from benchfoundry.answering.choice_keys import (
     REFUSAL_SET,
     REFUSALS,
     anchored_matches,
+    holds_no_key,
     response_keys,
 )
 from benchfoundry.core.letters import LETTERS
@@ -70,7 +72,22 @@ def _token_at(text: str, letter: str) -> list[int]:
     return found
 
 
-_BRACKETED = re.compile(r"[\(\[]([A-Z])[\)\]]")  # "(C)", "[C]": never a word
+_CAPITALS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _bracketed_letters(text: str) -> set[str]:
+    """The letters written as labels, "(C)" or "[C]" (never a word), by a `find` per bracket:
+    what a search for them finds, in a fraction of its time on a long response."""
+    found = set()
+    for opening in "([":
+        at = text.find(opening)
+        while at != -1:
+            if text[at + 1 : at + 2] in _CAPITALS and text[at + 2 : at + 3] in (")", "]"):
+                found.add(text[at + 1])
+            at = text.find(opening, at + 1)
+    return found
+
+
 _LISTED = {L: re.compile(rf"[\(\[]?{L}[\)\].:]\s*\S") for L in LETTERS}  # "A) ... B) ..."
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 
@@ -182,8 +199,10 @@ _I_LETTER_VERBS = frozenset(["or", "and", "nor", "is", "was", "seems", "looks", 
 def _word_letter(text: str, position: int) -> bool:
     """True when the capital at `position` is the article "A" or pronoun "I" of a sentence."""
     letter = text[position]
+    if letter != "A" and letter != "I":
+        return False
     following = _NEXT_WORD.match(text, position + 1)
-    if letter not in "AI" or following is None:
+    if following is None:
         return False
     verbs = _I_LETTER_VERBS if letter == "I" else _LETTER_VERBS
     return following.group(1).lower() not in verbs
@@ -235,11 +254,18 @@ def _lower_letter(text: str, position: int) -> bool:
     return text[position] not in "ai" or _bracketed(text, position)
 
 
+# A single valid letter's reading, made once (read for most responses).
+_DECIDED: dict[tuple[str, str], Extraction] = {}
+
+
 def _decide(letters: set[str], valid: str, rule: str) -> Extraction | None:
     if len(letters) == 1:
         (letter,) = letters
         if letter in valid:
-            return Extraction(letter, "heuristic", rule)
+            decided = _DECIDED.get((letter, rule))
+            if decided is None:
+                decided = _DECIDED[letter, rule] = Extraction(letter, "heuristic", rule)
+            return decided
     if not letters:
         return None
     invalid = sorted(letters - set(valid))
@@ -281,24 +307,57 @@ def _by_letters(response: str | None, count: int) -> Extraction | str:
     text = normalise(response or "")
     if not text:
         return Extraction(Z, "heuristic", "empty response")
-    # 1. The whole response is a letter: "B", "(B)", "B.", "**B**", "[B]", "d" (not "a").
-    if (bare := _BARE.match(text)) is not None:
+    if len(text) > 64:  # a short response of words it is not
+        return _by_rules(text, valid)
+    quick = _words_only(text, valid)
+    return quick if quick is not None else _by_rules(text, valid)
+
+
+def _words_only(text: str, valid: str) -> Extraction | str | None:
+    """What `_by_rules` reads in a short response of words ("C. a horse", "It is the horse."),
+    found with fewer steps, or None where it is not one. It is no bare letter (it has a space);
+    with no key (so no answer marker, negation or refusal either) and no capital after its first
+    character, its only possible letter is a label at its start."""
+    if " " not in text or not text.isascii() or text.count(" ") > 11:
+        return None
+    low = text.lower()
+    if not low.startswith(text[1:], 1) or not holds_no_key(low):
+        return None
+    first = text[0]
+    if not "A" <= first <= "Z" or text[1] in _WORD_CHARS:
+        return text  # no letter: read by content
+    if first in _WORDS_LIKE_LETTERS and text[1] == " ":
+        return None  # "A" or "I" before a word: perhaps the article or the pronoun
+    return _decide({first}, valid, "letter")
+
+
+def _by_rules(text: str, valid: str) -> Extraction | str:
+    """`_by_letters` of a normalised, non-empty response, by the full rules."""
+    # 1. The whole response is a letter: "B", "(B)", "B.", "**B**", "[B]", "d" (not "a"); it has
+    # no space.
+    if " " not in text and (bare := _BARE.match(text)) is not None:
         letter = bare.group(1)
         if letter.islower() and not _lower_letter(text, bare.start(1)):
             return Extraction(None, "heuristic", f"a lone '{letter}' may be a word, not a letter")
         return _decide({letter.upper()}, valid, "bare letter") or Extraction(
             None, "heuristic", "unreachable"
         )
-    if (only := _ONLY_MARKER.fullmatch(text)) is not None:  # "The answer is B." and nothing else
+    low = text.lower()
+    # (`text` has single spaces: 12 words or fewer is 11 spaces or fewer.)
+    short = text.count(" ") <= 11
+    # "The answer is B." and nothing else (it has 4 spaces at most; an ASCII response without
+    # "answer" is not one).
+    if (
+        short
+        and (not text.isascii() or "answer" in low)
+        and (only := _ONLY_MARKER.fullmatch(text)) is not None
+    ):
         return _decide({only.group(1)}, valid, "answer marker") or Extraction(
             None, "heuristic", "unreachable"
         )
-    low = text.lower()
     keys = response_keys(low)  # the anchors and keywords it holds: most hold none
     # 3 (found first). Letters standing alone ("B. a dog", "It is C.", "D, not B"); articles are
-    # not letters. In a long response only labels ("(C)") count. (`text` has single spaces: 12
-    # words or fewer is 11 spaces or fewer.)
-    short = text.count(" ") <= 11
+    # not letters. In a long response only labels ("(C)") count.
     if short:
         lone = _TOKEN.findall(text)
         tokens = set(lone)
@@ -313,7 +372,7 @@ def _by_letters(response: str | None, count: int) -> Extraction | str:
                 return Extraction(None, "heuristic", f"lists options {', '.join(sorted(tokens))}")
             return _decide(tokens, valid, "letter")
     else:
-        tokens = set(_BRACKETED.findall(text)) if "(" in text or "[" in text else set()
+        tokens = _bracketed_letters(text)
     # A negated letter stands alone: a short response with no lone capital negates none.
     negated = set()
     if (not short or lone) and not keys.isdisjoint(NEGATION_SET):
@@ -336,7 +395,11 @@ def _by_letters(response: str | None, count: int) -> Extraction | str:
             elif letter.islower() and _lower_letter(text, at):
                 marked.add(letter.upper())
     # A leading label ("B. because..."); in a short response it is one of the tokens already.
-    leading = None if short else _LEADING.match(text)
+    # (Only after an opening bracket or asterisk, or a letter and a closing mark: at the end of
+    # the response it is not.)
+    leading = (
+        _LEADING.match(text) if not short and (text[0] in "([*" or text[1] in ")]*.:,-") else None
+    )
     if leading is not None and (leading.group(1) not in "AI" or not _word_letter(text, 0)):
         tokens.add(leading.group(1))
     letters = tokens - negated if negated else tokens
@@ -402,16 +465,25 @@ def _unspaced(plain: str, option_plain: list[str], cjk: list[int]) -> list[int]:
     return found
 
 
-def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
-    """Option texts, numbers and yes/no within the response."""
-    plain = _plain(text)
-    option_plain, option_padded, cjk = _options_plain(tuple(options))
+_Forms = tuple[str, list[str], list[str], list[int]]  # `_plain` of a response, `_options_plain`
+
+
+def _by_content(
+    text: str, options: Sequence[str], valid: str, forms: _Forms | None = None
+) -> Extraction:
+    """Option texts, numbers and yes/no within the response (`forms`: the plain forms of the
+    response and its options, where they were made for many rows at once)."""
+    if forms is None:
+        plain = _plain(text)
+        option_plain, option_padded, cjk = _options_plain(tuple(options))
+    else:
+        plain, option_plain, option_padded, cjk = forms
     if option_plain.count(plain) == 1 and plain:
-        return Extraction(valid[option_plain.index(plain)], "heuristic", "option text")
+        return _decide({valid[option_plain.index(plain)]}, valid, "option text")  # type: ignore[return-value]
     # `plain` and the options' plain forms are words joined by single spaces, so a whole-word
     # match is a match of the space-padded forms (no pattern per option text to compile).
     padded = f" {plain} "
-    found = [i for i, o in enumerate(option_padded) if o in padded]
+    found = list(compress(range(len(option_padded)), map(padded.__contains__, option_padded)))
     # An option found only as part of a longer found option ("cat" in "black cat") does not count.
     if len(found) > 1:
         found = [
@@ -432,7 +504,7 @@ def _by_content(text: str, options: Sequence[str], valid: str) -> Extraction:
     if not found and cjk:
         found = _unspaced(plain, option_plain, cjk)
     if len(found) == 1:
-        return Extraction(valid[found[0]], "heuristic", "option text within the response")
+        return _decide({valid[found[0]]}, valid, "option text within the response")  # type: ignore[return-value]
     if len(found) > 1:
         return Extraction(
             None, "heuristic", f"mentions options {', '.join(valid[i] for i in found)}"

@@ -76,7 +76,8 @@ def _trie(words: Sequence[str]) -> str:
     return body + "?" if ends else body
 
 
-_ANY_KEY = re.compile(_trie(_KEYS))
+ANY_KEY_PATTERN = _trie(_KEYS)
+_ANY_KEY = re.compile(ANY_KEY_PATTERN)
 
 
 # For an ASCII response, the keys are found from its words instead (one translation of its bytes
@@ -113,7 +114,14 @@ _WORD_KEYS: dict[bytes, tuple[tuple[str, ...], tuple[str, ...]]] = {
     b"don't": ((_REFUSAL_SEEN,), ()),
 }
 _WORD_SET = frozenset(_WORD_KEYS)
+_WORD_ALWAYS = {word: keys for word, (keys, after) in _WORD_KEYS.items() if not after}
 _SUBSTRING_KEYS = ("option", "choice", "\\boxed", "<answer>")
+
+
+def holds_no_key(low: str) -> bool:
+    """True when a short lower-cased response surely holds none of the keys (`response_keys`
+    is then empty); False says only that it may hold one."""
+    return len(low) <= 64 and _ANY_KEY.search(low) is None
 
 
 def response_keys(low: str) -> set[str]:
@@ -123,10 +131,17 @@ def response_keys(low: str) -> set[str]:
         return set()
     if not low.isascii():
         return {k for k in _KEYS if k in low}
-    found = {k for k in _SUBSTRING_KEYS if k in low}
+    found = set()
+    if "option" in low:
+        found.add("option")
+    if "choice" in low:
+        found.add("choice")
+    if "\\" in low or "<" in low:  # rare: "\boxed", "<answer>"
+        found.update(k for k in _SUBSTRING_KEYS[2:] if k in low)
     for word in _WORD_SET.intersection(low.encode("ascii").translate(_WORD_BYTES).split()):
-        keys, after = _WORD_KEYS[word]
-        if after:
+        keys = _WORD_ALWAYS.get(word)
+        if keys is None:
+            keys, after = _WORD_KEYS[word]
             for a in after:
                 if a in low:
                     break

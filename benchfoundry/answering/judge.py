@@ -5,8 +5,10 @@ still undecided after that is Z, extracted by "none", scored wrong and counted."
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import attrgetter, is_
 
 from benchfoundry.answering.choice import Extraction, Z, extract_choice
 from benchfoundry.core.letters import LETTERS
@@ -35,13 +37,28 @@ def extract_all(
 ) -> list[Extraction]:
     """Extractions in order: heuristic, then the judge for the undecided (when one is given)."""
     results = [extract_choice(item.response, item.options) for item in items]
-    pending = [i for i, r in enumerate(results) if not r.decided]
+    return judge_undecided(results, items.__getitem__, gateway, judge, tries)
+
+
+def judge_undecided(
+    results: list[Extraction],
+    item_at: Callable[[int], ToExtract] | None = None,
+    gateway: Gateway | None = None,
+    judge: str | None = None,
+    tries: int = 3,
+) -> list[Extraction]:
+    """`results` (the heuristic's, in order) with each undecided one read by the judge when one
+    is given (`item_at(i)` is row i's question, options and response, asked for those rows
+    only), else, like one the judge leaves undecided, Z by "none"."""
+    undecided = map(is_, map(attrgetter("letter"), results), repeat(None))  # row by row in C
+    pending = list(compress(range(len(results)), undecided))
     if not pending:
         return results
-    if judge is None or gateway is None:
+    if judge is None or gateway is None or item_at is None:
         for i in pending:
             results[i] = Extraction(Z, "none", f"undecided ({results[i].reason}); no judge model")
         return results
+    items = {i: item_at(i) for i in pending}
     template = load("choice_extraction")
     for attempt in range(tries):
         if not pending:

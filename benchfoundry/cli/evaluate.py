@@ -94,7 +94,7 @@ def score(
             )
         payload = {
             "scores": scores.model_dump(),
-            "rows": [r.model_dump() for r in rows],
+            "rows": [r._asdict() for r in rows],
             "out": str(out) if out else None,
         }
         if gateway is not None:

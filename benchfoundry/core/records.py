@@ -9,6 +9,7 @@ column.
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from typing import Any, ClassVar, Literal
@@ -94,8 +95,10 @@ def _fields(model: type[BaseModel]) -> list[pa.Field]:
     return fields
 
 
+@functools.cache
 def arrow_schema(record_type: type[Record]) -> pa.Schema:
-    """The Arrow schema of a record's table, with the table name in its metadata."""
+    """The Arrow schema of a record's table, with the table name in its metadata (made once
+    per record type: schemas are immutable)."""
     return pa.schema(_fields(record_type), metadata={"benchfoundry.table": record_type.table})
 
 
@@ -317,7 +320,8 @@ REVIEW_DECISIONS = ("accept", "reject", "fix_answer", "edit", "move")
 
 class ReviewRecord(Record):
     """One decision by one reviewer on one question, never overwritten: the latest per reviewer
-    counts, the history stays. `candidate_hash` is the candidate's content when it was decided,
+    counts, the history stays; written from the review database (`decisions.store`).
+    `candidate_hash` is the candidate's content when it was decided,
     so a decision on a candidate that changed since is flagged. `tool` is web, labelstudio, file,
     cli or auto (the automatic reviewer, never counted as a person)."""
 
@@ -339,6 +343,7 @@ class ReviewRecord(Record):
     decided_at: str
     lead_time_s: float | None = None
     adjudication: bool = False  # an adjudicator's decision, settling a conflict between reviewers
+    role: str | None = None  # the signed-in user's role when decided (none from a file or auto)
 
 
 class ResultRecord(Record):

@@ -1,0 +1,261 @@
+"""Choice reading for a whole prediction file at once, equal row for row to `extract_choice`:
+each distinct (response, option count) read by letters once, the short word responses told
+apart by Arrow patterns, and the option texts matched for all undecided rows together."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from itertools import chain, compress, count, repeat
+from operator import contains
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from benchfoundry.answering.choice import (
+    _ASCII_PLAIN,
+    Extraction,
+    _by_content,
+    _by_letters,
+    _decide,
+)
+from benchfoundry.answering.choice_keys import ANY_KEY_PATTERN as _ANY_KEY_PATTERN
+from benchfoundry.core.letters import LETTERS
+
+
+def extract_many(
+    responses: Sequence[str | None],
+    counts: Sequence[int] | np.ndarray,
+    options_of: Callable[[list[int]], Iterable[Sequence[str]]],
+) -> list[Extraction]:
+    """`extract_choice` for every row of a file at once: row i is `responses[i]` with `counts[i]`
+    options; `options_of(rows)` gives the option texts of `rows`, asked once, for the rows whose
+    letters decide nothing (the others never need them). A response repeated with the same
+    number of options ("B", "The answer is C.") is read by letters once for all its rows."""
+    readings, at = read_many(responses, counts, options_of)
+    return list(map(readings.__getitem__, at.tolist()))
+
+
+def read_many(
+    responses: Sequence[str | None] | pa.Array,
+    counts: Sequence[int] | np.ndarray,
+    options_of: Callable[[list[int]], Iterable[Sequence[str]]],
+    option_columns: Sequence[pa.Array] | None = None,
+) -> tuple[list[Extraction], np.ndarray]:
+    """`extract_many` as its distinct readings and, for each row, the position of its reading
+    among them (rows that share a reading share a position): a caller that makes columns of
+    the readings makes them once per reading, not once per row. `option_columns`, where given,
+    are the option texts as columns (one a letter, empty past a row's count): the options of
+    the rows read by content are then taken from them at once, and `options_of` asked only for
+    the rows read one by one."""
+    if len(responses) != len(counts):
+        raise ValueError(f"{len(responses)} responses but {len(counts)} option counts")
+    # Each distinct (response, count) read once, the rows matched to them by Arrow's hashing: a
+    # Python step per row would cost as much as reading most rows.
+    distinct, kinds, at = _distinct(responses, counts)
+    readings: list[Extraction | str] = [
+        _by_letters(response, n)
+        if kind == _RULES
+        else response  # type: ignore[misc]  (words with no letter: read by content)
+        if kind == _WORDS
+        else _label(response[0], n)  # type: ignore[index]
+        for (response, n), kind in zip(distinct, kinds, strict=True)
+    ]
+    by_content = np.fromiter(map(isinstance, readings, repeat(str)), bool, len(readings))
+    if not by_content.any():
+        return readings, at  # type: ignore[return-value]
+    # The rows whose letters decide nothing, each read with its own options: each its own reading
+    # (after the others, the texts they replace left out).
+    pending_at = np.flatnonzero(by_content[at])
+    pending = pending_at.tolist()
+    texts: list[str] = list(map(readings.__getitem__, at[pending_at].tolist()))  # type: ignore[arg-type]
+    decided = ~by_content
+    readings = list(compress(readings, decided.tolist()))
+    at = (np.cumsum(decided) - 1)[at]
+    at[pending_at] = np.arange(len(readings), len(readings) + len(pending))
+    padded = _plain_all(texts, padded=True)
+    if option_columns is not None:
+        width = len(option_columns)
+        taken = pa.array(pending, pa.int64())
+        columns = [c.take(taken) for c in option_columns]
+        flat = pc.binary_join_element_wise(*columns, "\n").to_pylist() if width else []
+        option_padded = _plain_all(flat, padded=True, each=width)
+        sizes = np.asarray(counts)[pending_at].tolist()
+
+        def row_options(rows: list[int]) -> list[Sequence[str]]:
+            return list(options_of([pending[r] for r in rows]))
+
+    else:
+        options = list(options_of(pending))
+        sizes = list(map(len, options))
+        width = max(sizes, default=0)
+        option_padded = _plain_all(
+            [t for o in options for t in (*o, *("",) * (width - len(o)))], padded=True
+        )
+
+        def row_options(rows: list[int]) -> list[Sequence[str]]:
+            return [options[r] for r in rows]
+
+    if padded is None or option_padded is None:  # not all ASCII: row by row
+        readings += [
+            _by_content(text, own, LETTERS[: len(own)])
+            for text, own in zip(texts, row_options(list(range(len(pending)))), strict=True)
+        ]
+    else:
+        readings += _by_content_many(texts, padded, option_padded, width, sizes, row_options)
+    return readings, at  # type: ignore[return-value]  (no str is left)
+
+
+@lru_cache(maxsize=1024)
+def _label(letter: str, count: int) -> Extraction:
+    """The reading of a response whose only letter is its first, `letter`, with `count` options."""
+    return _decide({letter}, LETTERS[:count], "letter")  # type: ignore[return-value]
+
+
+# A decided option's reading by each content rule, by its letter (as `_decide` makes them).
+_OPTION_TEXT = {L: _decide({L}, LETTERS, "option text") for L in LETTERS}
+_WITHIN = {L: _decide({L}, LETTERS, "option text within the response") for L in LETTERS}
+
+
+def _by_content_many(
+    texts: list[str],
+    padded: list[str],
+    option_padded: list[str],
+    width: int,
+    sizes: list[int],
+    row_options: Callable[[list[int]], list[Sequence[str]]],
+) -> list[Extraction]:
+    """`_by_content` of each of `texts` (ASCII; `padded`: their `_plain` forms with a space
+    either side) with its options (`option_padded`: the same of `width` options a row, empty
+    past a row's `sizes`; `row_options(rows)`: the option texts of those rows). A response that
+    holds exactly one of its options as whole words (most of them) is decided from all rows'
+    matches made together: it is that option's text, or holds it and no "not" or "no"; the
+    others are read one by one."""
+    # The forms are words joined by single spaces, so a whole-word match is a match of the
+    # padded forms. An empty option's form, two spaces, is held only by an empty response.
+    at = np.fromiter(
+        compress(
+            count(),
+            map(contains, chain.from_iterable(map(repeat, padded, repeat(width))), option_padded),
+        ),
+        np.int64,
+    )
+    rows = at // width if width else at
+    held_count = np.bincount(rows, minlength=len(texts))
+    held_at = np.zeros(len(texts), np.int64)
+    held_at[rows] = at - rows * width
+    # Where one option is held, it is the only one the response can equal (an equal one is held).
+    one, places = (held_count == 1).tolist(), held_at.tolist()
+    read: list[Extraction | None] = [None] * len(texts)
+    slow = []
+    for row, form in enumerate(padded):
+        if one[row] and form != "  ":
+            place = places[row]
+            if form == option_padded[row * width + place]:
+                read[row] = _OPTION_TEXT[LETTERS[place]]
+                continue
+            if " not " not in form and " no " not in form:
+                read[row] = _WITHIN[LETTERS[place]]
+                continue
+        slow.append(row)
+    for row, own in zip(slow, row_options(slow), strict=True):
+        start = row * width
+        forms_padded = [o if o != "  " else "\0" for o in option_padded[start : start + sizes[row]]]
+        forms = (padded[row][1:-1], [o[1:-1] for o in forms_padded], forms_padded, [])
+        read[row] = _by_content(texts[row], own, LETTERS[: sizes[row]], forms)
+    return read  # type: ignore[return-value]  (every row read above)
+
+
+def _distinct(
+    responses: Sequence[str | None] | pa.Array, counts: Sequence[int] | np.ndarray
+) -> tuple[list[tuple[str | None, int]], list[int], np.ndarray]:
+    """The distinct (response, count) pairs, how each is to be read (`_kinds`), and for each row
+    the position of its pair."""
+    try:
+        array = responses if isinstance(responses, pa.Array) else pa.array(responses, pa.string())
+        encoded = pc.dictionary_encode(array, null_encoding="encode")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # a lone surrogate, say
+        keys = list(zip(responses, counts, strict=True))
+        positions = {key: at for at, key in enumerate(dict.fromkeys(keys))}
+        at = np.fromiter(map(positions.__getitem__, keys), np.int64, len(keys))
+        return list(positions), [_RULES] * len(positions), at
+    texts = encoded.dictionary.to_pylist()
+    kinds = np.full(len(texts), _RULES)
+    # Only a response of 64 characters or fewer can be short words: the patterns run on those.
+    short = np.flatnonzero(
+        pc.fill_null(pc.less_equal(pc.binary_length(encoded.dictionary), 64), False).to_numpy(
+            zero_copy_only=False
+        )
+    )
+    if len(short):
+        kinds[short] = _kinds(encoded.dictionary.take(pa.array(short)))
+    numbers = np.asarray(counts, dtype=np.int64)
+    width = int(numbers.max(initial=0)) + 1
+    pairs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * width
+    pairs += numbers
+    found = pc.dictionary_encode(pa.array(pairs))
+    distinct = found.dictionary.to_numpy(zero_copy_only=False)
+    text_at = distinct // width
+    pair_texts = map(texts.__getitem__, text_at.tolist())
+    return (
+        list(zip(pair_texts, (distinct % width).tolist(), strict=True)),
+        kinds[text_at].tolist(),
+        found.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+    )
+
+
+# How `_by_letters` reads a response, as `_kinds` tells it for many at once: by the full rules;
+# a response of words with no letter (`_words_only` gives it back, to be read by content); one
+# whose only letter is its first character (`_words_only` decides that letter).
+_RULES, _WORDS, _LABEL = 0, 1, 2
+# `_words_only`'s conditions as Arrow (RE2) patterns, on responses that `normalise` leaves as
+# they are. One pattern holds four: printable ASCII with nothing to strip, no emphasis or code
+# marks (`*`, `_`, backtick), words joined by single spaces (2 to 12 of them), and no capital
+# after the first character.
+_FIRST = r"[!-)+-^a-~]"  # printable, not a space, `*`, `_` or a backtick
+_LATER = r"[!-)+-@\[-^a-~]"  # nor a capital
+_SHORT_WORDS = rf"^{_FIRST}{_LATER}*(?: {_LATER}+){{1,11}}$"
+_LABEL_FIRST = r"^[A-Z][^A-Za-z0-9']"  # a capital standing alone at the start...
+_WORD_AFTER = r"^[AI] "  # ...but "A" or "I" before a word may be the article or the pronoun
+
+
+def _kinds(texts: pa.Array) -> np.ndarray:
+    """`_RULES`, `_WORDS` or `_LABEL` for each of `texts` (strings, or null): `_words_only`
+    found for all of them at once."""
+    match = pc.match_substring_regex
+    words = pc.and_(match(texts, _SHORT_WORDS), pc.less_equal(pc.binary_length(texts), 64))
+    words = pc.and_(words, pc.invert(match(texts, _ANY_KEY_PATTERN, ignore_case=True)))
+    kinds = pc.if_else(
+        match(texts, _LABEL_FIRST),
+        pc.if_else(match(texts, _WORD_AFTER), _RULES, _LABEL),
+        _WORDS,
+    )
+    kinds = pc.if_else(pc.fill_null(words, False), kinds, _RULES)
+    return kinds.to_numpy(zero_copy_only=False)
+
+
+_ODD_SPACE = re.compile(r"[\t\r\x0b\x0c\x1c-\x1f]")  # ASCII white space other than " " and "\n"
+_RUNS = re.compile(r"  +")
+
+
+def _plain_all(texts: list[str], padded: bool = False, each: int = 1) -> list[str] | None:
+    """`_plain` of each of `texts` made all at once (one translation of their bytes joined, one
+    pass over them for runs of spaces), where all are ASCII and hold no white space but single
+    spaces; otherwise None. `padded`: each with a space either side. `each`: every one of
+    `texts` is that many joined by new lines, each given apart."""
+    joined = "\n".join(texts)
+    if (
+        not joined.isascii()
+        or joined.count("\n") != len(texts) * each - 1
+        or _ODD_SPACE.search(joined) is not None
+    ):
+        return None if texts else []
+    plain = joined.encode("ascii").translate(_ASCII_PLAIN).decode("ascii")
+    if "  " in plain:
+        plain = _RUNS.sub(" ", plain)
+    plain = plain.replace("\n ", "\n").replace(" \n", "\n").strip(" ")
+    if padded:
+        plain = " " + plain.replace("\n", " \n ") + " "
+    return plain.split("\n")
