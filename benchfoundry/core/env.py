@@ -3,6 +3,12 @@
 Call `configure()` before anything imports Prefect: it keeps Prefect's home inside the working
 folder, turns analytics off, gives the temporary local server time to start on slow machines, and
 tells Hugging Face libraries to stay offline. Values the user already set are left alone.
+
+It also makes the OpenMP threads of local models (torch on the CPU) sleep while they wait for
+work instead of spinning (`OMP_WAIT_POLICY=PASSIVE`): on a machine whose cores other jobs share,
+a spinning thread holds a core its partner needs, and a small model's many short parallel steps
+then run several times slower. It is read when torch is first imported, so `configure()` must
+come before that too.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ DEFAULTS = {
     "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
     "TOKENIZERS_PARALLELISM": "false",
     "GX_ANALYTICS_ENABLED": "False",  # Great Expectations (the publish gate): no analytics
+    "OMP_WAIT_POLICY": "PASSIVE",  # torch's CPU threads sleep between steps (see above)
 }
 
 

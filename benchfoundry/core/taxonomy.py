@@ -36,6 +36,7 @@ TemplateKind = Literal[
     "scene_content",
     "dominant_colour",
     "layout",
+    "which_object",
 ]
 TEMPLATE_KINDS: tuple[str, ...] = get_args(TemplateKind)
 

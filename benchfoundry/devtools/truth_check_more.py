@@ -109,6 +109,47 @@ def _beside(question: str, scene: dict) -> str | None | bool:
     return str(sum(sides[side](b) for b in boxes))
 
 
+def _which_side(question: str, options: list[str], keyed: str, scene: dict) -> Verdict | None:
+    """ "Which object is <side> the X object?": an option is true when the object it names lies
+    wholly on that side of X's box; the question is right when only the key is (and no other
+    object lies across X's edge on that side, where the question would be unclear)."""
+    m = re.fullmatch(
+        r"Which object is (to the left of|to the right of|above|below) the (\w+) object\?",
+        question,
+    )
+    if not m:
+        return None
+    ref = _one(scene, m.group(2))
+    if ref is None:
+        return Verdict(False, None, "the named colour is not one object")
+    r = scene["objects"][ref]["box"]
+    on = {
+        "to the left of": lambda b: b[2] < r[0],
+        "to the right of": lambda b: b[0] > r[2],
+        "above": lambda b: b[3] < r[1],
+        "below": lambda b: b[1] > r[3],
+    }[m.group(1)]
+    off = {
+        "to the left of": lambda b: b[0] >= r[0] - 1,
+        "to the right of": lambda b: b[2] <= r[2] + 1,
+        "above": lambda b: b[1] >= r[1] - 1,
+        "below": lambda b: b[3] <= r[3] + 1,
+    }[m.group(1)]
+    others = [o["box"] for k, o in enumerate(scene["objects"]) if k != ref]
+    if any(not on(b) and not off(b) for b in others):
+        return Verdict(False, None, "an object lies across the reference's edge on that side")
+    true = set()
+    for option in options:
+        n = re.fullmatch(r"the (\w+) object", option)
+        colours = [o["colour"] for o in scene.get("objects", [])]
+        if n is None or colours.count(n.group(1)) > 1:
+            return Verdict(False, None, f"option {option!r} names no single object")
+        k = _one(scene, n.group(1))
+        if k is not None and on(scene["objects"][k]["box"]):
+            true.add(option)
+    return _strict(options, keyed, true, "boxes in the truth")
+
+
 def _layout(question: str, scene: dict) -> str | None | bool:
     if question == "Which side of the image are the objects on, left or right?":
         k, words = 0, ("only the left side", "only the right side", "both sides")
@@ -146,6 +187,8 @@ def check_more(question: str, options: list[str], keyed: str, scene: dict) -> Ve
         return _strict(options, keyed, true, f"the object is a {found[0]['shape']}")
     if named := _named_relation(question, options, keyed, scene):
         return named
+    if side := _which_side(question, options, keyed, scene):
+        return side
     if m := re.fullmatch(
         r"Are there more (\w+) objects, more (\w+) objects, or as many of each in the image\?",
         question,

@@ -9,7 +9,16 @@ Each image part becomes the visual context rendered from the run's `visual_facts
 `options.parts` of the entry shows the reader only some parts of the facts (`captions`,
 `instances`, `ocr`; default all): readers of different parts are different models, so they make
 an offline ensemble whose members disagree. Such a reader says what it sees (`sees = "facts:
-objects"`), and the parts are part of its cache identity and of its model identity (`parts_of`).
+objects"`), the prompt names the parts shown, and the parts are part of its model identity
+(`parts_of`).
+
+An image with nothing of the reader's parts (no OCR line for a reader of text) is not shown at
+all: the reader has nothing to read, and answers as its inner model does without the image.
+
+The response cache keys a call by the inner model and the text it is shown (`cache_form`): readers
+of different parts are shown different text, so they never share an answer about an image they
+read, while a call with no image shown (asked without images for multi-modal gain, or nothing of
+its parts) is the inner model's own and is answered once for all of them.
 """
 
 from __future__ import annotations
@@ -53,16 +62,13 @@ class FactReader(providers.Provider):
         self._facts: FactsIndex | None = None
 
     def cache_identity(self) -> dict[str, str]:
-        # A reader of every part keeps the identity it had before parts could be chosen.
-        parts = {} if self.parts == PARTS else {"parts": ",".join(self.parts)}
-        return {
-            "provider": "facts",
-            **parts,
-            **{f"inner_{k}": v for k, v in self.inner.cache_identity().items()},
-        }
+        """The inner model's: what answers is the inner model, shown `cache_form`'s text."""
+        return self.inner.cache_identity()
 
     def cache_form(self, parts: Sequence[Part]) -> list[dict[str, str]]:
-        """Keyed by the facts text the inner model reads, so new facts mean a new call."""
+        """Keyed by the text the inner model reads: each image as the facts of this reader's
+        parts under a line that names them, so new facts, other parts or another cap mean a new
+        call. A call with no image is the inner model's own call, answered once for all."""
         return cache_form(self._as_text(parts))
 
     def facts(self) -> FactsIndex:
@@ -85,7 +91,8 @@ class FactReader(providers.Provider):
                         "no_facts",
                         f"no visual facts for image {part.sha256[:12]}: run the extract stage first",
                     )
-                out.append(TextPart(value=f"{self._header()}\n{context}"))
+                if context:  # nothing of the reader's parts: there is nothing to show
+                    out.append(TextPart(value=f"{self._header()}\n{context}"))
             else:
                 out.append(part)
         return out

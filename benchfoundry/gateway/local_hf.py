@@ -343,17 +343,21 @@ class TransformersModel(Provider):
         """The prompt's forward pass, continued from the keys and values of the longest prefix
         it shares with a recent prompt (questions about one image share its facts), then kept
         for the next. Text prompts only: image inputs run whole."""
+        last = _last_logits_only(model)  # only the last token's logits are read
         if extra or self._prefixes.size == 0:
-            return model(input_ids=prompt_ids, use_cache=True, **extra)
+            return model(input_ids=prompt_ids, use_cache=True, **last, **extra)
         ids = tuple(prompt_ids[0].tolist())
         if (same := self._prefixes.exact(ids)) is not None:
             return same  # the very same prompt: the very same numbers
         shared, cache = self._prefixes.longest(ids)
         if cache is None:
-            output = model(input_ids=prompt_ids, use_cache=True)
+            output = model(input_ids=prompt_ids, use_cache=True, **last)
         else:
             output = model(
-                input_ids=prompt_ids[:, shared:], use_cache=True, **{_cache_argument(model): cache}
+                input_ids=prompt_ids[:, shared:],
+                use_cache=True,
+                **last,
+                **{_cache_argument(model): cache},
             )
         self._prefixes.keep(ids, output)
         return output
@@ -419,7 +423,18 @@ class PrefixCache:
 def _cache_argument(model: Any) -> str:
     """The forward argument that takes past keys and values: newer transformers name it `cache`
     and warn on the old name."""
-    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    return "cache" if "cache" in _forward_parameters(model) else "past_key_values"
+
+
+def _last_logits_only(model: Any) -> dict[str, int]:
+    """The forward argument that computes the logits of the last position alone (the prompt's
+    other positions need only their keys and values): a vocabulary-wide projection per prompt
+    token saved, a fifth of a small model's work. Empty for a model that has no such argument."""
+    return {"logits_to_keep": 1} if "logits_to_keep" in _forward_parameters(model) else {}
+
+
+def _forward_parameters(model: Any) -> Any:
+    return inspect.signature(model.forward).parameters
 
 
 def _end_ids(model: Any, tokenizer: Any) -> set[int]:

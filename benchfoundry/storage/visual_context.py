@@ -106,5 +106,11 @@ class FactsIndex:
         return cls(run.table(VisualFactsRecord).records(), max_chars, parts)
 
     def context(self, image_id: str) -> str | None:
+        """The image's visual context; None when the image has no facts, "" when it has
+        nothing of this index's parts."""
         record = self.by_image.get(image_id)
-        return None if record is None else render(record, self.max_chars, self.parts)
+        if record is None:
+            return None
+        if not _lines(record, self.parts):
+            return ""
+        return render(record, self.max_chars, self.parts)

@@ -31,6 +31,7 @@ from benchfoundry.tasks.generate.templates_reasoning import (
     most_common_colour,
     remove_and_count,
 )
+from benchfoundry.tasks.generate.templates_relation import which_object
 from benchfoundry.tasks.generate.templates_scene import dominant_colour, layout, scene_content
 
 NOT_ASKED = {
@@ -64,6 +65,7 @@ NEED_SEPARATE = {
     "scene_content",
     "dominant_colour",
     "layout",
+    "which_object",
 }
 
 
@@ -105,6 +107,7 @@ KINDS: dict[str, Callable[[Seen], Asked]] = {
     "scene_content": lambda s: scene_content(s.facts, s.objects),
     "dominant_colour": lambda s: dominant_colour(s.rng("dominant_colour"), s.facts, s.objects),
     "layout": lambda s: layout(s.facts, s.objects, s.size),
+    "which_object": lambda s: which_object(s.rng("which_object"), s.objects, s.facts.instances),
 }
 
 

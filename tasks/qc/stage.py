@@ -37,6 +37,7 @@ from benchfoundry.tasks.qc.assess import (
     outcomes,
     stored_passes,
 )
+from benchfoundry.tasks.qc.ensemble import ensemble_warnings
 from benchfoundry.tasks.qc.options import (
     DEFAULT_TEXT_ONLY,
     DEFAULT_VLM,
@@ -352,41 +353,6 @@ def select_all(
         vlm if vlm_expected else [], text_all if text_expected else [], consensus_options, catalogue
     )
     return summary
-
-
-def ensemble_warnings(
-    vlm: Sequence[str],
-    text: Sequence[tuple[str, str]],
-    options: ConsensusOptions,
-    catalogue: dict[str, ModelSpec] | None = None,
-) -> list[str]:
-    """What a reader of the report should know about the ensembles' power."""
-    from benchfoundry.gateway.assemble import default_catalogue
-    from benchfoundry.gateway.models import resolve
-
-    catalogue = default_catalogue() if catalogue is None else catalogue
-    warnings = []
-    bins = {options.difficulty(h, len(vlm)) for h in range(len(vlm) + 1)} if vlm else set()
-    if vlm and len(bins) < len(options.bins):
-        alone = (
-            ", and every candidate it misses is flagged possibly flawed" if len(vlm) == 1 else ""
-        )
-        warnings.append(
-            f"the vision-language ensemble has {len(vlm)} model(s) ({', '.join(vlm)}): difficulty "
-            f"takes only {len(bins)} of {len(options.bins)} bins{alone}; name more models in "
-            "models.vlm for a real build"
-        )
-    for name in [*vlm, *(m for m, role in text if role != "chance")]:
-        try:
-            spec = resolve(name, catalogue)
-        except ValueError:
-            continue
-        if spec.options.get("mcq") == "likelihood":
-            warnings.append(
-                f"{name} answers by likelihood: its choice does not depend on the order of the "
-                "options, so its CircularEval result equals its first pass"
-            )
-    return warnings
 
 
 def _rate(by_question: dict[str, dict], model: str, items: Sequence[Assessed]) -> float:

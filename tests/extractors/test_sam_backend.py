@@ -12,7 +12,6 @@ venv's site-packages, after its own."""
 from __future__ import annotations
 
 import json
-import os
 import site
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from benchfoundry.core.records import VisualFactsRecord
+from benchfoundry.devtools.cached_venv import cache_root, cached_venv
 from benchfoundry.devtools.synthetic import write_corpus
 from benchfoundry.storage.tables import RunFolder
 
@@ -28,9 +28,7 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 # Outside the checkout (a copy of the tree must not carry 5.5 GB), in the user's cache like the
 # converted models: made once per machine and pins.
-VENV = (
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchfoundry" / "venv-sam"
-)
+VENV = cache_root() / "venv-sam"
 PINS = ["torch==2.14.1", "torchvision==0.29.1", "segment-anything==1.0"]
 
 # A random vit_b predicts no mask the automatic generator keeps (its quality head and stability
@@ -53,16 +51,8 @@ torch.save(sam.state_dict(), sys.argv[1])
 
 @pytest.fixture(scope="module")
 def sam_python() -> Path:
-    python = VENV / "bin" / "python"
-    stamp = VENV / "benchfoundry-pins.txt"
-    if not (python.exists() and stamp.exists() and stamp.read_text() == " ".join(PINS)):
-        base = getattr(sys, "_base_executable", sys.executable)
-        subprocess.run([base, "-m", "venv", "--clear", str(VENV)], check=True, timeout=300)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", *PINS],
-            check=True, timeout=1200, capture_output=True,
-        )  # fmt: skip
-        stamp.write_text(" ".join(PINS))
+    # made once per machine under a lock, a half-made one rebuilt (see devtools.cached_venv)
+    python = cached_venv(VENV.name, PINS, timeout_s=1200) / "bin" / "python"
     # benchfoundry and the rest from the default venv, after the SAM venv's own packages (its
     # editable install's finder is a .pth there, so the folder is added as a site directory)
     ours = next(p for p in site.getsitepackages() if p.endswith("site-packages"))

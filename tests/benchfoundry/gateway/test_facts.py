@@ -115,7 +115,7 @@ def _facts_of(image_id: str) -> VisualFactsRecord:
     )
 
 
-def test_a_reader_of_some_parts_sees_only_them_and_is_cached_apart(
+def test_a_reader_of_some_parts_sees_only_them_and_is_cached_by_what_it_is_shown(
     tmp_path, image_bytes, store_raw_image
 ):
     from benchfoundry.gateway import ModelSpec, ResponseCache
@@ -149,7 +149,17 @@ def test_a_reader_of_some_parts_sees_only_them_and_is_cached_apart(
         for model in ("all", "objects", "text", "same-objects"):
             reply = gateway.generate(model, ask)
             seen[model] = (reply.cached, server.stats.bodies[-1]["messages"][-1]["content"])
-    assert server.stats.requests == 3, "each set of parts is its own model in the cache"
+        assert server.stats.requests == 3, "each set of parts is shown other text: its own call"
+        # Without an image every reader is its inner model shown the same text: one call, which
+        # the inner model asked directly shares too.
+        blind = [{"type": "text", "value": "Colour?"}]
+        replies = [gateway.generate(m, blind) for m in ("all", "objects", "text", inner)]
+        assert server.stats.requests == 4 and [r.cached for r in replies] == [
+            False,
+            True,
+            True,
+            True,
+        ]
     assert seen["same-objects"][0], "the same parts, named by another entry: the same answers"
     objects, text = seen["objects"][1], seen["text"][1]
     assert "square at (10, 20, 50, 60); red" in objects
@@ -157,12 +167,6 @@ def test_a_reader_of_some_parts_sees_only_them_and_is_cached_apart(
     assert '"EXIT"' in text and "square at" not in text and "objects only" not in text
     assert "visual facts, text only]" in text
     assert "A red square" in seen["all"][1] and "square at" in seen["all"][1]
-    # A reader of every part keeps the cache identity readers had before parts existed.
-    full = gateway.provider("all").cache_identity()
-    assert "parts" not in full and gateway.provider("objects").cache_identity() == {
-        **full,
-        "parts": "instances",
-    }
 
 
 def test_an_unknown_part_is_a_configuration_error(tmp_path):
@@ -174,3 +178,32 @@ def test_an_unknown_part_is_a_configuration_error(tmp_path):
     )
     with pytest.raises(ModelConfigError, match="odd.*options.parts.*unknown part"):
         Gateway({"odd": spec}, context=GatewayContext(run=RunFolder(tmp_path))).sees("odd")
+
+
+def test_an_image_with_nothing_of_the_parts_is_not_shown(tmp_path, image_bytes, store_raw_image):
+    from benchfoundry.gateway import ModelSpec, ResponseCache
+
+    run = RunFolder(tmp_path)
+    image = store_raw_image(run, image_bytes(seed=5))
+    no_text = _facts_of(image).model_copy(update={"ocr_lines": []})
+    run.table(VisualFactsRecord).append([no_text])
+    question = {"type": "text", "value": "What does the sign say?"}
+    with TestServer(Script(default="B")) as server:
+        inner = f"openai/reader@{server.base_url}"
+        catalogue = {
+            "text": ModelSpec(name="text", provider="facts", model=inner, options={"parts": "ocr"})
+        }
+        gateway = Gateway(
+            catalogue,
+            cache=ResponseCache(tmp_path / "cache.sqlite"),
+            context=GatewayContext(images=RunImages(run), run=run),
+        )
+        alone = gateway.generate(inner, [question])  # the inner model, without the image
+        reply = gateway.generate("text", [{"type": "image", "value": image}, question])
+        assert reply.cached and server.stats.requests == 1, "the very call its inner model made"
+        # A reader of every part has the objects to read: it is shown them.
+        every = catalogue["text"].model_copy(update={"name": "all", "options": {}})
+        gateway.catalogue["all"] = every
+        gateway.generate("all", [{"type": "image", "value": image}, question])
+        assert server.stats.requests == 2 and "square at" in str(server.stats.bodies[-1])
+    assert alone.text == reply.text

@@ -75,6 +75,9 @@ def test_parts_are_checked_and_labelled():
 
 
 def test_an_index_renders_its_parts_for_each_image():
-    index = FactsIndex([_facts("a"), _facts("b")], max_chars=400, parts=["ocr"])
+    no_text = _facts("b").model_copy(update={"ocr_lines": []})
+    index = FactsIndex([_facts("a"), no_text], max_chars=400, parts=["ocr"])
     assert index.context("a") == 'Text in the image:\n- "EXIT" at (1, 2, 30, 12)'
+    assert index.context("b") == "", "nothing of its parts: nothing to read"
     assert index.context("missing") is None
+    assert FactsIndex([no_text]).context("b").startswith("Captions:")

@@ -139,3 +139,50 @@ def test_the_outline_of_an_object_is_not_another_object():
     square = _inst((250, 237, 291, 276), "black", "rectangular", where="bottom right")
     ring = _inst((250, 233, 291, 275), "black", None, area=230, where="bottom right")
     assert objects_of(_facts([square, ring])) == [square]
+
+
+def test_which_object_names_the_one_object_wholly_on_a_side():
+    from random import Random
+
+    from benchfoundry.tasks.generate.templates_relation import which_object
+
+    reference = _inst((160, 100, 220, 160), "red", "rectangular", where="center")
+    left = _inst((40, 110, 80, 150), "blue", "round", where="middle left")
+    right = _inst((280, 40, 320, 80), "green", "triangular", where="top right")
+    below = _inst((170, 220, 210, 260), "yellow", "round", where="bottom center")
+    objects = [reference, left, right, below]
+    made = template_drafts(_facts(objects), load_taxonomy("seed_bench"), [], size=SIZE)
+    asked = [d for d in made.drafts if d.generator == "template:which_object"]
+    assert len(asked) == 1 and asked[0].dimension == "spatial_relation"
+    draft = asked[0]
+    side = draft.question.removeprefix("Which object is ").removesuffix(" the red object?")
+    key = {"to the left of": left, "to the right of": right, "above": right, "below": below}[side]
+    assert draft.correct == f"the {key.attributes[0]} object"
+    assert len(draft.distractors) == 3 and "the red object" not in draft.distractors
+    assert draft.correct not in draft.distractors
+    # Every side of the reference: the green object lies wholly to its right and wholly above it
+    # (higher than its top), so it is the key of both.
+    found = set()
+    for seed in range(12):
+        for question, correct, wrong, _ in which_object(Random(seed), objects, objects).questions:
+            found.add((question.split(" the red")[0].removeprefix("Which object is "), correct))
+            assert correct not in wrong
+    assert found == {
+        ("to the left of", "the blue object"),
+        ("to the right of", "the green object"),
+        ("above", "the green object"),
+        ("below", "the yellow object"),
+    }
+    # An object across the reference's edge on a side leaves that side unasked (the purple
+    # object is wholly above the red one, and partly to its left), and so do two objects on it.
+    across = _inst((120, 20, 180, 60), "purple", "rectangular", where="top center")
+    level = _inst((280, 110, 320, 150), "green", "triangular", where="middle right")
+    objects = [reference, across, level, below]
+    asked = {
+        q for seed in range(12) for q, *_ in which_object(Random(seed), objects, objects).questions
+    }
+    assert "Which object is above the red object?" in asked
+    assert "Which object is to the left of the red object?" not in asked
+    two_left = [reference, left, _inst((40, 140, 80, 180), "black", "round", where="middle left")]
+    result = which_object(Random(0), two_left, two_left)
+    assert not result.questions and result.why_not == "no_clear_side"
