@@ -197,3 +197,16 @@ def prefect_server(tmp_path_factory):
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Callable[[], str]]:
+    """A real PostgreSQL 15 server on 127.0.0.1 for the session; calling the fixture's value
+    makes a fresh, empty database and returns its URL."""
+    from benchfoundry.devtools.postgres import PostgresMissing, temporary_postgres
+
+    try:
+        with temporary_postgres() as server:
+            yield server.fresh
+    except PostgresMissing as exc:
+        pytest.skip(str(exc))

@@ -286,6 +286,23 @@ def labelstudio_export_without_question_id(tmp: Path) -> str:
     return f"{tool}: {len(decisions)} read, {added} stored, refused: {'; '.join(refused)}"
 
 
+def labelstudio_two_annotators_by_id_only(tmp: Path) -> str:
+    """Label Studio's plain export names annotators by id: two on one reviewer's tasks."""
+    accept = [{"from_name": "decision", "value": {"choices": ["accept"]}}]
+    task = {"data": {"question_id": "q", "reviewer": "ann"},
+            "annotations": [{"completed_by": 7, "result": accept}, {"completed_by": 9, "result": accept}]}  # fmt: skip
+    return _import(tmp, json.dumps([task]))
+
+
+def labelstudio_reviewers_map_not_an_object(tmp: Path) -> str:
+    from benchfoundry.cli.review import _read_decisions
+
+    export, names = tmp / "export.json", tmp / "reviewers.json"
+    export.write_text(json.dumps([{"data": {"question_id": "q"}, "annotations": []}]))
+    names.write_text(json.dumps(["ann", "bo"]))
+    return _raised(lambda: _read_decisions(export, names))
+
+
 # --- prediction files and evaluation datasets ------------------------------------------------------
 
 
@@ -373,6 +390,8 @@ CASES: list[tuple[Callable[[Path], str], str]] = [
     (review_not_json, "neither JSON nor JSON lines"),
     (review_unknown_field, "unknown fields ['colour']"),
     (labelstudio_export_without_question_id, "no candidate with question id"),
+    (labelstudio_two_annotators_by_id_only, "name each user with --reviewers-map"),
+    (labelstudio_reviewers_map_not_an_object, "give a JSON object of Label Studio e-mail"),
     (predictions_missing_prediction_column, "prediction"),
     (predictions_unknown_extension, ".docx"),
     (dataset_unknown_file, "expected a release folder"),

@@ -49,6 +49,30 @@ def _context(out: Path, spec: Path | None, to: str | None) -> Any:
     return stage_context("publish", out, None)
 
 
+def _require_decisions(out: Path, database: str | None, allow_unreviewed: bool) -> None:
+    """The decisions from the review database into the run's `reviews` table; with none at
+    all, the command that gets there."""
+    from benchfoundry.decisions.store import snapshot_run
+    from benchfoundry.storage.tables import RunFolder
+
+    run_folder = RunFolder(out)
+    snapshot_run(run_folder, database)
+    if run_folder.table_named("reviews").exists():
+        return
+    if allow_unreviewed:
+        raise UserError(
+            f"run folder {out} has no review decisions yet: run 'benchfoundry review export "
+            f"--auto --out {out}' first (the automatic reviewer accepts the questions that "
+            "passed every automatic check), then publish again with --allow-unreviewed"
+        )
+    raise UserError(
+        f"run folder {out} has no review decisions yet: run 'benchfoundry review export --out "
+        f"{out}' and decide in 'benchfoundry review serve --out {out}' (or import decisions "
+        f"with 'benchfoundry review import'); to publish without people, 'benchfoundry review "
+        f"export --auto --out {out}' then 'benchfoundry publish --allow-unreviewed'"
+    )
+
+
 @app.command("publish")
 def publish(
     out: OutOpt,
@@ -79,6 +103,7 @@ def publish(
         if allow_unreviewed:
             updates["allow_unreviewed"] = True
         with_options(context, "publish", updates, "publish")
+        _require_decisions(out, context.options.review.database, allow_unreviewed)
         run_stage_command("publish", context, as_json, out)
 
     run(verbose, action)

@@ -18,6 +18,7 @@ POINTS = {
     "publish.before_latest": "a release is renamed into place, `latest` not yet moved to it",
     "evaluate.after_batch": "an evaluation has stored one batch of a model's results",
     "table.after_write": "a table (the detail: its name) has stored a batch of rows",
+    "review.before_commit": "a review decision is written in its transaction, not yet committed",
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -22,6 +22,7 @@ from benchfoundry.core.records import (
     ReviewRecord,
 )
 from benchfoundry.decisions.status import PairAgreement, ReviewStatus
+from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.storage.tables import RunFolder
 
 AUTO = "auto"  # the automatic reviewer: never counted as a person
@@ -39,16 +40,14 @@ def now() -> str:
 
 def candidate_hash(candidate: CandidateRecord) -> str:
     """What a reviewer saw: question, hint, options, answer and dimension."""
-    return content_hash(
-        [
-            candidate.question,
-            candidate.hint,
-            candidate.options,
-            candidate.answer,
-            candidate.dimension,
-        ],
-        length=16,
+    return shown_hash(
+        candidate.question, candidate.hint, candidate.options, candidate.answer, candidate.dimension
     )
+
+
+def shown_hash(question: str, hint: str | None, options: Any, answer: str, dimension: str) -> str:
+    """`candidate_hash` from the fields themselves (a row read as columns)."""
+    return content_hash([question, hint, list(options), answer, dimension], length=16)
 
 
 # --- decisions ----------------------------------------------------------------------------------
@@ -172,15 +171,20 @@ def record(
     decisions: Sequence[Decision],
     tool: str,
     dimensions: Iterable[str] | None = None,
+    *,
+    store: ReviewStore | None = None,
+    candidates: Mapping[str, CandidateRecord] | None = None,
+    role: str | None = None,
 ) -> tuple[int, int, list[str]]:
-    """Check and store decisions; (added, already stored, refusals with their reasons). A
-    refused decision changes nothing; the others are stored. A move must name one of
-    `dimensions` (default: `run_dimensions`). A decision that repeats the
-    reviewer's latest one on the same candidate content is already stored (importing a file
-    twice changes nothing)."""
-    candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
-    table = run.table(ReviewRecord)
-    current = latest(table.records())
+    """Check and store decisions in the run's review database, in one transaction; (added,
+    already stored, refusals with their reasons). A refused decision changes nothing; the others
+    are stored. A move must name one of `dimensions` (default: `run_dimensions`). A decision
+    that repeats the reviewer's latest one on the same candidate content is already stored
+    (importing a file twice changes nothing). `role` is the signed-in decider's role."""
+    store = store or ReviewStore.open(run)
+    if candidates is None:
+        candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
+    current = store.latest({d.question_id for d in decisions})
     dims = list(dimensions) if dimensions is not None else run_dimensions(run)
     good, refused, repeated = [], [], 0
     for d in decisions:
@@ -189,14 +193,27 @@ def record(
         except ReviewError as exc:
             refused.append(f"{d.question_id} ({d.reviewer}): {exc}")
             continue
+        if role is not None:
+            checked = checked.model_copy(update={"role": role})
         before = current.get(checked.question_id, {}).get(checked.reviewer)
         if before is not None and _same(before, checked):
             repeated += 1
             continue
         good.append(checked)
         current.setdefault(checked.question_id, {})[checked.reviewer] = checked
-    written = table.append(good)
-    return written.added, written.already_stored + repeated, refused
+    added = store.add(good)
+    return added, len(good) - added + repeated, refused
+
+
+def batches(run: RunFolder, store: ReviewStore | None = None) -> list[ReviewBatchRecord]:
+    """The run's review batches, each under the person it is assigned to now (`review assign`
+    moves a batch to another user; otherwise its reviewer from the export)."""
+    moved = (store or ReviewStore.open(run)).assignments()
+    out = [
+        b.model_copy(update={"reviewer": moved[b.batch_id]}) if b.batch_id in moved else b
+        for b in run.table(ReviewBatchRecord).records()
+    ]
+    return sorted(out, key=lambda b: (b.reviewer, b.dimension, b.part, b.batch_id))
 
 
 def _same(a: ReviewRecord, b: ReviewRecord) -> bool:
@@ -241,13 +258,20 @@ def outcome(decisions: dict[str, ReviewRecord]) -> tuple[str, ReviewRecord | Non
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
-    """Cohen's kappa (scikit-learn); None where it is undefined (one category only)."""
-    if not a or len(set(a) | set(b)) < 2:
+    """Cohen's kappa, as scikit-learn's `cohen_kappa_score` defines it (unweighted: observed
+    agreement against the agreement the two raters' own label frequencies give by chance);
+    None where it is undefined (one category only). Counted here rather than through
+    scikit-learn, whose import alone takes more than a second of `review status` (a test checks
+    the two agree)."""
+    if not a or len(a) != len(b) or len(set(a) | set(b)) < 2:
         return None
-    from sklearn.metrics import cohen_kappa_score
-
-    value = float(cohen_kappa_score(list(a), list(b)))
-    return None if value != value else round(value, 4)
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    left, right = Counter(a), Counter(b)
+    expected = sum(left[c] * right[c] for c in left) / (n * n)
+    if expected == 1:
+        return None
+    return round((observed - expected) / (1 - expected), 4)
 
 
 def krippendorff_alpha(units: Sequence[Sequence[str]]) -> float | None:
@@ -271,17 +295,26 @@ def krippendorff_alpha(units: Sequence[Sequence[str]]) -> float | None:
     return round(1 - (n - 1) * observed / expected, 4)
 
 
-def status(run: RunFolder) -> ReviewStatus:
-    """Progress per reviewer and batch, conflicts, stale decisions and agreement (people only)."""
-    candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
-    reviews = run.table(ReviewRecord).records()
-    batches = sorted(
-        run.table(ReviewBatchRecord).records(),
-        key=lambda b: (b.reviewer, b.dimension, b.part, b.batch_id),
-    )
+def status(run: RunFolder, store: ReviewStore | None = None) -> ReviewStatus:
+    """Progress per reviewer and batch, conflicts, stale decisions and agreement (people only),
+    from the run's review database."""
+    store = store or ReviewStore.open(run)
+    # the candidates' columns status needs, without a model per row
+    columns = ["question_id", "question", "hint", "options", "answer", "dimension"]
+    table = run.table(CandidateRecord)
+    rows = table.read(columns=columns).to_pylist() if table.exists() else []
+    dimension_of = {r["question_id"]: r["dimension"] for r in rows}
+    content_of = {
+        r["question_id"]: shown_hash(
+            r["question"], r["hint"], r["options"], r["answer"], r["dimension"]
+        )
+        for r in rows
+    }
+    reviews = store.records()
+    every_batch = batches(run, store)
     current = latest(reviews)
     batch_rows, per_reviewer = [], defaultdict(lambda: Counter())
-    for b in batches:
+    for b in every_batch:
         decided = sum(1 for q in b.question_ids if b.reviewer in current.get(q, {}))
         batch_rows.append(
             {
@@ -298,7 +331,7 @@ def status(run: RunFolder) -> ReviewStatus:
         per_reviewer[b.reviewer]["total"] += len(b.question_ids)
     states: Counter[str] = Counter()
     conflicts = []
-    asked = {q for b in batches for q in b.question_ids} | set(current)
+    asked = {q for b in every_batch for q in b.question_ids} | set(current)
     for qid in sorted(asked):
         state, _ = outcome(current.get(qid, {}))
         states[state] += 1
@@ -308,18 +341,18 @@ def status(run: RunFolder) -> ReviewStatus:
         f"{r.question_id} ({r.reviewer})"
         for by in current.values()
         for r in by.values()
-        if r.question_id in candidates
-        and r.candidate_hash != candidate_hash(candidates[r.question_id])
+        if r.question_id in content_of and r.candidate_hash != content_of[r.question_id]
     )
     people = sorted({r.reviewer for r in reviews if r.reviewer != AUTO and not r.adjudication})
     pairs = []
     pooled: dict[str, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+    shared: dict[tuple[str, str], list[str]] = defaultdict(list)  # a pair's common questions
+    for q, by in current.items():
+        here = sorted(n for n, r in by.items() if n != AUTO and not r.adjudication)
+        for pair in combinations(here, 2):
+            shared[pair].append(q)
     for a, b in combinations(people, 2):
-        both = [
-            q
-            for q, by in current.items()
-            if a in by and b in by and not by[a].adjudication and not by[b].adjudication
-        ]
+        both = shared.get((a, b), [])
         va = [str(_verdict(current[q][a])) for q in both]
         vb = [str(_verdict(current[q][b])) for q in both]
         same = sum(x == y for x, y in zip(va, vb, strict=True))
@@ -332,7 +365,7 @@ def status(run: RunFolder) -> ReviewStatus:
             )
         )
         for q, x, y in zip(both, va, vb, strict=True):
-            dim = candidates[q].dimension if q in candidates else "?"
+            dim = dimension_of.get(q, "?")
             pooled[dim][0].append(x)
             pooled[dim][1].append(y)
     by_dimension = {

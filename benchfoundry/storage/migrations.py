@@ -7,7 +7,8 @@ Layout 1 (up to 2026-12-01) packed data into strings: `meta` was JSON text (a ca
 `flags` and `cost` inside it), a quarantine row's reference was only its `source` text
 (`candidate:<question_id>#<dimension>`, `image:<image_id>#<dimension>`), a judgement's error was
 `"kind: message"`, and judgements and captions recorded no prompt id; results had no grader
-columns (`grader_reply`, `grade_error`: empty for a multiple-choice answer).
+columns (`grader_reply`, `grade_error`: empty for a multiple-choice answer); review decisions had
+no `role` (added empty: decisions made before user accounts).
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ UPGRADES: dict[str, Callable[[Row], Row]] = {
     "judgements": _judgement,
     "visual_facts": _facts,
     "results": dict,  # the grader columns are added empty
+    "reviews": dict,  # the decider's role is added empty (decisions before user accounts)
 }
 
 

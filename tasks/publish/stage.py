@@ -31,6 +31,7 @@ from benchfoundry.core.records import (
     ScoredRecord,
 )
 from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy
+from benchfoundry.decisions.store import snapshot_run
 from benchfoundry.storage import releases
 from benchfoundry.storage.atomic import atomic_write_json
 from benchfoundry.storage.objects import Lease, Store
@@ -153,6 +154,9 @@ def prepare(stage: StageRun) -> Release:
     spec = spec_of(stage, run)
     name = stage.name or spec.get("name") or run.root.name
     taxonomy_name = stage.taxonomy or spec.get("taxonomy") or DEFAULT_TAXONOMY
+    # The decisions as they stand now, from the review database (one made while this runs
+    # goes into the next version).
+    snapshot_run(run, stage.options.review.database)
     selection = _selection(run, taxonomy_name, options.allow_unreviewed)
     if selection.missing_images:
         raise PublishError(

@@ -5,15 +5,26 @@ A task's `data` carries the image (inline as a data URI), hint, question, the op
 and `question_id`, `batch_id`, `reviewer`; quality control's decision goes in as a prediction so
 the Data Manager can sort by it. From an export, each annotation that was not cancelled becomes a
 decision: `decision` (choices), `answer` and `dimension` (choices), `new_question`, `new_options`
-(one option per line) and `reason` (text areas); the reviewer is the annotator's e-mail when the
-export names it, else the task's `reviewer`; `lead_time` is kept."""
+(one option per line) and `reason` (text areas); `lead_time` is kept.
+
+The reviewer is the annotator, so that two annotators of one task are two reviewers: a reviewers
+map (Label Studio e-mail, or user id, -> reviewer name) names them first; else their e-mail where
+the export has it (`annotations__completed_by` not `only_id`, a snapshot export); else, for an
+export that gives only user ids (Label Studio's plain JSON export), the task's `reviewer` when one
+Label Studio user alone annotated that reviewer's tasks. Two user ids on one reviewer's tasks
+with no map is refused: it would merge two people into one."""
 
 from __future__ import annotations
 
 import base64
+import json
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import REVIEW_DECISIONS
 from benchfoundry.decisions.reviews import Decision
@@ -94,8 +105,73 @@ def _values(result: list[dict[str, Any]]) -> dict[str, list[str]]:
     return found
 
 
-def decisions_from_export(tasks_: list[dict[str, Any]]) -> list[Decision]:
-    """Decisions from Label Studio's JSON export (cancelled annotations are skipped)."""
+class LabelStudioExportError(UserError, ValueError):
+    """A Label Studio export or reviewers map that cannot be read as decisions."""
+
+
+def read_reviewers_map(path: Path) -> dict[str, str]:
+    """A reviewers map file: a JSON object, Label Studio e-mail (or user id) -> reviewer name."""
+    try:
+        loaded = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise LabelStudioExportError(f"reviewers map {path}: not readable JSON ({exc})") from None
+    if not isinstance(loaded, dict) or not all(
+        isinstance(v, str) and v.strip() for v in loaded.values()
+    ):
+        raise LabelStudioExportError(
+            f"reviewers map {path}: give a JSON object of Label Studio e-mail (or user id) -> "
+            'reviewer name, e.g. {"ann@example.org": "ann"}'
+        )
+    return {str(k).strip(): v.strip() for k, v in loaded.items()}
+
+
+def _annotator(annotation: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(user id, e-mail) of an annotation's `completed_by`, a user id or an expanded user."""
+    who = annotation.get("completed_by")
+    if isinstance(who, dict):
+        user = who.get("id")
+        return (None if user is None else str(user)), (who.get("email") or None)
+    return (None if who is None else str(who)), None
+
+
+def _reviewer_of(
+    user: str | None,
+    email: str | None,
+    task_reviewer: str,
+    reviewers: Mapping[str, str],
+    users_of: Mapping[str, set[str]],
+) -> str:
+    for key in (email, user):
+        if key is not None and key in reviewers:
+            return reviewers[key]
+    if email:
+        return email
+    others = users_of.get(task_reviewer, set())
+    if user is not None and others != {user}:
+        raise LabelStudioExportError(
+            f"Label Studio users {', '.join(sorted(others, key=lambda u: (len(u), u)))} annotated "
+            f"tasks of '{task_reviewer}' and the export names user {user} by id only: name each "
+            'user with --reviewers-map (a JSON object such as {"7": "ann"}), or export with the '
+            "annotators' e-mails"
+        )
+    return task_reviewer
+
+
+def decisions_from_export(
+    tasks_: list[dict[str, Any]], reviewers: Mapping[str, str] | None = None
+) -> list[Decision]:
+    """Decisions from Label Studio's JSON export (cancelled annotations are skipped); the
+    reviewer of each as the module docstring says."""
+    reviewers = reviewers or {}
+    # Which Label Studio users annotated each batch reviewer's tasks.
+    users_of: dict[str, set[str]] = defaultdict(set)
+    for task in tasks_:
+        for annotation in task.get("annotations") or []:
+            user, email = _annotator(annotation)
+            if annotation.get("was_cancelled"):
+                continue
+            if user is not None:
+                users_of[str((task.get("data") or {}).get("reviewer", ""))].add(user)
     out = []
     for task in tasks_:
         data = task.get("data") or {}
@@ -103,8 +179,8 @@ def decisions_from_export(tasks_: list[dict[str, Any]]) -> list[Decision]:
             if annotation.get("was_cancelled"):
                 continue
             values = _values(annotation.get("result") or [])
-            who = annotation.get("completed_by")
-            reviewer = who.get("email") if isinstance(who, dict) else None
+            user, email = _annotator(annotation)
+            reviewer = _reviewer_of(user, email, str(data.get("reviewer", "")), reviewers, users_of)
             options = [
                 o.strip()
                 for o in "\n".join(values.get("new_options", [])).splitlines()
@@ -114,7 +190,7 @@ def decisions_from_export(tasks_: list[dict[str, Any]]) -> list[Decision]:
             out.append(
                 Decision(
                     question_id=str(data.get("question_id", "")),
-                    reviewer=reviewer or str(data.get("reviewer", "")),
+                    reviewer=reviewer,
                     decision=(values.get("decision") or [""])[0],
                     new_answer=(values.get("answer") or [None])[0],
                     new_question=question or None,

@@ -51,6 +51,33 @@ class ReviewOptions(StageOptionsModel):
         "check (selected, no flags); recorded as reviewer auto, never counted as a person",
     )
 
+    database: str | None = Field(
+        default=None,
+        description="the review database's SQLAlchemy URL (e.g. postgresql://reviews@db/run1) "
+        "for a team server; default SQLite in the run folder. No password here (the spec is "
+        "stored in the run's manifest): PostgreSQL reads it from PGPASSWORD or ~/.pgpass",
+    )
+
+    @field_validator("database")
+    @classmethod
+    def _no_password(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        import sqlalchemy as sa
+
+        try:
+            url = sa.engine.make_url(value)
+        except sa.exc.ArgumentError:
+            raise ValueError(
+                f"'{value}' is not a database URL (dialect://user@host/name)"
+            ) from None
+        if url.password:
+            raise ValueError(
+                "the database URL holds a password, which would be stored with the run: leave it "
+                "out and set PGPASSWORD or ~/.pgpass (or pass --database on the command line)"
+            )
+        return value
+
     @field_validator("reviewers")
     @classmethod
     def _unique(cls, value: list[Reviewer]) -> list[Reviewer]:

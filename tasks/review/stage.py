@@ -14,6 +14,7 @@ from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
 from benchfoundry.decisions.reviews import AUTO, candidate_hash, now
+from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.decisions.suspects import read_suspects
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.review.options import ReviewOptions
@@ -154,17 +155,18 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
     batches, unassigned, cross = plan(candidates, scored, options, stored, spec_hash, suspects)
     written = batch_table.append(batches)
     known = {c.question_id for c in candidates if c.question_id in scored}
-    auto_now = []
-    reviews = run.table(ReviewRecord)
+    auto_now: list[ReviewRecord] = []
+    store = ReviewStore.open(run, options.database)
     if options.auto:
-        done = {(r.question_id, r.candidate_hash) for r in reviews.records() if r.reviewer == AUTO}
+        done = {(r.question_id, r.candidate_hash) for r in store.records() if r.reviewer == AUTO}
         auto_now = auto_reviews(candidates, scored, done)
-        reviews.append(auto_now)
+        store.add(auto_now)
+    store.snapshot()
     every = stored + batches
     per_reviewer: Counter[str] = Counter()
     for b in every:
         per_reviewer[b.reviewer] += len(b.question_ids)
-    auto_total = sum(1 for r in reviews.records() if r.reviewer == AUTO)
+    auto_total = sum(1 for r in store.records() if r.reviewer == AUTO)
     included = (
         len(set(suspects) & known)
         if suspects is not None

@@ -5,39 +5,52 @@ app itself (no CDN, no build step), and the JSON API the page and scripts use:
 
     GET  /api/batches            every batch with its progress
     GET  /api/batches/{id}       one batch: its samples and their current decisions
+                                 (?offset=&limit= for a slice of a long batch)
     POST /api/reviews            one decision (question_id, reviewer, decision, new values...)
-    GET  /api/conflicts          questions whose reviewers disagree, with each one's decision
-    GET  /batches/{id}           a batch's page;  GET /  the list of batches
-    GET  /conflicts              the adjudicator's page (a decision there has adjudication: true)
-    GET  /images/{image_id}      a stored image
+    GET  /api/conflicts          questions whose reviewers disagree, oldest first, with each
+                                 one's decision and the evidence overlay
+    GET  /api/reviewers/{name}   a reviewer's pace, decisions by kind and agreement with others
+    GET  /batches/{id}           a batch's page (?page=N, 50 samples a page);  GET /  the batches
+    GET  /reviewers/{name}       a reviewer's page
+    GET  /conflicts              the adjudicator's queue (a decision there has adjudication: true)
+    GET  /images/{image_id}      a stored image (?w=320: a thumbnail that wide)
 
-With a token, every request carries it (`Authorization: Bearer TOKEN`, or `?token=TOKEN` once,
-which sets a cookie for the pages)."""
+    GET  /api/whoami             the principal the request acts as
+    GET  /signin, POST /api/signin, POST /api/signout   signing in and out (see `signin`)
+
+Every request passes the checks of `security` first (Host, origin, JSON bodies, size, headers)
+and gets its principal from `access`: with a token, every request carries it
+(`Authorization: Bearer TOKEN`, the cookie that signing in or `?token=TOKEN` once sets)."""
 
 from __future__ import annotations
 
-import hmac
+import contextlib
 import json
-from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
-from benchfoundry.core.letters import LETTERS
-from benchfoundry.core.records import (
-    CandidateRecord,
-    ImageRecord,
-    JudgementRecord,
-    ReviewBatchRecord,
-    ScoredRecord,
-)
+from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.review.app.access import Access, Throttle
+from benchfoundry.tasks.review.app.data import ReviewData
+from benchfoundry.tasks.review.app.security import secure
+from benchfoundry.tasks.review.app.signin import signin_routes
+from benchfoundry.tasks.review.app.thumbnails import (
+    ThumbnailCache,
+    ThumbnailError,
+    parse_width,
+    thumbnail,
+)
 
 HERE = Path(__file__).parent
 REJECT_REASONS = (
@@ -48,13 +61,15 @@ REJECT_REASONS = (
     "duplicate of another question",
     "offensive or unsafe",
 )
-MEDIA_TYPES = {
-    "PNG": "image/png",
-    "JPEG": "image/jpeg",
-    "GIF": "image/gif",
-    "WEBP": "image/webp",
-    "BMP": "image/bmp",
-    "TIFF": "image/tiff",
+PAGE_SIZE = 50  # samples on one page of a batch
+THUMBNAIL_WIDTH = 320  # what the pages ask for; the full image loads for the overlay and zoom
+STATIC = {
+    "review.js": "text/javascript",
+    "review.css": "text/css",
+    "desk.js": "text/javascript",
+    "desk.css": "text/css",
+    "queue.js": "text/javascript",
+    "session.js": "text/javascript",
 }
 
 
@@ -66,234 +81,152 @@ def _environment() -> jinja2.Environment:
     )
 
 
-class ReviewData:
-    """What the pages show, read from the run folder on each request (decisions from other tools
-    show up at once)."""
-
-    def __init__(self, run: RunFolder) -> None:
-        self.run = run
-
-    def batches(self) -> list[ReviewBatchRecord]:
-        return sorted(
-            self.run.table(ReviewBatchRecord).records(),
-            key=lambda b: (b.reviewer, b.dimension, b.part, b.batch_id),
-        )
-
-    def batch(self, batch_id: str) -> ReviewBatchRecord | None:
-        return next((b for b in self.batches() if b.batch_id == batch_id), None)
-
-    def dimensions(self) -> list[str]:
-        from benchfoundry.decisions.reviews import run_dimensions
-
-        return run_dimensions(self.run)
-
-    def image(self, image_id: str) -> tuple[str, bytes] | None:
-        """(media type, bytes) of a stored image, or None."""
-        table = self.run.table(ImageRecord).read(columns=["image_id", "format", "bytes"])
-        ids = table.column("image_id").to_pylist()
-        if image_id not in ids:
-            return None
-        row = ids.index(image_id)
-        fmt, raw = table.column("format")[row].as_py(), table.column("bytes")[row].as_py()
-        return MEDIA_TYPES.get(fmt, "application/octet-stream"), raw
-
-    def samples(self, batch: ReviewBatchRecord) -> list[dict[str, Any]]:
-        from benchfoundry.decisions.reviews import latest
-
-        wanted = set(batch.question_ids)
-        candidates = {
-            c.question_id: c
-            for c in self.run.table(CandidateRecord).records()
-            if c.question_id in wanted
-        }
-        scored = {
-            s.question_id: s
-            for s in self.run.table(ScoredRecord).records()
-            if s.question_id in wanted
-        }
-        answers: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for j in self.run.table(JudgementRecord).records():
-            if j.question_id in wanted and j.pass_index == 0:
-                chosen = None
-                if j.extracted and j.extracted in LETTERS[: len(j.option_order)]:
-                    chosen = j.option_order[LETTERS.index(j.extracted)]
-                answers[j.question_id].append(
-                    {
-                        "model": j.model,
-                        "mode": j.mode,
-                        "answer": chosen,
-                        "correct": j.correct,
-                        "error": j.error_kind,
-                    }
-                )
-        current = latest(
-            r for r in self.run.table_named("reviews").records() if r.question_id in wanted
-        )
-        out = []
-        for qid in batch.question_ids:
-            c = candidates.get(qid)
-            if c is None:
-                continue
-            s = scored.get(qid)
-            mine = current.get(qid, {}).get(batch.reviewer)
-            out.append(
-                {
-                    "question_id": qid,
-                    "image_id": c.image_id,
-                    "dimension": c.dimension,
-                    "taxonomy_path": " / ".join(
-                        x for x in (c.l2_category, c.category, c.dimension) if x
-                    ),
-                    "question": c.question,
-                    "hint": c.hint,
-                    "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)],
-                    "answer": c.answer,
-                    "source": c.source,
-                    "generator": c.generator,
-                    "meta": dict(c.meta),
-                    "decision": s.decision if s else None,
-                    "reason": s.reason if s else None,
-                    "flags": list(s.flags) if s else [],
-                    "difficulty": s.difficulty if s else None,
-                    "hits_text": s.hits_text if s else None,
-                    "n_text_models": s.n_text_models if s else None,
-                    "hits_vlm": s.hits_vlm if s else None,
-                    "n_vlm_models": s.n_vlm_models if s else None,
-                    "answers": sorted(answers.get(qid, []), key=lambda a: (a["mode"], a["model"])),
-                    "review": mine.model_dump(mode="json") if mine else None,
-                }
-            )
-        return out
-
-    def conflicts(self) -> list[dict[str, Any]]:
-        """Questions in conflict, each with every person's latest decision."""
-        from benchfoundry.decisions.reviews import AUTO, latest, outcome
-
-        current = latest(self.run.table_named("reviews").records())
-        candidates = {c.question_id: c for c in self.run.table(CandidateRecord).records()}
-        out = []
-        for qid, by in sorted(current.items()):
-            if outcome(by)[0] != "conflict" or qid not in candidates:
-                continue
-            c = candidates[qid]
-            out.append(
-                {
-                    "question_id": qid,
-                    "image_id": c.image_id,
-                    "dimension": c.dimension,
-                    "question": c.question,
-                    "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)],
-                    "answer": c.answer,
-                    "decisions": [
-                        r.model_dump(mode="json") for name, r in sorted(by.items()) if name != AUTO
-                    ],
-                }
-            )
-        return out
-
-    def progress(self, batch: ReviewBatchRecord) -> dict[str, Any]:
-        from benchfoundry.decisions.reviews import latest
-
-        current = latest(self.run.table_named("reviews").records())
-        decided = sum(1 for q in batch.question_ids if batch.reviewer in current.get(q, {}))
-        return {
-            "batch_id": batch.batch_id,
-            "reviewer": batch.reviewer,
-            "dimension": batch.dimension,
-            "part": batch.part,
-            "cross_check": batch.cross_check,
-            "decided": decided,
-            "total": len(batch.question_ids),
-        }
-
-
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
-    """The app over one run folder; `token`, when given, is required on every request."""
-    data = ReviewData(RunFolder(run_root))
+def _count(request: Request, name: str, least: int) -> int | None:
+    """A whole-number query parameter of at least `least`, None when absent, or ValueError
+    saying what it takes."""
+    text = request.query_params.get(name)
+    if text is None or text == "":
+        return None
+    if not text.isdigit() or int(text) < least:
+        raise ValueError(f"{name} is a whole number of at least {least}, not '{text}'")
+    return int(text)
+
+
+def create_app(
+    run_root: str | Path,
+    token: str | None = None,
+    *,
+    store: ReviewStore | None = None,
+    allowed_hosts: Iterable[str] = (),
+    access: Access | None = None,
+    throttle: Throttle | None = None,
+) -> ASGIApp:
+    """The app over one run folder and its review database (`store`, default the run's own),
+    inside its security checks. Every request needs a user's token (the database's users and
+    roles); `token` instead accepts one shared token as an admin (scripts), `access` any other
+    way tokens become principals. `allowed_hosts` are the Host names served beside loopback."""
+    if access is not None and token:
+        raise ValueError("give a token or an access, not both")
+    data = ReviewData(RunFolder(run_root), store)
+    if access is None:
+        access = Access.for_token(token) if token else Access.for_accounts(data.store)
+    throttle = throttle or Throttle()
     env = _environment()
+    thumbnails = ThumbnailCache()
 
-    def allowed(request: Request) -> bool:
-        if not token:
-            return True
-        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        given = (
-            given or request.query_params.get("token") or request.cookies.get("review_token") or ""
-        )
-        return hmac.compare_digest(given.encode(), token.encode())
-
-    def page(name: str, request: Request, **values: Any) -> Response:
-        if not allowed(request):
-            return HTMLResponse("a token is required (?token=...)", status_code=401)
-        response = HTMLResponse(env.get_template(name).render(**values))
-        if token and request.query_params.get("token"):
-            response.set_cookie("review_token", token, httponly=True, samesite="strict")
-        return response
+    def render(name: str, **values: Any) -> Response:
+        signed_in = access.checks_tokens
+        return HTMLResponse(env.get_template(name).render(signed_in=signed_in, **values))
 
     async def index(request: Request) -> Response:
-        return page("index.html", request, batches=[data.progress(b) for b in data.batches()])
+        return render("index.html", batches=data.all_progress())
 
     async def batch_page(request: Request) -> Response:
         batch = data.batch(request.path_params["batch_id"])
         if batch is None:
             return HTMLResponse("no such batch", status_code=404)
-        return page(
+        pages = max(1, -(-len(batch.question_ids) // PAGE_SIZE))
+        try:
+            number = _count(request, "page", 1) or 1
+        except ValueError as exc:
+            return HTMLResponse(str(exc), status_code=400)
+        if number > pages:
+            return HTMLResponse(f"no page {number}: the batch has {pages}", status_code=404)
+        offset = (number - 1) * PAGE_SIZE
+        return render(
             "batch.html",
-            request,
             batch=data.progress(batch),
-            samples=data.samples(batch),
+            samples=data.samples(batch, offset, PAGE_SIZE),
+            page=number,
+            pages=pages,
+            offset=offset,
+            thumbnail_width=THUMBNAIL_WIDTH,
             dimensions=data.dimensions(),
             reasons=REJECT_REASONS,
         )
 
     async def conflicts_page(request: Request) -> Response:
-        return page(
-            "conflicts.html", request, conflicts=data.conflicts(), dimensions=data.dimensions()
+        return render(
+            "conflicts.html",
+            me=request.state.principal.name,
+            conflicts=data.conflicts(),
+            dimensions=data.dimensions(),
+            thumbnail_width=THUMBNAIL_WIDTH,
         )
 
+    async def reviewer_page(request: Request) -> Response:
+        found = data.reviewer(request.path_params["name"])
+        if found is None:
+            return HTMLResponse("no decisions or batches for this reviewer", status_code=404)
+        return render("reviewer.html", r=found)
+
+    async def api_reviewer(request: Request) -> Response:
+        name = request.path_params["name"]
+        found = data.reviewer(name)
+        if found is None:
+            return _error(404, f"no decisions or batches for reviewer '{name}'")
+        return JSONResponse(found)
+
     async def api_conflicts(request: Request) -> Response:
-        if not allowed(request):
-            return _error(401, "a token is required")
         return JSONResponse({"conflicts": data.conflicts()})
 
     async def image(request: Request) -> Response:
-        if not allowed(request):
-            return _error(401, "a token is required")
         wanted = request.path_params["image_id"]
-        found = data.image(wanted)
-        if found is None:
-            return _error(404, f"no image {wanted}")
-        media, raw = found
+        width_text = request.query_params.get("w")
+        try:
+            width = None if width_text is None else parse_width(width_text)
+        except ThumbnailError as exc:
+            return _error(400, str(exc))
+        cached = None if width is None else thumbnails.get((wanted, width))
+        if cached is None:  # read and resized off the event loop: other requests go on
+            found = await run_in_threadpool(data.image, wanted)
+            if found is None:
+                return _error(404, f"no image {wanted}")
+            if width is None:
+                cached = found
+            else:
+                try:
+                    cached = await run_in_threadpool(thumbnail, found[1], width)
+                except ThumbnailError as exc:
+                    return _error(422, str(exc))
+                thumbnails.put((wanted, width), cached)
+        media, raw = cached
         return Response(raw, media_type=media, headers={"Cache-Control": "max-age=3600"})
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
-        files = {"review.js": "text/javascript", "review.css": "text/css"}
-        if name not in files:
+        if name not in STATIC:
             return _error(404, "no such file")
-        return Response((HERE / "static" / name).read_bytes(), media_type=files[name])
+        return Response((HERE / "static" / name).read_bytes(), media_type=STATIC[name])
 
     async def api_batches(request: Request) -> Response:
-        if not allowed(request):
-            return _error(401, "a token is required")
-        return JSONResponse({"batches": [data.progress(b) for b in data.batches()]})
+        return JSONResponse({"batches": data.all_progress()})
 
     async def api_batch(request: Request) -> Response:
-        if not allowed(request):
-            return _error(401, "a token is required")
+        try:
+            offset = _count(request, "offset", 0) or 0
+            limit = _count(request, "limit", 1)
+        except ValueError as exc:
+            return _error(400, str(exc))
         batch = data.batch(request.path_params["batch_id"])
         if batch is None:
             return _error(404, f"no batch {request.path_params['batch_id']}")
-        return JSONResponse({**data.progress(batch), "samples": data.samples(batch)})
+        return JSONResponse(
+            {
+                **data.progress(batch),
+                "offset": offset,
+                "limit": limit,
+                "samples": data.samples(batch, offset, limit),
+            }
+        )
 
     async def api_review(request: Request) -> Response:
         from benchfoundry.decisions.reviews import Decision, ReviewError, record
 
-        if not allowed(request):
-            return _error(401, "a token is required")
         try:
             body = await request.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -301,6 +234,8 @@ def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
         if not isinstance(body, dict):
             return _error(400, "the body is a JSON object with question_id, reviewer and decision")
         fields = set(Decision.__dataclass_fields__) - {"decided_at"}
+        principal = request.state.principal
+        body.setdefault("reviewer", principal.name)  # the signed-in user decides
         unknown = set(body) - fields
         if unknown:
             return _error(400, f"unknown field(s) {sorted(unknown)}; known: {sorted(fields)}")
@@ -327,8 +262,20 @@ def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
             and all(isinstance(o, str) for o in decision.new_options)
         ):
             return _error(400, "new_options is a list of texts")
+        refused_role = data.refuse(principal, decision)
+        if refused_role is not None:
+            return _error(*refused_role)
         try:
-            added, _, refused = record(data.run, [decision], "web", data.dimensions())
+            added, _, refused = await run_in_threadpool(
+                record,
+                data.run,
+                [decision],
+                "web",
+                data.dimensions(),
+                store=data.store,
+                candidates=data.candidates(),
+                role=principal.role,
+            )
         except ReviewError as exc:  # pragma: no cover - record collects refusals
             return _error(422, str(exc))
         if refused:
@@ -336,16 +283,51 @@ def create_app(run_root: str | Path, token: str | None = None) -> Starlette:
             return _error(status, refused[0].split(": ", 1)[1])
         return JSONResponse({"stored": added, "decision": asdict(decision)}, status_code=201)
 
-    return Starlette(
+    async def api_assign(request: Request) -> Response:
+        from benchfoundry.decisions.store import StoreError
+
+        principal = request.state.principal
+        if principal.role != "admin":
+            return _error(403, f"only an admin assigns batches; you are {principal.role}")
+        try:
+            body = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error(400, "the body is not JSON")
+        if not isinstance(body, dict) or set(body) != {"to"} or not isinstance(body["to"], str):
+            return _error(400, 'the body is {"to": "user name"}')
+        batch_id = request.path_params["batch_id"]
+        try:
+            await run_in_threadpool(data.store.assign, batch_id, body["to"], principal.name)
+        except StoreError as exc:
+            return _error(404 if "no batch" in str(exc) else 422, str(exc))
+        return JSONResponse({"batch_id": batch_id, "to": body["to"]})
+
+    async def whoami(request: Request) -> Response:
+        principal = request.state.principal
+        return JSONResponse({"name": principal.name, "role": principal.role})
+
+    @contextlib.asynccontextmanager
+    async def warm_first(_app: Starlette) -> Any:
+        data.warm_in_background()
+        yield
+
+    app = Starlette(
         routes=[
             Route("/", index),
             Route("/batches/{batch_id}", batch_page),
             Route("/conflicts", conflicts_page),
+            Route("/reviewers/{name:path}", reviewer_page),
+            Route("/api/reviewers/{name:path}", api_reviewer),
             Route("/api/conflicts", api_conflicts),
             Route("/images/{image_id}", image),
             Route("/static/{name}", static),
             Route("/api/batches", api_batches),
             Route("/api/batches/{batch_id}", api_batch),
             Route("/api/reviews", api_review, methods=["POST"]),
-        ]
+            Route("/api/batches/{batch_id}/assign", api_assign, methods=["POST"]),
+            Route("/api/whoami", whoami),
+            *signin_routes(access, throttle, render),
+        ],
+        lifespan=warm_first,
     )
+    return secure(app, access, throttle, allowed_hosts)

@@ -20,6 +20,7 @@ from PIL import Image
 
 from benchfoundry.core.records import CandidateRecord, ReviewRecord, ScoredRecord
 from benchfoundry.decisions.reviews import AUTO, Decision, candidate_hash, now, record
+from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.pipeline.registry import STAGES, StageRun
 from benchfoundry.storage import releases
 from benchfoundry.storage.tables import RunFolder
@@ -46,7 +47,21 @@ def publish(run: RunFolder, options: PublishOptions, name: str = "bench"):
 
 
 @pytest.fixture
+def make_run(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record):
+    return lambda people=True: _make_run(
+        tmp_path, image_bytes, store_raw_image, candidate_record, scored_record, people
+    )
+
+
+@pytest.fixture
 def run(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record) -> RunFolder:
+    # self-contained: other test modules import this fixture alone
+    return _make_run(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record, True)
+
+
+def _make_run(
+    tmp_path, image_bytes, store_raw_image, candidate_record, scored_record, people
+) -> RunFolder:
     """12 candidates on 6 images (two per image) in four dimensions, answers spread over A..D;
     a person decided q00..q09 (q03's answer fixed, q05 moved, q06 edited, q07 rejected), the
     automatic reviewer accepted q10, nobody decided q11."""
@@ -78,10 +93,11 @@ def run(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record)
         Decision("q06", "ann", "edit", new_question="Which option is shown?"),
         Decision("q07", "ann", "reject", reason="two answers fit"),
     ]
-    added, _, refused = record(run, decisions, tool="app")
-    assert added == 10 and not refused
+    if people:
+        added, _, refused = record(run, decisions, tool="app")
+        assert added == 10 and not refused
     c10 = next(c for c in candidates if c.question_id == "q10")
-    run.table(ReviewRecord).append(
+    ReviewStore.open(run).add(
         [
             ReviewRecord(
                 question_id="q10",
@@ -256,9 +272,8 @@ def test_a_published_version_is_never_rewritten(run, tmp_path):
     assert card.read_text(encoding="utf-8") == "changed by hand\n"
 
 
-def test_without_people_nothing_is_published_unless_allowed(run, tmp_path):
-    reviews = run.table(ReviewRecord)
-    reviews.rewrite([], drop=lambda row: row["reviewer"] != AUTO)
+def test_without_people_nothing_is_published_unless_allowed(make_run, tmp_path):
+    run = make_run(people=False)
     with pytest.raises(PublishError, match="nothing to publish.*automatic reviewer only"):
         publish(run, _options(tmp_path))
     assert not (tmp_path / "releases" / "bench").exists()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
+from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ScoredRecord
 from benchfoundry.decisions.reviews import (
     AUTO,
     Decision,
@@ -17,6 +17,7 @@ from benchfoundry.decisions.reviews import (
     record,
     status,
 )
+from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.pipeline.registry import STAGES, StageRun
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
@@ -91,7 +92,7 @@ def test_the_automatic_reviewer_accepts_only_what_passed_every_check(run):
     summary = STAGES["review"].run(
         StageRun(run=str(run.root), options={"review": {"auto": True}}, stages=["review"])
     )
-    auto = [r for r in run.table(ReviewRecord).records() if r.reviewer == AUTO]
+    auto = [r for r in ReviewStore.open(run).records() if r.reviewer == AUTO]
     scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
     assert {r.question_id for r in auto} == {
         q for q, s in scored.items() if s.decision == "selected" and not s.flags
@@ -135,7 +136,7 @@ def test_the_automatic_reviewer_accepts_only_what_passed_every_check(run):
 def test_a_bad_decision_is_refused_with_its_reason_and_changes_nothing(run, decision, message):
     added, _, refused = record(run, [decision], "file", ["ocr", "instance_identity"])
     assert added == 0 and len(refused) == 1 and message in refused[0]
-    assert run.table(ReviewRecord).count() == 0
+    assert ReviewStore.open(run).count() == 0
 
 
 def test_conflicts_adjudication_history_and_stale_decisions(run):
@@ -152,11 +153,11 @@ def test_conflicts_adjudication_history_and_stale_decisions(run):
     record(
         run, [Decision("q00", "lead", "reject", reason="ambiguous", adjudication=True)], "cli", dims
     )
-    current = latest(run.table(ReviewRecord).records())
+    current = latest(ReviewStore.open(run).records())
     assert outcome(current["q00"])[0] == "adjudicated"
     assert status(run).conflicts == []
     record(run, [Decision("q00", "ann", "reject", reason="changed my mind")], "file", dims)
-    history = [r for r in run.table(ReviewRecord).records() if r.reviewer == "ann"]
+    history = [r for r in ReviewStore.open(run).records() if r.reviewer == "ann"]
     assert [r.decision for r in sorted(history, key=lambda r: r.decided_at)] == ["accept", "reject"]
     # The candidate changes after ann decided: her decision is flagged as stale.
     c = next(c for c in run.table(CandidateRecord).records() if c.question_id == "q00")
@@ -244,3 +245,20 @@ def test_suspect_items_go_back_to_people_whatever_their_decision(run, tmp_path):
     assert "able respondents fail it" in summary.markdown()
     again = export_batches(str(run.root), suspects, "spec")
     assert again.batches_added == 0, "the same suspects give the same batches"
+
+
+def test_cohen_kappa_is_scikit_learns():
+    import random
+
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = random.Random(3)
+    for _ in range(50):
+        n = rng.randint(2, 40)
+        labels = rng.sample(["accept", "reject", "fix", "move"], rng.randint(2, 4))
+        a = [rng.choice(labels) for _ in range(n)]
+        b = [x if rng.random() < 0.6 else rng.choice(labels) for x in a]
+        if len(set(a) | set(b)) < 2:
+            continue
+        ours, theirs = cohen_kappa(a, b), float(cohen_kappa_score(a, b))
+        assert (ours is None and theirs != theirs) or ours == pytest.approx(theirs, abs=1e-4)

@@ -1,27 +1,11 @@
-// The review page: keyboard decisions, each saved at once through POST /api/reviews.
-// Text from data is only ever set with textContent, never as HTML.
+// A batch's page: keyboard decisions, each saved at once through POST /api/reviews; j/k cross
+// to the next or previous page of a long batch; o and z call the desk (desk.js) for the evidence
+// overlay and the zoom. Text from data is only ever set with textContent, never as HTML.
 (function () {
   "use strict";
-  const adjudicate = document.getElementById("conflicts");
-  if (adjudicate) {  // the adjudicator's page: one form per conflict
-    adjudicate.querySelectorAll("form.adjudicate").forEach((form) => {
-      form.addEventListener("submit", async (event) => {
-        event.preventDefault();
-        const body = { question_id: form.dataset.question, reviewer: form.adjudicator.value.trim(),
-          decision: form.decision.value, adjudication: true };
-        if (form.answer.value) body.new_answer = form.answer.value;
-        if (form.dimension.value) body.new_dimension = form.dimension.value;
-        if (form.reason.value.trim()) body.reason = form.reason.value.trim();
-        const response = await fetch("/api/reviews", {
-          method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-        });
-        const result = await response.json();
-        form.querySelector(".message").textContent = response.ok ? "adjudicated: " + body.decision : result.error;
-      });
-    });
-    return;
-  }
+  const desk = window.BenchDesk;
   const main = document.getElementById("samples");
+  if (!main) return;
   const batch = main.dataset.batch, reviewer = main.dataset.reviewer;
   const samples = () => Array.from(document.querySelectorAll(".sample")).filter((s) => !s.hidden);
   const started = new Map();
@@ -33,8 +17,13 @@
   }
   function focus(sample) { if (sample) { sample.focus(); started.set(sample, started.get(sample) || Date.now()); } }
   function move(step) {
-    const list = samples(), index = list.indexOf(current());
-    focus(list[Math.max(0, Math.min(list.length - 1, index + step))]);
+    const list = samples(), index = list.indexOf(current()), next = index + step;
+    const link = document.querySelector(step > 0 ? 'nav.pages a[rel="next"]' : 'nav.pages a[rel="prev"]');
+    if ((next >= list.length || next < 0) && link) {  // the next or previous page of the batch
+      window.location.href = link.href + (step < 0 ? "#last" : "");
+      return;
+    }
+    focus(list[Math.max(0, Math.min(list.length - 1, next))]);
   }
   function closeForms(sample) { sample.querySelectorAll("form").forEach((f) => { f.hidden = true; }); }
 
@@ -60,7 +49,8 @@
     if (!sample.classList.contains("decided")) {
       sample.classList.add("decided");
       const progress = document.getElementById("progress");
-      const done = document.querySelectorAll(".sample.decided").length;
+      const done = Number(progress.dataset.decided) + 1;  // over the whole batch, every page
+      progress.dataset.decided = String(done);
       progress.textContent = done + " of " + progress.dataset.total + " decided";
     }
     filter();
@@ -104,6 +94,7 @@
   });
 
   document.addEventListener("keydown", (event) => {
+    if (desk && desk.isOpen()) return;  // the zoom view has its own keys
     const sample = current();
     if (!sample) return;
     const inForm = event.target.closest && event.target.closest("form");
@@ -121,6 +112,8 @@
       a: () => decide(sample, { decision: "accept" }),
       r: () => openForm(sample, "reject"), e: () => openForm(sample, "edit"), m: () => openForm(sample, "move"),
       f: () => { waitingLetter = sample; sample.querySelector(".message").textContent = "fix the answer: press its letter"; },
+      o: () => desk && desk.toggleOverlay(sample),
+      z: () => desk && desk.zoom(sample),
     };
     if (keys[event.key]) { event.preventDefault(); keys[event.key](); }
   });
@@ -134,5 +127,6 @@
   }
   document.getElementById("only-flagged").addEventListener("change", filter);
   document.getElementById("only-undecided").addEventListener("change", filter);
-  focus(samples()[0]);
+  const shown = samples();
+  focus(window.location.hash === "#last" ? shown[shown.length - 1] : shown[0]);
 })();

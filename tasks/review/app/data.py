@@ -1,0 +1,349 @@
+"""What the review app shows, read from the run folder and its review database: the run's tables
+cached until their files change, decisions and progress from the database, the checks a
+signed-in user's decision must pass."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import defaultdict
+from typing import Any
+
+from benchfoundry.core.letters import LETTERS
+from benchfoundry.core.records import (
+    CandidateRecord,
+    ImageRecord,
+    JudgementRecord,
+    ReviewBatchRecord,
+    ReviewRecord,
+    ScoredRecord,
+    VisualFactsRecord,
+)
+from benchfoundry.decisions.store import ReviewStore
+from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.review.app.evidence import overlay_shapes
+
+RECHECK_S = 1.0  # how often the app looks whether the run's tables changed on disk
+FULL_PAIRS_S = 30.0  # how often progress is read whole from the database
+MEDIA_TYPES = {
+    "PNG": "image/png",
+    "JPEG": "image/jpeg",
+    "GIF": "image/gif",
+    "WEBP": "image/webp",
+    "BMP": "image/bmp",
+    "TIFF": "image/tiff",
+}
+
+
+class ReviewData:
+    """What the pages show. Decisions come from the review database on each request (decisions
+    from other tools and people show up at once); the run's tables (candidates, scores,
+    judgements, batches) are read once and again only when their files change."""
+
+    def __init__(self, run: RunFolder, store: ReviewStore | None = None) -> None:
+        self.run = run
+        self.store = store or ReviewStore.open(run)
+        self._tables: dict[str, tuple[tuple[Any, ...], Any, float]] = {}
+        self._lock = threading.Lock()
+        self._dimensions: list[str] | None = None
+        self._table_objects: dict[type[Any], Any] = {}
+        self._pairs: set[tuple[str, str]] = set()
+        self._pairs_mark = 0
+        self._pairs_read_at = float("-inf")
+
+    def warm_in_background(self) -> threading.Thread:
+        """Read the run's tables into the caches in a thread, so that the first pages are as
+        fast as the rest (a request before it finishes reads what it needs itself)."""
+
+        def warm() -> None:
+            with contextlib.suppress(Exception):  # a request will say what is wrong
+                self.candidates(), self.scored(), self.judgements(), self.visual_facts()
+                self._stored_batches(), self.dimensions(), self.decided_pairs()
+
+        thread = threading.Thread(target=warm, name="review-app-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def decided_pairs(self) -> set[tuple[str, str]]:
+        """Every (question_id, reviewer) with a decision, for progress: read whole every
+        `FULL_PAIRS_S` seconds, otherwise only the decisions stored since (by id), so a request
+        costs what changed, not what was decided. (On PostgreSQL a decision committed after a
+        later id was read shows at the next whole read.)"""
+        with self._lock:
+            now = time.monotonic()
+            if now - self._pairs_read_at > FULL_PAIRS_S:
+                pairs, mark = self.store.pairs_since(0)
+                self._pairs, self._pairs_mark, self._pairs_read_at = pairs, mark, now
+            else:
+                new, self._pairs_mark = self.store.pairs_since(self._pairs_mark)
+                if new:  # a new set: a request still counting on the old one is not disturbed
+                    self._pairs = self._pairs | new
+            return self._pairs
+
+    def _table(self, record_type: type[Any], build: Any) -> Any:
+        """`build(records)` of a run table, cached until the table's parts change (looked at
+        at most once a second)."""
+        table = self._table_objects.get(record_type)
+        if table is None:
+            table = self._table_objects[record_type] = self.run.table(record_type)
+        now = time.monotonic()
+        with self._lock:
+            found = self._tables.get(table.name)
+            if found is not None and now - found[2] < RECHECK_S:
+                return found[1]
+        parts = table.parts()
+        key = tuple((p.name, p.stat().st_mtime_ns) for p in parts)
+        if found is not None and found[0] == key:
+            with self._lock:
+                self._tables[table.name] = (key, found[1], now)
+            return found[1]
+        value = build(table.records() if parts else [])
+        with self._lock:
+            self._tables[table.name] = (key, value, now)
+        return value
+
+    def refuse(self, principal: Any, decision: Any) -> tuple[int, str] | None:
+        """(status, why) when the signed-in user may not make this decision, else None: the
+        decision is recorded under their own name; an annotator decides only in the batches
+        assigned to them (their own and their cross-checks); only adjudicators and admins
+        adjudicate."""
+        if decision.reviewer != principal.name:
+            return 403, (
+                f"you are signed in as {principal.name}: a decision is recorded under your own "
+                f"name, not {decision.reviewer}"
+            )
+        if decision.adjudication is True and principal.role not in ("adjudicator", "admin"):
+            return 403, f"only an adjudicator or an admin adjudicates; you are {principal.role}"
+        if principal.role != "annotator":
+            return None
+        if decision.question_id not in self.candidates():
+            return 404, f"no candidate with question id '{decision.question_id}' in this run"
+        stored = self._stored_batches()
+        moved = self.store.assignments()
+
+        def owner(b: ReviewBatchRecord) -> str:
+            return moved.get(b.batch_id, b.reviewer)
+
+        if decision.batch_id is not None:
+            batch = stored["by_id"].get(decision.batch_id)
+            if batch is None:
+                return 404, f"no batch {decision.batch_id}"
+            if owner(batch) != principal.name:
+                return 403, f"batch {decision.batch_id} is assigned to {owner(batch)}, not you"
+            if decision.question_id not in stored["questions"][batch.batch_id]:
+                return 422, f"{decision.question_id} is not in batch {decision.batch_id}"
+            return None
+        holding = stored["holding"].get(decision.question_id, [])
+        if not any(owner(b) == principal.name for b in holding):
+            return 403, f"{decision.question_id} is in none of the batches assigned to you"
+        return None
+
+    def _stored_batches(self) -> dict[str, Any]:
+        """The batches as exported, indexed: by id, their questions as sets, and the batches
+        holding each question."""
+
+        def build(rs: list[ReviewBatchRecord]) -> dict[str, Any]:
+            holding: dict[str, list[ReviewBatchRecord]] = defaultdict(list)
+            for b in rs:
+                for q in b.question_ids:
+                    holding[q].append(b)
+            return {
+                "list": rs,
+                "by_id": {b.batch_id: b for b in rs},
+                "questions": {b.batch_id: set(b.question_ids) for b in rs},
+                "holding": holding,
+            }
+
+        return self._table(ReviewBatchRecord, build)
+
+    def candidates(self) -> dict[str, CandidateRecord]:
+        return self._table(CandidateRecord, lambda rs: {c.question_id: c for c in rs})
+
+    def scored(self) -> dict[str, ScoredRecord]:
+        return self._table(ScoredRecord, lambda rs: {s.question_id: s for s in rs})
+
+    def judgements(self) -> dict[str, list[JudgementRecord]]:
+        def build(rs: list[JudgementRecord]) -> dict[str, list[JudgementRecord]]:
+            out: dict[str, list[JudgementRecord]] = defaultdict(list)
+            for j in rs:
+                if j.pass_index == 0:
+                    out[j.question_id].append(j)
+            return out
+
+        return self._table(JudgementRecord, build)
+
+    def batches(self) -> list[ReviewBatchRecord]:
+        stored = self._stored_batches()["list"]
+        moved = self.store.assignments()
+        out = [
+            b.model_copy(update={"reviewer": moved[b.batch_id]}) if b.batch_id in moved else b
+            for b in stored
+        ]
+        return sorted(out, key=lambda b: (b.reviewer, b.dimension, b.part, b.batch_id))
+
+    def batch(self, batch_id: str) -> ReviewBatchRecord | None:
+        found = self._stored_batches()["by_id"].get(batch_id)
+        moved = self.store.assignments().get(batch_id) if found is not None else None
+        return found.model_copy(update={"reviewer": moved}) if moved else found
+
+    def dimensions(self) -> list[str]:
+        from benchfoundry.decisions.reviews import run_dimensions
+
+        if self._dimensions is None:
+            self._dimensions = run_dimensions(self.run)
+        return self._dimensions
+
+    def reviews(self) -> list[ReviewRecord]:
+        """Every stored decision, from the review database."""
+        return self.store.records()
+
+    def visual_facts(self) -> list[VisualFactsRecord]:
+        return self._table(VisualFactsRecord, list)
+
+    def image(self, image_id: str) -> tuple[str, bytes] | None:
+        """(media type, bytes) of a stored image, or None; read a few rows at a time, so only
+        the rows up to the image are held."""
+        table = self.run.table(ImageRecord)
+        for rows in table.batches(["image_id", "format", "bytes"], batch_size=16):
+            ids = rows.column(0).to_pylist()
+            if image_id in ids:
+                row = ids.index(image_id)
+                fmt, raw = rows.column(1)[row].as_py(), rows.column(2)[row].as_py()
+                return MEDIA_TYPES.get(fmt, "application/octet-stream"), raw
+        return None
+
+    def overlays(self, candidates: list[CandidateRecord]) -> dict[str, list[dict[str, Any]]]:
+        """question_id -> the shapes of its evidence overlay (`evidence.overlay_shapes`)."""
+        images = {c.image_id for c in candidates}
+        facts: dict[str, list[VisualFactsRecord]] = defaultdict(list)
+        for f in self.visual_facts():
+            if f.image_id in images:
+                facts[f.image_id].append(f)
+        return {
+            c.question_id: overlay_shapes(c.evidence, facts.get(c.image_id, [])) for c in candidates
+        }
+
+    def samples(
+        self, batch: ReviewBatchRecord, offset: int = 0, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The batch's samples from `offset` (at most `limit`), in the batch's order."""
+        asked = batch.question_ids[offset : None if limit is None else offset + limit]
+        wanted = set(asked)
+        every = self.candidates()
+        candidates = {q: every[q] for q in asked if q in every}
+        scored = self.scored()
+        judgements = self.judgements()
+        answers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for j in (j for q in asked for j in judgements.get(q, [])):
+            chosen = None
+            if j.extracted and j.extracted in LETTERS[: len(j.option_order)]:
+                chosen = j.option_order[LETTERS.index(j.extracted)]
+            answers[j.question_id].append(
+                {
+                    "model": j.model,
+                    "mode": j.mode,
+                    "answer": chosen,
+                    "correct": j.correct,
+                    "error": j.error_kind,
+                }
+            )
+        current = self.store.latest(wanted)
+        overlays = self.overlays(list(candidates.values()))
+        out = []
+        for qid in asked:
+            c = candidates.get(qid)
+            if c is None:
+                continue
+            s = scored.get(qid)
+            mine = current.get(qid, {}).get(batch.reviewer)
+            out.append(
+                {
+                    "question_id": qid,
+                    "image_id": c.image_id,
+                    "dimension": c.dimension,
+                    "taxonomy_path": " / ".join(
+                        x for x in (c.l2_category, c.category, c.dimension) if x
+                    ),
+                    "question": c.question,
+                    "hint": c.hint,
+                    "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)],
+                    "answer": c.answer,
+                    "source": c.source,
+                    "generator": c.generator,
+                    "meta": dict(c.meta),
+                    "evidence": list(c.evidence),
+                    "overlay": overlays[qid],
+                    "decision": s.decision if s else None,
+                    "reason": s.reason if s else None,
+                    "flags": list(s.flags) if s else [],
+                    "difficulty": s.difficulty if s else None,
+                    "hits_text": s.hits_text if s else None,
+                    "n_text_models": s.n_text_models if s else None,
+                    "hits_vlm": s.hits_vlm if s else None,
+                    "n_vlm_models": s.n_vlm_models if s else None,
+                    "answers": sorted(answers.get(qid, []), key=lambda a: (a["mode"], a["model"])),
+                    "review": mine.model_dump(mode="json") if mine else None,
+                }
+            )
+        return out
+
+    def conflicts(self) -> list[dict[str, Any]]:
+        """Questions in conflict, the longest waiting first (by the last person's decision), each
+        with every person's latest decision and its evidence overlay."""
+        from benchfoundry.decisions.reviews import AUTO, outcome
+
+        current = self.store.latest()
+        open_ = {q: by for q, by in current.items() if outcome(by)[0] == "conflict"}
+        every = self.candidates()
+        candidates = {q: every[q] for q in open_ if q in every}
+        overlays = self.overlays(list(candidates.values()))
+        out = []
+        for qid, by in open_.items():
+            if qid not in candidates:
+                continue
+            c = candidates[qid]
+            people = [r for name, r in sorted(by.items()) if name != AUTO]
+            out.append(
+                {
+                    "question_id": qid,
+                    "image_id": c.image_id,
+                    "dimension": c.dimension,
+                    "hint": c.hint,
+                    "question": c.question,
+                    "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)],
+                    "answer": c.answer,
+                    "evidence": list(c.evidence),
+                    "overlay": overlays[qid],
+                    "since": max(r.decided_at for r in people),
+                    "decisions": [r.model_dump(mode="json") for r in people],
+                }
+            )
+        return sorted(out, key=lambda c: (c["since"], c["question_id"]))
+
+    def progress(
+        self, batch: ReviewBatchRecord, decided_pairs: set[tuple[str, str]] | None = None
+    ) -> dict[str, Any]:
+        pairs = self.decided_pairs() if decided_pairs is None else decided_pairs
+        decided = sum(1 for q in batch.question_ids if (q, batch.reviewer) in pairs)
+        return {
+            "batch_id": batch.batch_id,
+            "reviewer": batch.reviewer,
+            "dimension": batch.dimension,
+            "part": batch.part,
+            "cross_check": batch.cross_check,
+            "decided": decided,
+            "total": len(batch.question_ids),
+        }
+
+    def all_progress(self) -> list[dict[str, Any]]:
+        pairs = self.decided_pairs()
+        return [self.progress(b, pairs) for b in self.batches()]
+
+    def reviewer(self, name: str) -> dict[str, Any] | None:
+        """A reviewer's page (`reviewers.reviewer_summary`), or None for an unknown name."""
+        from benchfoundry.decisions.reviews import latest, status
+        from benchfoundry.tasks.review.app.reviewers import reviewer_summary
+
+        reviews = self.reviews()
+        return reviewer_summary(name, reviews, latest(reviews), status(self.run, self.store))
