@@ -15,13 +15,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from benchfoundry.answering.choice import (
-    _ASCII_PLAIN,
     Extraction,
     _by_content,
     _by_letters,
     _decide,
 )
 from benchfoundry.answering.choice_keys import ANY_KEY_PATTERN as _ANY_KEY_PATTERN
+from benchfoundry.answering.choice_text import _ASCII_PLAIN
 from benchfoundry.core.letters import LETTERS
 
 
