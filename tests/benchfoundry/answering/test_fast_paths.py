@@ -251,3 +251,37 @@ def test_a_long_response_has_a_leading_label_only_where_the_rules_look_for_one()
         assert text.count(" ") > 11
         if choice._LEADING.match(text) is not None:
             assert text[0] in "([*" or text[1] in ")]*.:,-", text
+
+
+LONG_WORDS = ["I", "I'd", "i", "would", "pick", "go", "with", "choose", "say", "best", "final"]
+LONG_WORDS += ["answer", "answers", "answer:", "correct", "right", "option", "optionB", "choice"]
+LONG_WORDS += ["not", "isn't", "never", "except", "rather", "than", "instead", "of", "no", "none"]
+LONG_WORDS += ["cannot", "can", "can't", "be", "determined", "tell", "sorry", "don't", "know"]
+LONG_WORDS += ["unable", "impossible", "way", "(B)", "[C]", "(d)", "A", "B.", "C,", "\\boxed{D}"]
+LONG_WORDS += ["<answer>A</answer>", "the", "cat", "dog", "image", "it's", "clearly", "3", "x"]
+
+
+def _long_responses(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        words = [rng.choice(LONG_WORDS) for _ in range(rng.randint(10, 40))]
+        if rng.random() < 0.2:  # some of them written as `normalise` would change them
+            words[rng.randrange(len(words))] = rng.choice(["**B**", "two  spaces", "tab\there"])
+        texts.append(" ".join(words))
+    return texts
+
+
+def test_long_responses_read_at_once_are_read_as_one_by_one():
+    texts = _long_responses(4_000, 3)
+    sample = [(t, SETS[i % len(SETS)]) for i, t in enumerate(texts)]
+    expected = [extract_choice(r, o) for r, o in sample]
+    got = extract_many(
+        [r for r, _ in sample],
+        [len(o) for _, o in sample],
+        lambda rows: [sample[i][1] for i in rows],
+    )
+    assert got == expected
+    reasons = {e.reason for e in expected}
+    assert {"answer marker", "letter", "refusal or cannot determine"} <= reasons
+    assert any(r.startswith("answer marker, but also") for r in reasons)
