@@ -48,6 +48,10 @@ STATE = ".remote.json"  # in the working copy: which store and commit it was tak
 _NEVER = re.compile(r"(^|/)(\.lock$|\.tmp-|\.remote\.json$)|-(wal|shm|journal)$")
 
 
+# The response caches (`model_cache.sqlite`, a judge's cache): what a lost entry held is asked
+# again, so an uncommitted entry is no work to keep.
+_CACHE = re.compile(r"(^|/|_)cache\.sqlite$")
+
 OBJECTS = "_objects"  # content-addressed copies of every committed file: what pulls read
 
 
@@ -71,6 +75,19 @@ def _snapshot(path: Path, to: Path) -> None:
             target.close()
     finally:
         source.close()
+
+
+def _rows_digest(path: Path) -> str:
+    """A digest of what a SQLite database holds (its schema and every row, as SQL text), the
+    same for two files that hold the same whatever their pages and header say."""
+    digest = hashlib.sha256()
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        for statement in connection.iterdump():
+            digest.update(statement.encode("utf-8", "surrogatepass") + b"\n")
+    finally:
+        connection.close()
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -137,16 +154,39 @@ class RemoteRun:
 
     def _changed_locally(self, state: dict[str, Any]) -> list[str]:
         """Files of the working copy that differ from the commit it was taken at (work not
-        committed); the SQLite cache is left out (it is rebuilt from the commit's snapshot)."""
+        committed). The response caches are left out (what they hold is asked again); another
+        database (the review decisions) is compared by its rows, since opening a database in
+        WAL mode rewrites its bytes without changing what it holds."""
         known = state.get("files", {})
         local = self._local_files()
         changed = [r for r in known if r not in local and not r.endswith(".sqlite")]
         for rel, path in local.items():
             if rel.endswith(".sqlite"):
-                continue
-            if rel not in known or self._hash(rel, path, known) != known[rel]["sha256"]:
+                if not _CACHE.search(rel) and self._rows_changed(rel, path, known):
+                    changed.append(rel)
+            elif rel not in known or self._hash(rel, path, known) != known[rel]["sha256"]:
                 changed.append(rel)
         return sorted(changed)
+
+    def _rows_changed(self, rel: str, path: Path, known: dict[str, dict[str, Any]]) -> bool:
+        """Whether a database of the working copy holds other rows than its committed snapshot
+        (one not committed at all counts as changed)."""
+        entry = known.get(rel)
+        if entry is None:
+            return True
+        if self._hash(rel, path, known) == entry["sha256"]:
+            return False  # the very bytes it was pulled or committed as
+        scratch = self.path.parent / f".tmp-compare-{uuid.uuid4().hex}"
+        scratch.mkdir(parents=True)
+        try:
+            mine, committed = scratch / "local.sqlite", scratch / "committed.sqlite"
+            _snapshot(path, mine)
+            self.store.download(f"{OBJECTS}/{entry['sha256']}", committed, entry["sha256"])
+            return _rows_digest(mine) != _rows_digest(committed)
+        finally:
+            for leftover in scratch.iterdir():
+                leftover.unlink()
+            scratch.rmdir()
 
     # pull and commit -----------------------------------------------------------------------
 

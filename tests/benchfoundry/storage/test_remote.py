@@ -221,3 +221,60 @@ def test_table_sources_at_a_url_name_their_rows_by_it(tmp_path, image_bytes):
     assert items.images and not items.rejections
     with pytest.raises(ValueError, match="does not exist"):
         read_source(TsvSource(path=f"memory:/{root}/missing.tsv"))
+
+
+def _decisions_db(path, *rows: str) -> None:
+    import sqlite3
+
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA journal_mode=WAL")  # as the review database is opened
+    connection.execute("CREATE TABLE IF NOT EXISTS decisions (id INTEGER PRIMARY KEY, what TEXT)")
+    connection.executemany("INSERT INTO decisions (what) VALUES (?)", [(r,) for r in rows])
+    connection.commit()
+    connection.close()
+
+
+def _rows(path) -> list[str]:
+    import sqlite3
+
+    connection = sqlite3.connect(path)
+    try:
+        return [r for (r,) in connection.execute("SELECT what FROM decisions ORDER BY id")]
+    finally:
+        connection.close()
+
+
+def test_review_decisions_never_committed_are_kept_when_the_store_moves_on(url, tmp_path):
+    one, two = RemoteRun(url, tmp_path / "one"), RemoteRun(url, tmp_path / "two")
+    one.pull()
+    _decisions_db(one.path / "reviews.sqlite", "accept q1")
+    one.commit("first decision")
+    # Opened again and read (its bytes change, what it holds does not): nothing to keep.
+    _decisions_db(one.path / "reviews.sqlite")
+    assert (one.path / "reviews.sqlite").read_bytes() != Store(url).read(
+        "_objects/"
+        + json.loads((one.path / ".remote.json").read_text())["files"]["reviews.sqlite"]["sha256"]
+    )
+    two.pull()
+    RunFolder(two.path).table(QuarantineRecord).append(_quarantine("a"))
+    two.commit("someone else's work")
+    assert one.pull() == 2
+    assert not list(tmp_path.glob("one.uncommitted-*"))
+    assert _rows(one.path / "reviews.sqlite") == ["accept q1"]
+    # A decision made and never committed (the command was killed), then the store moves on:
+    # the working copy is moved aside with it, not overwritten.
+    _decisions_db(one.path / "reviews.sqlite", "reject q2")
+    two.pull()
+    RunFolder(two.path).table(QuarantineRecord).append(_quarantine("b"))
+    two.commit("more of someone else's work")
+    assert one.pull() == 3
+    [aside] = tmp_path.glob("one.uncommitted-2-*")
+    assert _rows(aside / "reviews.sqlite") == ["accept q1", "reject q2"]
+    assert _rows(one.path / "reviews.sqlite") == ["accept q1"]
+    # An entry of a response cache is asked again if lost: no reason to move anything aside.
+    _decisions_db(one.path / "model_cache.sqlite", "a cached answer")
+    two.pull()
+    RunFolder(two.path).table(QuarantineRecord).append(_quarantine("c"))
+    two.commit("and more")
+    assert one.pull() == 4
+    assert len(list(tmp_path.glob("one.uncommitted-*"))) == 1
