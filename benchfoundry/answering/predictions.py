@@ -182,10 +182,21 @@ def _indices(frame: pd.DataFrame) -> pa.Array:
 
 def _upper(texts: pa.Array) -> pa.Array:
     """`str.upper()` of each text (Arrow's for ASCII, which is the same there)."""
-    ascii = pc.fill_null(pc.string_is_ascii(texts), True).to_numpy(zero_copy_only=False)
-    if ascii.all():  # (numpy's: Arrow's first aggregate in a process costs milliseconds)
+    if _all_ascii(texts):
         return pc.ascii_upper(texts)
     return pa.array([t.upper() for t in texts.to_pylist()], pa.string())
+
+
+def _all_ascii(texts: pa.Array) -> bool:
+    """Whether every text of a string array is ASCII, from the bytes it holds at once (numpy's
+    maximum: Arrow's `string_is_ascii` and its first aggregate cost milliseconds the first time
+    a process calls them, more than a file's answers take to read)."""
+    _, offsets, data = texts.buffers()
+    if data is None or len(texts) == 0:
+        return True
+    ends = np.frombuffer(offsets, dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
+    held = np.frombuffer(data, dtype=np.uint8)[ends[0] : ends[-1]]
+    return held.size == 0 or int(held.max()) < 128
 
 
 def _categories(frame: pd.DataFrame, column: str) -> pa.Array:

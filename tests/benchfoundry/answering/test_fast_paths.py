@@ -285,3 +285,14 @@ def test_long_responses_read_at_once_are_read_as_one_by_one():
     reasons = {e.reason for e in expected}
     assert {"answer marker", "letter", "refusal or cannot determine"} <= reasons
     assert any(r.startswith("answer marker, but also") for r in reasons)
+
+
+def test_ascii_is_told_from_the_bytes_as_arrow_tells_it():
+    from benchfoundry.answering.predictions import _all_ascii
+
+    texts = pa.array(["B", None, "c", "", "é", "d", "答案", "x"], pa.string())
+    for start in range(len(texts)):
+        for stop in range(start, len(texts) + 1):
+            part = texts.slice(start, stop - start)
+            expected = all(t is None or t.isascii() for t in part.to_pylist())
+            assert _all_ascii(part) == expected, (start, stop)
