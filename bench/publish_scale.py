@@ -10,7 +10,6 @@ Prints the figures; writes under a temporary folder unless --keep names one.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import resource
 import subprocess
@@ -33,45 +32,20 @@ DIMENSIONS = (
 def build(root: Path, questions: int, images: int, side: int) -> int:
     """A run folder with `images` noise JPEGs and `questions` accepted candidates; the bytes of
     the images stored."""
-    import numpy as np
-    from PIL import Image
-
-    from benchfoundry.core.ids import image_id
     from benchfoundry.core.records import CandidateRecord, ImageRecord, ReviewRecord, ScoredRecord
     from benchfoundry.decisions.reviews import candidate_hash, now
+    from benchfoundry.devtools.synthetic import noise_images
     from benchfoundry.storage.tables import RunFolder
 
     run = RunFolder(root)
-    rng = np.random.default_rng(0)
-    ids, stored = [], 0
-    for start in range(0, images, 32):  # parts of 32 images, as ingest writes them
-        batch = []
-        for _ in range(start, min(images, start + 32)):
-            pixels = rng.integers(0, 255, size=(side, side, 3), dtype=np.uint8)
-            buffer = io.BytesIO()
-            Image.fromarray(pixels).save(buffer, format="JPEG", quality=90)
-            data = buffer.getvalue()
-            stored += len(data)
-            ids.append(image_id(data))
-            batch.append(
-                ImageRecord(
-                    image_id=ids[-1],
-                    source=f"bench/{len(ids)}.jpg",
-                    source_kind="folder",
-                    width=side,
-                    height=side,
-                    format="JPEG",
-                    mode="RGB",
-                    n_bytes=len(data),
-                    phash="0" * 16,
-                    duplicate_of=None,
-                    duplicate_distance=None,
-                    license="CC0-1.0",
-                    meta={},
-                    bytes=data,
-                )  # fmt: skip
-            )
-        run.table(ImageRecord).append(batch)
+    ids, stored, batch = [], 0, []
+    for record in noise_images(images, side, quality=90):  # in parts of 32, as ingest writes them
+        ids.append(record.image_id)
+        stored += record.n_bytes
+        batch.append(record)
+        if len(batch) == 32 or len(ids) == images:
+            run.table(ImageRecord).append(batch)
+            batch = []
     candidates, scored, reviews = [], [], []
     for i in range(questions):
         qid = f"q{i:06d}"

@@ -48,49 +48,20 @@ MODELS = ("reader-a", "reader-b", "reader-c")
 def build(root: Path, candidates: int, annotators: int) -> dict[str, list[str]]:
     """The run folder (images, candidates, scores, judgements, batches); batch ids per
     annotator."""
-    import io
-
-    import numpy as np
-    from PIL import Image
-
-    from benchfoundry.core.ids import image_id
     from benchfoundry.core.records import (
         CandidateRecord,
         ImageRecord,
         JudgementRecord,
         ScoredRecord,
     )
+    from benchfoundry.devtools.synthetic import noise_images
     from benchfoundry.storage.tables import RunFolder
     from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
     from benchfoundry.tasks.review.stage import export_batches
 
     run = RunFolder(root)
-    rng = np.random.default_rng(0)
-    ids, rows = [], []
-    for _ in range(200):
-        buffer = io.BytesIO()
-        pixels = rng.integers(0, 255, size=(320, 320, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(buffer, format="JPEG", quality=85)
-        data = buffer.getvalue()
-        ids.append(image_id(data))
-        rows.append(
-            ImageRecord(
-                image_id=ids[-1],
-                source=f"bench/{len(ids)}.jpg",
-                source_kind="folder",
-                width=320,
-                height=320,
-                format="JPEG",
-                mode="RGB",
-                n_bytes=len(data),
-                phash="0" * 16,
-                duplicate_of=None,
-                duplicate_distance=None,
-                license="CC0-1.0",
-                meta={},
-                bytes=data,
-            )  # fmt: skip
-        )
+    rows = list(noise_images(200, 320, quality=85))
+    ids = [r.image_id for r in rows]
     run.table(ImageRecord).append(rows)
     cands, scored, judged = [], [], []
     for i in range(candidates):

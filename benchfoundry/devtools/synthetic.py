@@ -15,12 +15,14 @@ import csv
 import io
 import json
 import random
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
 from benchfoundry.core.letters import letter
+from benchfoundry.core.records import ImageRecord
 from benchfoundry.devtools.contact_scenes import contact_objects
 from benchfoundry.devtools.scene_shapes import (
     PALETTE,
@@ -322,3 +324,23 @@ def load_truth(folder: Path) -> list[dict]:
     """The ground truth written by `write_corpus`, one dict per scene."""
     lines = (Path(folder) / "truth.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
+
+
+def noise_images(count: int, side: int, quality: int, seed: int = 0) -> Iterator[ImageRecord]:
+    """`count` image records of random pixels (`side` x `side` JPEG at `quality`), one at a time,
+    for the scale benches: what ingest would store for them, ids included."""
+    import numpy as np
+
+    from benchfoundry.core.ids import image_id
+
+    rng = np.random.default_rng(seed)
+    for n in range(1, count + 1):
+        pixels = rng.integers(0, 255, size=(side, side, 3), dtype=np.uint8)
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, format="JPEG", quality=quality)
+        data = buffer.getvalue()
+        yield ImageRecord(
+            image_id=image_id(data), source=f"bench/{n}.jpg", source_kind="folder", width=side,
+            height=side, format="JPEG", mode="RGB", n_bytes=len(data), phash="0" * 16,
+            duplicate_of=None, duplicate_distance=None, license="CC0-1.0", meta={}, bytes=data,
+        )  # fmt: skip
