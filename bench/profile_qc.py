@@ -2,12 +2,14 @@
 filter and consensus steps, cold (no response cache), and the functions that take the time.
 
     python bench/profile_qc.py [--run datasets/runs/demo] [--top 15] [--no-profile]
+                               [--limit N] [--models NAME ...]
 
 It copies the candidates, images and visual facts of a run folder that has been through
 generate (default: the demo's; `make demo` makes it) into a fresh folder with no response cache,
 then runs the spec's filter and consensus steps model by model under cProfile and prints, per
 model, calls and seconds, then the functions with the most time of their own and with the most
-time under them.
+time under them. `--limit N` keeps the candidates of the first images (in image order) until
+there are N, so a change can be timed in a minute; `--models` times only the models named.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ def main() -> None:
     parser.add_argument("--spec", type=Path, default=REPO / "datasets" / "demo.yaml")
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--no-profile", action="store_true", help="time only (cProfile adds cost)")
+    parser.add_argument("--limit", type=int, help="candidates of whole images, at least N")
+    parser.add_argument("--models", nargs="+", help="time only these models")
     args = parser.parse_args()
     if not (args.run / "candidates").is_dir():
         sys.exit(f"{args.run} has no candidates: run `make demo` (or build a spec) first")
@@ -49,6 +53,8 @@ def main() -> None:
     for table in ("images", "visual_facts", "candidates", "quarantine"):
         if (args.run / table).is_dir():
             shutil.copytree(args.run / table, work / "run" / table)
+    if args.limit:
+        keep_first_images(work / "run" / "candidates", args.limit)
     run = RunFolder(work / "run")
     spec = load_spec(args.spec)
     steps = [
@@ -66,6 +72,8 @@ def main() -> None:
     totals: dict[str, float] = {}
     for step, members, mode, options in steps:
         for member in members:
+            if args.models and member[0] not in args.models:
+                continue
             gateway = gateway_for_run(run.root, stage=step)
             started = time.perf_counter()
             if not args.no_profile:
@@ -90,6 +98,37 @@ def main() -> None:
         start = next(i for i, line in enumerate(lines) if "ncalls" in line)
         print(f"\nTop {args.top} by {order}:")
         print("\n".join(lines[start : start + args.top + 1]))
+
+
+def keep_first_images(folder: Path, limit: int) -> None:
+    """Rewrite a candidates table with the candidates of its first images (by id) only, whole
+    images until there are at least `limit` (questions about one image share a prompt prefix)."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    table = ds.dataset(folder).to_table()
+    counts = table.group_by("image_id").aggregate([("question_id", "count")])
+    counts = counts.sort_by("image_id")
+    kept, total = [], 0
+    for image, n in zip(
+        counts["image_id"].to_pylist(), counts["question_id_count"].to_pylist(), strict=True
+    ):
+        if total >= limit:
+            break
+        kept.append(image)
+        total += n
+    shutil.rmtree(folder)
+    folder.mkdir()
+    pq.write_table(
+        table.filter(pc.is_in(table["image_id"], pa_array(kept))), folder / "part-limit.parquet"
+    )
+
+
+def pa_array(values: list[str]):  # noqa: ANN201
+    import pyarrow as pa
+
+    return pa.array(values, pa.string())
 
 
 if __name__ == "__main__":

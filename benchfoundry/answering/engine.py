@@ -25,6 +25,7 @@ from benchfoundry.gateway import (
     ModelCallError,
     ModelConfigError,
     NotSupportedError,
+    OptionScores,
     Request,
 )
 from benchfoundry.prompts import load
@@ -231,51 +232,74 @@ class AnsweringEngine:
         recorded (until the first wrong one) from that one call."""
         template = load("likelihood")
         results: dict[int, QuestionResult] = {}
-        # Questions about one image one after another: a local model continues each from the
-        # image's part of the prompt, which it has just run. Results keep the given order.
+        # Questions about one image one after another, and scored together: a local model runs
+        # the image's part of the prompt once for them. Results keep the given order.
         order = sorted(range(len(items)), key=lambda i: (str(items[i].image), i))
-        for index in order:
-            item = items[index]
-            prompt = template.render(hint=item.hint, question=item.question)
-            messages = item_messages(item, prompt, self.with_image)
-            result = QuestionResult(item)
+        size = max(1, int(self.gateway.spec(model).options.get("batch", 16)))
+        for chunk in (order[at : at + size] for at in range(0, len(order), size)):
+            prompts = {
+                i: template.render(hint=items[i].hint, question=items[i].question) for i in chunk
+            }
             try:
-                scores = self.gateway.score_options(model, messages, item.options)
-                chosen, error, error_kind = LETTERS[scores.best(normalised=True)], None, None
-                raw = "log-likelihood per token: " + ", ".join(
-                    f"{LETTERS[i]} {v:.3f}" for i, v in enumerate(scores.normalised)
+                answers = self.gateway.score_options_many(
+                    model,
+                    [
+                        (item_messages(items[i], prompts[i], self.with_image), items[i].options)
+                        for i in chunk
+                    ],
                 )
-            except ModelCallError as exc:
-                chosen, error, error_kind, raw = None, exc.message, exc.kind, None
             except NotSupportedError as exc:
                 raise ModelConfigError(
                     f"model '{model}' is set to answer by likelihood (mcq: likelihood) but {exc}"
                 ) from None
-            for k in range(len(item.options) if circular else 1):
-                order = [LETTERS[i] for i in rotation(len(item.options), k)]
-                correct = error is None and chosen == item.answer
-                result.passes.append(
-                    PassResult(
-                        question_id=item.question_id,
-                        model=model,
-                        pass_index=k,
-                        option_order=order,
-                        prompt=prompt,
-                        raw_response=raw,
-                        extracted=LETTERS[order.index(chosen)] if chosen else None,
-                        extracted_by="likelihood" if error is None else "none",
-                        correct=correct,
-                        error=error,
-                        error_kind=error_kind,
-                        prompt_id=template.prompt_id,
-                        prompt_hash=template.version,
-                    )
+            for index, scores in zip(chunk, answers, strict=True):
+                results[index] = self._ranked(
+                    items[index], model, prompts[index], scores, circular, template
                 )
-                if not correct:
-                    break
-            results[index] = result
-            done(1)
+            done(len(chunk))
         return [results[i] for i in range(len(items))]
+
+    @staticmethod
+    def _ranked(
+        item: MCQItem,
+        model: str,
+        prompt: str,
+        scores: OptionScores | ModelCallError,
+        circular: bool,
+        template: Any,
+    ) -> QuestionResult:
+        """A question's passes from its one likelihood ranking (until the first wrong one)."""
+        result = QuestionResult(item)
+        if isinstance(scores, ModelCallError):
+            chosen, error, error_kind, raw = None, scores.message, scores.kind, None
+        else:
+            chosen, error, error_kind = LETTERS[scores.best(normalised=True)], None, None
+            raw = "log-likelihood per token: " + ", ".join(
+                f"{LETTERS[i]} {v:.3f}" for i, v in enumerate(scores.normalised)
+            )
+        for k in range(len(item.options) if circular else 1):
+            order = [LETTERS[i] for i in rotation(len(item.options), k)]
+            correct = error is None and chosen == item.answer
+            result.passes.append(
+                PassResult(
+                    question_id=item.question_id,
+                    model=model,
+                    pass_index=k,
+                    option_order=order,
+                    prompt=prompt,
+                    raw_response=raw,
+                    extracted=LETTERS[order.index(chosen)] if chosen else None,
+                    extracted_by="likelihood" if error is None else "none",
+                    correct=correct,
+                    error=error,
+                    error_kind=error_kind,
+                    prompt_id=template.prompt_id,
+                    prompt_hash=template.version,
+                )
+            )
+            if not correct:
+                break
+        return result
 
     def report(self, results: Sequence[QuestionResult], model: str, circular: bool) -> EngineReport:
         n = max(1, len(results))

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from benchfoundry.gateway import providers
 from benchfoundry.gateway.context import GatewayContext
-from benchfoundry.gateway.errors import ModelConfigError, permanent
+from benchfoundry.gateway.errors import ModelConfigError, ProviderError, permanent
 from benchfoundry.gateway.messages import ImagePart, Part, TextPart, cache_form
 from benchfoundry.gateway.models import ModelSpec, parse_model
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
@@ -111,3 +111,19 @@ class FactReader(providers.Provider):
 
     def score_options(self, parts: Sequence[Part], options: Sequence[str]) -> OptionScores:
         return self.inner.score_options(self._as_text(parts), options)
+
+    def score_options_many(
+        self, items: Sequence[tuple[Sequence[Part], Sequence[str]]]
+    ) -> list[OptionScores | ProviderError]:
+        """The inner model's, on the facts' text: questions about one image share it."""
+        shown: list[tuple[Sequence[Part], Sequence[str]] | ProviderError] = []
+        for parts, options in items:
+            try:
+                shown.append((self._as_text(parts), options))
+            except ProviderError as exc:
+                shown.append(exc)
+        asked = self.inner.score_options_many(
+            [s for s in shown if not isinstance(s, ProviderError)]
+        )
+        answers = iter(asked)
+        return [s if isinstance(s, ProviderError) else next(answers) for s in shown]

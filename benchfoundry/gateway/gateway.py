@@ -245,31 +245,98 @@ class Gateway:
         Cached and counted like `generate`; failures raise `ModelCallError`."""
         spec = self.spec(model)
         provider, parts, key = self._prepare_call(spec, messages, {"score_options": list(options)})
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            self.ledger.record(self.stage, spec.name, Usage(calls=1, cached=1))
-            return OptionScores.model_validate_json(hit.text)
+        if (hit := self._cached_scores(spec, key)) is not None:
+            return hit
 
         def keep(scores: OptionScores, attempts: int, latency: float, errors: dict) -> OptionScores:
-            self.ledger.record(
-                self.stage,
-                spec.name,
-                Usage(calls=1, latency_s=latency, attempts=attempts, errors=errors),
-            )
-            if self.cache is not None:
-                self.cache.put(
-                    key,
-                    Response(
-                        model=spec.name,
-                        text=scores.model_dump_json(),
-                        finish_reason="scores",
-                        tokens_in=0,
-                        tokens_out=0,
-                        latency_s=latency,
-                        cost=0.0,
-                        cached=False,
-                        attempts=attempts,
-                    ),
-                )
-            return scores
+            return self._keep_scores(spec, key, scores, attempts, latency, errors)
 
         return self._attempts(spec, lambda: provider.score_options(parts, list(options)), 0, keep)
+
+    def score_options_many(
+        self, model: str | ModelSpec, requests: Sequence[tuple[Any, Sequence[str]]]
+    ) -> list[OptionScores | ModelCallError]:
+        """`score_options` for many questions (messages, options): cached ones replayed, the
+        others asked of the model together, which a local model scores in a few passes.
+        Results in order, a `ModelCallError` in the place of each question that failed; a
+        failure worth retrying retries the batch."""
+        spec = self.spec(model)
+        results: list[OptionScores | ModelCallError | None] = [None] * len(requests)
+        asked: list[tuple[int, list[Part], str]] = []
+        provider = self.provider(spec)
+        for i, (messages, options) in enumerate(requests):
+            try:
+                _, parts, key = self._prepare_call(spec, messages, {"score_options": list(options)})
+            except ModelCallError as exc:
+                results[i] = exc
+                continue
+            if (hit := self._cached_scores(spec, key)) is not None:
+                results[i] = hit
+            else:
+                asked.append((i, parts, key))
+
+        def keep(answers: list, attempts: int, latency: float, errors: dict) -> None:
+            if len(answers) != len(asked):
+                raise AssertionError(f"{len(asked)} questions scored as {len(answers)}")
+            if retry := next(
+                (a for a in answers if isinstance(a, ProviderError) and a.transient), None
+            ):
+                raise retry
+            share = latency / max(1, len(asked))  # the batch's time, shared by its questions
+            for (i, _, key), answer in zip(asked, answers, strict=True):
+                if isinstance(answer, ProviderError):
+                    self.ledger.record(
+                        self.stage,
+                        spec.name,
+                        Usage(calls=1, attempts=attempts, errors={answer.kind: 1}),
+                    )
+                    results[i] = ModelCallError(spec.name, answer.kind, answer.message, attempts)
+                else:
+                    results[i] = self._keep_scores(spec, key, answer, attempts, share, errors)
+
+        if asked:
+            batch = [(parts, list(requests[i][1])) for i, parts, _ in asked]
+            try:
+                self._attempts(spec, lambda: provider.score_options_many(batch), 0, keep)
+            except ModelCallError as exc:  # every attempt of the batch failed
+                for i, _, _ in asked:
+                    results[i] = exc
+        return results  # type: ignore[return-value]
+
+    def _cached_scores(self, spec: ModelSpec, key: str) -> OptionScores | None:
+        if self.cache is None or (hit := self.cache.get(key)) is None:
+            return None
+        self.ledger.record(self.stage, spec.name, Usage(calls=1, cached=1))
+        return OptionScores.model_validate_json(hit.text)
+
+    def _keep_scores(
+        self,
+        spec: ModelSpec,
+        key: str,
+        scores: OptionScores,
+        attempts: int,
+        latency: float,
+        errors: dict,
+    ) -> OptionScores:
+        """Count a scoring call and cache its scores."""
+        self.ledger.record(
+            self.stage,
+            spec.name,
+            Usage(calls=1, latency_s=latency, attempts=attempts, errors=errors),
+        )
+        if self.cache is not None:
+            self.cache.put(
+                key,
+                Response(
+                    model=spec.name,
+                    text=scores.model_dump_json(),
+                    finish_reason="scores",
+                    tokens_in=0,
+                    tokens_out=0,
+                    latency_s=latency,
+                    cost=0.0,
+                    cached=False,
+                    attempts=attempts,
+                ),
+            )
+        return scores

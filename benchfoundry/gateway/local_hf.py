@@ -8,19 +8,23 @@ kept as safetensors in the model cache folder so later loads are fast.
 
 from __future__ import annotations
 
-import copy
-import inspect
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from benchfoundry.gateway.batching import MicroBatcher
 from benchfoundry.gateway.context import GatewayContext
-from benchfoundry.gateway.errors import ModelConfigError, permanent
+from benchfoundry.gateway.errors import ModelConfigError, ProviderError, permanent
+from benchfoundry.gateway.local_scoring import (
+    PrefixCache,
+    ScoringItem,
+    cache_argument,
+    encode_options,
+    last_logits_only,
+    score_many,
+)
 from benchfoundry.gateway.messages import ImagePart, Part, TextPart, has_images
 from benchfoundry.gateway.models import ModelSpec
 from benchfoundry.gateway.providers import Provider
@@ -284,8 +288,46 @@ class TransformersModel(Provider):
         return completions
 
     def score_options(self, parts: Sequence[Part], options: Sequence[str]) -> OptionScores:
-        """Sum of log p(option tokens | prompt) per option, and that sum per token. The prompt
-        is run once; every option continues from its cached keys and values, all in one batch."""
+        """Sum of log p(option tokens | prompt) per option, and that sum per token."""
+        result = self.score_options_many([(parts, options)])[0]
+        if isinstance(result, ProviderError):
+            raise result
+        return result
+
+    def score_options_many(
+        self, items: Sequence[tuple[Sequence[Part], Sequence[str]]]
+    ) -> list[OptionScores | ProviderError]:
+        """Many questions scored together (`local_scoring`): text prompts in a few passes per
+        group that shares a prefix; prompts with images one by one."""
+        model, _, is_vlm = self.load()
+        if is_vlm or any(has_images(parts) for parts, _ in items):
+            return [self._score_alone(parts, options) for parts, options in items]
+        tokenizer = self._tokenizer()
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        with self._lock:
+            prepared: list[ScoringItem | ProviderError] = []
+            for parts, options in items:
+                try:
+                    prompt = self._inputs(parts, None)["input_ids"][0].tolist()
+                    prepared.append(
+                        ScoringItem(
+                            # questions with the same leading parts (an image's facts) share
+                            # the prompt up to their own words
+                            group=tuple(p.value for p in parts[:-1] if isinstance(p, TextPart)),
+                            prompt=prompt,
+                            options=list(options),
+                            encoded=encode_options(tokenizer, prompt, options),
+                        )
+                    )
+                except ProviderError as exc:
+                    prepared.append(exc)
+            return score_many(model, self.device, pad, self._prefixes, prepared)
+
+    def _score_alone(
+        self, parts: Sequence[Part], options: Sequence[str]
+    ) -> OptionScores | ProviderError:
+        """One prompt with images: the prompt's pass, then every option continuing from its
+        keys and values, all options in one batch."""
         import torch
 
         model, _, _ = self.load()
@@ -293,22 +335,15 @@ class TransformersModel(Provider):
         with self._lock:
             inputs = self._inputs(parts, None)
             prompt_ids = inputs["input_ids"]
-            # After a prompt that ends in a space or newline (a chat template's turn), the option
-            # starts a word on its own; otherwise it needs its leading space.
-            ends_open = tokenizer.decode(prompt_ids[0, -1:]).endswith((" ", "\n"))
-            encoded = [
-                tokenizer(
-                    option.strip() if ends_open else " " + option.strip(),
-                    add_special_tokens=False,
-                )["input_ids"]
-                for option in options
-            ]
-            empty = [options[i] for i, ids in enumerate(encoded) if not ids]
-            if empty:
-                raise permanent("bad_input", f"option(s) {empty} have no tokens to score")
+            try:
+                encoded = encode_options(tokenizer, prompt_ids[0].tolist(), options)
+            except ProviderError as exc:
+                return exc
             extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
             with torch.no_grad():
-                first = self._run_prompt(model, prompt_ids, extra)
+                first = model(
+                    input_ids=prompt_ids, use_cache=True, **last_logits_only(model), **extra
+                )
                 first_logprobs = torch.log_softmax(first.logits[0, -1].float(), dim=-1)
                 n, width = len(encoded), max(len(ids) for ids in encoded)
                 pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
@@ -324,7 +359,7 @@ class TransformersModel(Provider):
                     input_ids=batch.to(self.device),
                     attention_mask=mask.to(self.device),
                     use_cache=True,
-                    **{_cache_argument(model): cache},
+                    **{cache_argument(model): cache},
                 ).logits.float()
                 rest_logprobs = torch.log_softmax(rest, dim=-1)
         summed, normalised, counts = [], [], []
@@ -338,103 +373,6 @@ class TransformersModel(Provider):
         return OptionScores(
             options=list(options), summed=summed, normalised=normalised, n_tokens=counts
         )
-
-    def _run_prompt(self, model: Any, prompt_ids: Any, extra: dict[str, Any]) -> Any:
-        """The prompt's forward pass, continued from the keys and values of the longest prefix
-        it shares with a recent prompt (questions about one image share its facts), then kept
-        for the next. Text prompts only: image inputs run whole."""
-        last = _last_logits_only(model)  # only the last token's logits are read
-        if extra or self._prefixes.size == 0:
-            return model(input_ids=prompt_ids, use_cache=True, **last, **extra)
-        ids = tuple(prompt_ids[0].tolist())
-        if (same := self._prefixes.exact(ids)) is not None:
-            return same  # the very same prompt: the very same numbers
-        shared, cache = self._prefixes.longest(ids)
-        if cache is None:
-            output = model(input_ids=prompt_ids, use_cache=True, **last)
-        else:
-            output = model(
-                input_ids=prompt_ids[:, shared:],
-                use_cache=True,
-                **last,
-                **{_cache_argument(model): cache},
-            )
-        self._prefixes.keep(ids, output)
-        return output
-
-
-class PrefixCache:
-    """Keys and values of the last few prompts a model ran, to continue a new prompt from the
-    longest token prefix it shares with one of them. A hit hands out a cropped copy, so the
-    stored entry stays whole."""
-
-    def __init__(self, size: int = 4, min_shared: int = 8) -> None:
-        self.size = size
-        self.min_shared = min_shared
-        # prompt tokens -> (keys and values, logits of the last prompt token)
-        self._entries: OrderedDict[tuple[int, ...], tuple[Any, Any]] = OrderedDict()
-        self.hits = 0
-        self.tokens_saved = 0
-
-    def longest(self, ids: tuple[int, ...]) -> tuple[int, Any]:
-        """(tokens shared, a cache of them to continue from) or (0, None). At least the last
-        token is always left to run, for its logits."""
-        best, best_key = 0, None
-        for key in self._entries:
-            n = 0
-            for a, b in zip(key, ids, strict=False):
-                if a != b:
-                    break
-                n += 1
-            if n > best:
-                best, best_key = n, key
-        best = min(best, len(ids) - 1)
-        if best_key is None or best < self.min_shared:
-            return 0, None
-        self._entries.move_to_end(best_key)
-        cache = copy.deepcopy(self._entries[best_key][0])
-        if (extra := cache.get_seq_length() - best) > 0:
-            try:
-                cache.crop(-extra)  # transformers crops by a count of tokens to drop
-            except (RuntimeError, ValueError, NotImplementedError):
-                return 0, None  # a cache that cannot be cut back (sliding windows): run whole
-        self.hits += 1
-        self.tokens_saved += best
-        return best, cache
-
-    def exact(self, ids: tuple[int, ...]) -> Any | None:
-        """The stored output of this very prompt (its logits and a copy of its cache), if any."""
-        if ids not in self._entries:
-            return None
-        self._entries.move_to_end(ids)
-        cache, logits = self._entries[ids]
-        self.hits += 1
-        self.tokens_saved += len(ids)
-        return SimpleNamespace(logits=logits, past_key_values=copy.deepcopy(cache))
-
-    def keep(self, ids: tuple[int, ...], output: Any) -> None:
-        """Keep a prompt's keys and values and the logits of its last token."""
-        self._entries[ids] = (copy.deepcopy(output.past_key_values), output.logits[:, -1:].clone())
-        self._entries.move_to_end(ids)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
-
-
-def _cache_argument(model: Any) -> str:
-    """The forward argument that takes past keys and values: newer transformers name it `cache`
-    and warn on the old name."""
-    return "cache" if "cache" in _forward_parameters(model) else "past_key_values"
-
-
-def _last_logits_only(model: Any) -> dict[str, int]:
-    """The forward argument that computes the logits of the last position alone (the prompt's
-    other positions need only their keys and values): a vocabulary-wide projection per prompt
-    token saved, a fifth of a small model's work. Empty for a model that has no such argument."""
-    return {"logits_to_keep": 1} if "logits_to_keep" in _forward_parameters(model) else {}
-
-
-def _forward_parameters(model: Any) -> Any:
-    return inspect.signature(model.forward).parameters
 
 
 def _end_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from benchfoundry.gateway.errors import ModelConfigError, NotSupportedError
+from benchfoundry.gateway.errors import ModelConfigError, NotSupportedError, ProviderError
 from benchfoundry.gateway.messages import Part, cache_form
 from benchfoundry.gateway.models import ModelSpec
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
@@ -49,6 +49,19 @@ class Provider(ABC):
             f"model '{self.spec.name}' ({self.spec.provider}) cannot score options by likelihood; "
             "use a local transformers model (hf/..., smollm2)"
         )
+
+    def score_options_many(
+        self, items: Sequence[tuple[Sequence[Part], Sequence[str]]]
+    ) -> list[OptionScores | ProviderError]:
+        """`score_options` for many questions, in order, a `ProviderError` in the place of each
+        that failed. Models that can score many at once faster override it."""
+        results: list[OptionScores | ProviderError] = []
+        for parts, options in items:
+            try:
+                results.append(self.score_options(parts, options))
+            except ProviderError as exc:
+                results.append(exc)
+        return results
 
     def prepare(self, answers: Sequence[str]) -> None:  # noqa: B027 - optional hook
         """See the answer letters of the dataset about to be asked (only priors use it)."""

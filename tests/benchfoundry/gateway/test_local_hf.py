@@ -194,3 +194,66 @@ def test_option_scores_are_the_same_when_a_prompt_continues_from_a_shared_prefix
     prefixes = shared.provider("m")._prefixes
     assert prefixes.hits == 2 and prefixes.tokens_saved > 2 * 100
     assert fresh.provider("m")._prefixes.hits == 0
+
+
+def test_many_questions_scored_together_score_as_each_alone(tmp_path):
+    """Questions about two images and one without any, with options of one and of several
+    tokens and tails of different lengths, scored in one batch: the numbers are those of each
+    question's whole prompt run on its own, and a bad question fails alone."""
+    from benchfoundry.gateway import ResponseCache
+    from benchfoundry.gateway.errors import ProviderError
+    from benchfoundry.gateway.models import ModelSpec
+
+    spec = ModelSpec(name="m", provider="smollm2")
+    gateway = Gateway({"m": spec}, ResponseCache(tmp_path / "cache.sqlite"))
+    provider = gateway.provider("m")
+    facts = {
+        "a": "[Image described by extracted visual facts]\nA red circle above a blue square.",
+        "b": "[Image described by extracted visual facts]\nThe words OPEN DAILY on a green door.",
+    }
+    asked = [
+        ("a", "What colour is the circle?", ["bright red", "blue", "green", "purple"]),
+        (
+            "a",
+            "Which shape is below the circle, if you look at it closely?",
+            ["a square", "a star"],
+        ),
+        ("b", "What do the words say?", ["OPEN DAILY", "CLOSED FOR THE WINTER", "SALE", "EXIT"]),
+        (None, "Is the sky blue?", ["yes", "no"]),
+        ("b", "What colour is the door?", ["green", "  "]),  # an option with no tokens
+        ("b", "Is it a door?", ["yes, it is a door", "no"]),
+    ]
+    items = [
+        (
+            ([TextPart(value=facts[image])] if image else [])
+            + [TextPart(value=f"Question: {q}\nAnswer:")],
+            options,
+        )
+        for image, q, options in asked
+    ]
+    together = provider.score_options_many(items)
+    assert isinstance(together[4], ProviderError) and together[4].kind == "bad_input"
+    for (parts, options), scores in zip(items, together, strict=True):
+        if isinstance(scores, ProviderError):
+            continue
+        alone = provider._score_alone(parts, options)
+        assert scores.n_tokens == alone.n_tokens
+        assert scores.summed == pytest.approx(alone.summed, abs=1e-3)
+        assert scores.best(normalised=True) == alone.best(normalised=True)
+    # Through the gateway: the same scores, cached one by one, the bad question its own error.
+    messages = [[{"type": "text", "value": p.value} for p in parts] for parts, _ in items]
+    through = gateway.score_options_many(
+        "m", list(zip(messages, [o for _, o in items], strict=True))
+    )
+    assert [type(r).__name__ for r in through] == [
+        "OptionScores",
+        "OptionScores",
+        "OptionScores",
+        "OptionScores",
+        "ModelCallError",
+        "OptionScores",
+    ]
+    assert through[0].summed == pytest.approx(together[0].summed, abs=1e-3)
+    assert gateway.score_options("m", messages[2], items[2][1]) == through[2], (
+        "replayed from the cache"
+    )
