@@ -175,6 +175,8 @@ def _distinct(
     the position of its pair."""
     try:
         array = responses if isinstance(responses, pa.Array) else pa.array(responses, pa.string())
+        if array.type != pa.string():
+            array = array.cast(pa.string())
         encoded = pc.dictionary_encode(array, null_encoding="encode")
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # a lone surrogate, say
         keys = list(zip(responses, counts, strict=True))
@@ -183,12 +185,12 @@ def _distinct(
         return list(positions), [_RULES] * len(positions), at
     texts = encoded.dictionary.to_pylist()
     kinds = np.full(len(texts), _RULES)
-    # Only a response of 64 characters or fewer can be short words: the patterns run on those.
-    short = np.flatnonzero(
-        pc.fill_null(pc.less_equal(pc.binary_length(encoded.dictionary), 64), False).to_numpy(
-            zero_copy_only=False
-        )
-    )
+    # Only a response of 64 bytes or fewer can be short words: the patterns run on those (its
+    # length from the offsets, numpy's: Arrow's kernels cost more on their first call).
+    dictionary = encoded.dictionary
+    ends = np.frombuffer(dictionary.buffers()[1], dtype=np.int32)
+    ends = ends[dictionary.offset : dictionary.offset + len(dictionary) + 1]
+    short = np.flatnonzero(np.diff(ends) <= 64)
     if len(short):
         kinds[short] = _kinds(encoded.dictionary.take(pa.array(short)))
     numbers = np.asarray(counts, dtype=np.int64)

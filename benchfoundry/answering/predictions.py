@@ -158,10 +158,57 @@ def _texts(frame: pd.DataFrame, column: str) -> pa.Array:
     ):
         return pa.array([_text(v) for v in values.tolist()], pa.string())
     if array.type != pa.string():
-        array = array.cast(pa.string())
+        array = _narrowed(array)
     if array.null_count:
         array = array.fill_null("")
+    if not _may_need_trim(array):
+        return array
     return pc.utf8_trim(array, characters=_WHITESPACE)
+
+
+def _narrowed(array: pa.Array) -> pa.Array:
+    """A `large_string` array (pandas' own string columns) as `string`, its bytes shared and its
+    offsets narrowed by numpy (Arrow's cast kernels cost a millisecond the first time a process
+    calls one)."""
+    validity, offsets, data = array.buffers()
+    wide = np.frombuffer(offsets, dtype=np.int64)[array.offset : array.offset + len(array) + 1]
+    if len(wide) == 0 or wide[-1] >= 2**31:
+        return array.cast(pa.string())
+    if validity is not None and array.offset:  # a sliced bitmap: leave it to Arrow
+        return array.cast(pa.string())
+    narrow = pa.py_buffer((wide - wide[0]).astype(np.int32))
+    held = (
+        data.slice(int(wide[0]), int(wide[-1] - wide[0])) if data is not None else pa.py_buffer(b"")
+    )
+    return pa.Array.from_buffers(
+        pa.string(), len(array), [validity, narrow, held], null_count=array.null_count
+    )
+
+
+# The bytes a string that `str.strip()` changes begins with (the first bytes of the white space
+# characters in UTF-8) and ends with (their last bytes).
+_FIRST_BYTES = np.zeros(256, dtype=bool)
+_FIRST_BYTES[[c.encode()[0] for c in _WHITESPACE]] = True
+_LAST_BYTES = np.zeros(256, dtype=bool)
+_LAST_BYTES[[c.encode()[-1] for c in _WHITESPACE]] = True
+
+
+def _may_need_trim(texts: pa.Array) -> bool:
+    """False where no text of a string array (no nulls) begins with a byte that begins white
+    space or ends with one that ends it, so that trimming would change none (numpy's reading
+    of its bytes; `utf8_trim` copies every text, and costs more on its first call)."""
+    _, offsets, data = texts.buffers()
+    if data is None or len(texts) == 0:
+        return False
+    ends = np.frombuffer(offsets, dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
+    held = np.frombuffer(data, dtype=np.uint8)
+    if held.size == 0:
+        return False
+    # An empty text's first and last bytes taken here are its neighbours': at worst a trim that
+    # changes nothing.
+    firsts = held.take(ends[:-1], mode="clip")
+    lasts = held.take(ends[1:] - 1, mode="clip")
+    return bool(_FIRST_BYTES[firsts].any() or _LAST_BYTES[lasts].any())
 
 
 def _index(value: object) -> int:

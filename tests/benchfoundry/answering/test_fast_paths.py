@@ -14,7 +14,13 @@ import pytest
 from benchfoundry.answering import choice, choice_batch
 from benchfoundry.answering.choice import extract_choice, normalise
 from benchfoundry.answering.choice_batch import extract_many
-from benchfoundry.answering.predictions import _WHITESPACE, score_predictions
+from benchfoundry.answering.predictions import (
+    _WHITESPACE,
+    _may_need_trim,
+    _text,
+    _texts,
+    score_predictions,
+)
 from benchfoundry.core.letters import LETTERS
 from tests.benchfoundry.answering.test_choice import TABLE
 
@@ -141,6 +147,25 @@ def test_plain_forms_made_at_once_are_those_made_one_by_one():
 def test_the_white_space_arrow_trims_is_what_str_strip_removes():
     every = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
     assert sorted(_WHITESPACE) == sorted(every)
+
+
+@pytest.mark.parametrize("dtype", ["str", "object"])
+def test_a_column_is_read_as_text_reads_each_value(dtype):
+    clean = ["B", "", "The answer is C.", "苹果", "", "x y"]  # nothing to strip: kept as it is
+    edges = ["\u3000苹果", "B\xa0", " B", "C\n", "\u2028", "\x85x", "a\u202f", "\t"]
+    frame = pd.DataFrame({"clean": clean * 3, "edges": (edges + [None] * 10)[:18]}, dtype=dtype)
+    frame["nulls"] = pd.Series(["a", None, " b "] * 6, dtype=dtype)
+    for column in frame.columns:
+        got = _texts(frame, column)
+        assert got.type == pa.string()
+        assert got.to_pylist() == [_text(v) for v in frame[column].tolist()]
+    assert not _may_need_trim(_texts(frame, "clean"))
+    for text in edges:  # a text whose first or last byte may be white space is trimmed
+        assert _may_need_trim(pa.array(["a", text, ""]))
+    assert not _may_need_trim(pa.array(["", "", "é", "a"])[3:])  # sliced: the bytes it holds
+    assert _texts(frame.iloc[5:], "edges").to_pylist() == [
+        _text(v) for v in frame["edges"].iloc[5:].tolist()
+    ]
 
 
 def _frame(sample: list[tuple[str, list[str]]], rng: random.Random) -> pd.DataFrame:
