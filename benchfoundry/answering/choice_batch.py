@@ -197,14 +197,17 @@ def _distinct(
     width = int(numbers.max(initial=0)) + 1
     pairs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * width
     pairs += numbers
-    found = pc.dictionary_encode(pa.array(pairs))
-    distinct = found.dictionary.to_numpy(zero_copy_only=False)
+    # The pairs are numbers below len(texts) * width: the distinct ones are marked in a table of
+    # that size, and each row's position among them is the count of marks before its own.
+    held = np.zeros(len(texts) * width, dtype=bool)
+    held[pairs] = True
+    distinct = np.flatnonzero(held)
     text_at = distinct // width
     pair_texts = map(texts.__getitem__, text_at.tolist())
     return (
         list(zip(pair_texts, (distinct % width).tolist(), strict=True)),
         kinds[text_at].tolist(),
-        found.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+        (np.cumsum(held) - 1)[pairs],
     )
 
 
