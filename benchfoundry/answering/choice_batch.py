@@ -187,10 +187,7 @@ def _distinct(
     kinds = np.full(len(texts), _RULES)
     # Only a response of 64 bytes or fewer can be short words: the patterns run on those (its
     # length from the offsets, numpy's: Arrow's kernels cost more on their first call).
-    dictionary = encoded.dictionary
-    ends = np.frombuffer(dictionary.buffers()[1], dtype=np.int32)
-    ends = ends[dictionary.offset : dictionary.offset + len(dictionary) + 1]
-    short = np.flatnonzero(np.diff(ends) <= 64)
+    short = np.flatnonzero(byte_lengths(encoded.dictionary) <= 64)
     if len(short):
         kinds[short] = _kinds(encoded.dictionary.take(pa.array(short)))
     numbers = np.asarray(counts, dtype=np.int64)
@@ -209,6 +206,18 @@ def _distinct(
         kinds[text_at].tolist(),
         (np.cumsum(held) - 1)[pairs],
     )
+
+
+def text_offsets(texts: pa.Array) -> np.ndarray:
+    """Where each text of a `string` array begins in its bytes, and where the last ends (numpy's
+    view of its offsets: Arrow's kernels cost more on their first call in a process)."""
+    ends = np.frombuffer(texts.buffers()[1], dtype=np.int32)
+    return ends[texts.offset : texts.offset + len(texts) + 1]
+
+
+def byte_lengths(texts: pa.Array) -> np.ndarray:
+    """The length in bytes of each text of a `string` array (0 for a null)."""
+    return np.diff(text_offsets(texts))
 
 
 # How `_by_letters` reads a response, as `_kinds` tells it for many at once: by the full rules;

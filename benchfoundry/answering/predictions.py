@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel
 
-from benchfoundry.answering.choice_batch import read_many
+from benchfoundry.answering.choice_batch import byte_lengths, read_many, text_offsets
 from benchfoundry.answering.judge import ToExtract, judge_undecided
 from benchfoundry.core.errors import UserError
 from benchfoundry.core.letters import LETTERS
@@ -197,10 +197,10 @@ def _may_need_trim(texts: pa.Array) -> bool:
     """False where no text of a string array (no nulls) begins with a byte that begins white
     space or ends with one that ends it, so that trimming would change none (numpy's reading
     of its bytes; `utf8_trim` copies every text, and costs more on its first call)."""
-    _, offsets, data = texts.buffers()
+    data = texts.buffers()[2]
     if data is None or len(texts) == 0:
         return False
-    ends = np.frombuffer(offsets, dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
+    ends = text_offsets(texts)
     held = np.frombuffer(data, dtype=np.uint8)
     if held.size == 0:
         return False
@@ -238,10 +238,10 @@ def _all_ascii(texts: pa.Array) -> bool:
     """Whether every text of a string array is ASCII, from the bytes it holds at once (numpy's
     maximum: Arrow's `string_is_ascii` and its first aggregate cost milliseconds the first time
     a process calls them, more than a file's answers take to read)."""
-    _, offsets, data = texts.buffers()
+    data = texts.buffers()[2]
     if data is None or len(texts) == 0:
         return True
-    ends = np.frombuffer(offsets, dtype=np.int32)[texts.offset : texts.offset + len(texts) + 1]
+    ends = text_offsets(texts)
     held = np.frombuffer(data, dtype=np.uint8)[ends[0] : ends[-1]]
     return held.size == 0 or int(held.max()) < 128
 
@@ -284,7 +284,7 @@ def _score_rows(frame: pd.DataFrame, gateway: Gateway | None, judge: str | None)
     option_columns = [_texts(frame, L) for L in present]
     filled = np.zeros(len(frame), dtype=np.int64)  # a row's options end at its last filled one
     for number, column in enumerate(option_columns, 1):
-        filled[pc.not_equal(column, "").to_numpy(zero_copy_only=False)] = number
+        filled[byte_lengths(column) > 0] = number
     counts = filled
 
     def options_of(rows: list[int]) -> list[tuple[str, ...]]:
