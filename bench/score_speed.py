@@ -14,6 +14,9 @@ extracting, building and summarising the rows), each as a share of `can_infer`'s
 - warm: the median of `--warm` passes in one process after an untimed first one, taken in
   turn, our remembered readings cleared before each of our passes so that no pass reuses
   another's results.
+The share is given twice: the ratio of the two medians, and the median of the ratios round by
+round (each round runs every kind once, side by side, so a slow spell of a shared machine
+falls on both sides of its ratio).
 Then, for every row its own option set, the same per response shape (µs a row, warm), and how
 often `can_infer` and we disagree where both decide. `can_infer` is found in an importable
 `vlmeval`, or in the `vlmeval/utils/matching_util.py` of a folder named in
@@ -236,9 +239,10 @@ def timed(run, reset=None) -> float:
     return time.process_time() - start
 
 
-def warm(data, can_infer, repeat: int) -> dict[str, float]:
-    """The median CPU seconds of each kind's passes in this process, after an untimed first pass
-    of each, the kinds taken in turn so that a slower spell of a shared machine falls on all."""
+def warm(data, can_infer, repeat: int) -> dict[str, list[float]]:
+    """The CPU seconds of each kind's passes in this process, round by round, after an untimed
+    first pass of each, the kinds taken in turn so that a slower spell of a shared machine falls
+    on all."""
     runs, reset, _, _ = passes(data, can_infer)
     seconds = {kind: [] for kind in runs}
     for round_ in range(repeat + 1):
@@ -246,11 +250,12 @@ def warm(data, can_infer, repeat: int) -> dict[str, float]:
             spent = timed(run, None if kind == "can_infer" else reset)
             if round_:
                 seconds[kind].append(spent)
-    return {kind: statistics.median(values) for kind, values in seconds.items()}
+    return seconds
 
 
-def cold(args, sets: int, kinds, repeat: int) -> dict[str, float]:
-    """The median CPU seconds of one pass of each kind, each in a fresh process."""
+def cold(args, sets: int, kinds, repeat: int) -> dict[str, list[float]]:
+    """The CPU seconds of one pass of each kind, each in a fresh process, round by round (the
+    kinds in turn in each round)."""
     seconds = {kind: [] for kind in kinds}
     for _ in range(repeat):
         for kind in kinds:
@@ -259,7 +264,7 @@ def cold(args, sets: int, kinds, repeat: int) -> dict[str, float]:
                 [*command, "--one", kind], capture_output=True, text=True, check=True
             )
             seconds[kind].append(float(done.stdout.strip().splitlines()[-1]))
-    return {kind: statistics.median(values) for kind, values in seconds.items()}
+    return seconds
 
 
 def one(args) -> None:
@@ -270,12 +275,17 @@ def one(args) -> None:
     print(timed(runs[args.one]))
 
 
-def line(label: str, figures: dict[str, float], rows: int) -> str:
-    base = figures.get("can_infer")
+def line(label: str, samples: dict[str, list[float]], rows: int) -> str:
+    """Each kind's median, its share of `can_infer`'s median, and the median of its share round
+    by round (each round's passes ran side by side, in the same spell of the machine)."""
+    base = samples.get("can_infer")
     parts = []
-    for kind, seconds in figures.items():
-        share = f" ({seconds / base:.2f}x)" if base and kind != "can_infer" else ""
-        parts.append(f"{kind} {seconds * 1e3:7.1f} ms{share}")
+    for kind, values in samples.items():
+        share = ""
+        if base and kind != "can_infer":
+            paired = statistics.median(v / b for v, b in zip(values, base, strict=True))
+            share = f" ({statistics.median(values) / statistics.median(base):.2f}x, by round {paired:.2f}x)"
+        parts.append(f"{kind} {statistics.median(values) * 1e3:7.1f} ms{share}")
     return f"  {label:5s} " + ", ".join(parts) + f"  [{rows:,} rows]"
 
 
@@ -284,7 +294,10 @@ def shapes(args, can_infer) -> None:
     print("  per shape, every row its own options (µs a row, warm; share of can_infer's):")
     for name, _, _ in SHAPES:
         data = frame(args.rows, args.rows, shape=name)
-        figures = warm(data, can_infer, max(3, args.warm // 2))
+        figures = {
+            k: statistics.median(v)
+            for k, v in warm(data, can_infer, max(3, args.warm // 2)).items()
+        }
         base = figures.get("can_infer")
         cells = []
         for kind, seconds in figures.items():
