@@ -250,7 +250,7 @@ def _kinds(texts: pa.Array) -> np.ndarray:
     return kinds.to_numpy(zero_copy_only=False)
 
 
-_ODD_SPACE = re.compile(r"[\t\r\x0b\x0c\x1c-\x1f]")  # ASCII white space other than " " and "\n"
+_ODD_SPACE = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # ASCII white space other than " " and "\n"
 _RUNS = re.compile(r"  +")
 
 
@@ -263,13 +263,17 @@ def _plain_all(texts: list[str], padded: bool = False, each: int = 1) -> list[st
     if (
         not joined.isascii()
         or joined.count("\n") != len(texts) * each - 1
-        or _ODD_SPACE.search(joined) is not None
+        or any(space in joined for space in _ODD_SPACE)  # a `find` each: faster than a pattern
     ):
         return None if texts else []
     plain = joined.encode("ascii").translate(_ASCII_PLAIN).decode("ascii")
     if "  " in plain:
         plain = _RUNS.sub(" ", plain)
-    plain = plain.replace("\n ", "\n").replace(" \n", "\n").strip(" ")
+    if "\n " in plain:
+        plain = plain.replace("\n ", "\n")
+    if " \n" in plain:
+        plain = plain.replace(" \n", "\n")
+    plain = plain.strip(" ")
     if padded:
         plain = " " + plain.replace("\n", " \n ") + " "
     return plain.split("\n")
