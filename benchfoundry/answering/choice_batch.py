@@ -18,6 +18,7 @@ from benchfoundry.answering.choice import (
     Extraction,
     _by_content,
     _by_letters,
+    _by_rules,
     _decide,
 )
 from benchfoundry.answering.choice_keys import ANY_KEY_PATTERN as _ANY_KEY_PATTERN
@@ -56,7 +57,9 @@ def read_many(
     # Python step per row would cost as much as reading most rows.
     distinct, kinds, at = _distinct(responses, counts)
     readings: list[Extraction | str] = [
-        _by_letters(response, n)
+        _by_rules(response, LETTERS[:n])  # type: ignore[arg-type]
+        if kind == _LONG
+        else _by_letters(response, n)
         if kind == _RULES
         else response  # type: ignore[misc]  (words with no letter: read by content)
         if kind == _WORDS
@@ -187,9 +190,13 @@ def _distinct(
     kinds = np.full(len(texts), _RULES)
     # Only a response of 64 bytes or fewer can be short words: the patterns run on those (its
     # length from the offsets, numpy's: Arrow's kernels cost more on their first call).
-    short = np.flatnonzero(byte_lengths(encoded.dictionary) <= 64)
+    lengths = byte_lengths(encoded.dictionary)
+    short = np.flatnonzero(lengths <= 64)
     if len(short):
         kinds[short] = _kinds(encoded.dictionary.take(pa.array(short)))
+    long = np.flatnonzero(lengths > 64)
+    if len(long) and _left_as_they_are([texts[i] for i in long.tolist()]):
+        kinds[long] = _LONG
     numbers = np.asarray(counts, dtype=np.int64)
     width = int(numbers.max(initial=0)) + 1
     pairs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * width
@@ -222,8 +229,25 @@ def byte_lengths(texts: pa.Array) -> np.ndarray:
 
 # How `_by_letters` reads a response, as `_kinds` tells it for many at once: by the full rules;
 # a response of words with no letter (`_words_only` gives it back, to be read by content); one
-# whose only letter is its first character (`_words_only` decides that letter).
-_RULES, _WORDS, _LABEL = 0, 1, 2
+# whose only letter is its first character (`_words_only` decides that letter); a response of
+# over 64 characters that `normalise` leaves as it is (by the full rules, not normalised again).
+_RULES, _WORDS, _LABEL, _LONG = 0, 1, 2, 3
+
+
+def _left_as_they_are(texts: list[str]) -> bool:
+    """Whether `normalise` leaves every one of `texts` as it is, found for all at once: ASCII,
+    printable, no emphasis or code marks, no two spaces together, none at either end."""
+    joined = "\n".join(texts)
+    return (
+        joined.isascii()
+        and joined.count("\n") == len(texts) - 1
+        and joined.replace("\n", "x").isprintable()
+        and not any(mark in joined for mark in ("  ", "*", "_", "`", " \n", "\n "))
+        and joined[:1] != " "
+        and joined[-1:] != " "
+    )
+
+
 # `_words_only`'s conditions as Arrow (RE2) patterns, on responses that `normalise` leaves as
 # they are. One pattern holds four: printable ASCII with nothing to strip, no emphasis or code
 # marks (`*`, `_`, backtick), words joined by single spaces (2 to 12 of them), and no capital

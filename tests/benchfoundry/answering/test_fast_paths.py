@@ -286,19 +286,22 @@ LONG_WORDS += ["unable", "impossible", "way", "(B)", "[C]", "(d)", "A", "B.", "C
 LONG_WORDS += ["<answer>A</answer>", "the", "cat", "dog", "image", "it's", "clearly", "3", "x"]
 
 
-def _long_responses(count: int, seed: int) -> list[str]:
+def _long_responses(count: int, seed: int, loose: float = 0.2) -> list[str]:
     rng = random.Random(seed)
     texts = []
     for _ in range(count):
         words = [rng.choice(LONG_WORDS) for _ in range(rng.randint(10, 40))]
-        if rng.random() < 0.2:  # some of them written as `normalise` would change them
+        if rng.random() < loose:  # some of them written as `normalise` would change them
             words[rng.randrange(len(words))] = rng.choice(["**B**", "two  spaces", "tab\there"])
         texts.append(" ".join(words))
     return texts
 
 
-def test_long_responses_read_at_once_are_read_as_one_by_one():
-    texts = _long_responses(4_000, 3)
+@pytest.mark.parametrize("loose", [0.2, 0.0])
+def test_long_responses_read_at_once_are_read_as_one_by_one(loose):
+    texts = _long_responses(4_000, 3, loose)
+    # With none that `normalise` changes, all of them are read with no normalising.
+    assert choice_batch._left_as_they_are([t for t in texts if len(t) > 64]) == (loose == 0)
     sample = [(t, SETS[i % len(SETS)]) for i, t in enumerate(texts)]
     expected = [extract_choice(r, o) for r, o in sample]
     got = extract_many(
@@ -310,6 +313,24 @@ def test_long_responses_read_at_once_are_read_as_one_by_one():
     reasons = {e.reason for e in expected}
     assert {"answer marker", "letter", "refusal or cannot determine"} <= reasons
     assert any(r.startswith("answer marker, but also") for r in reasons)
+
+
+def test_texts_left_as_they_are_are_those_normalise_leaves():
+    texts = [t for t, *_ in TABLE] + _long_responses(300, 5, loose=0.5)
+    texts += [" lead", "trail ", "a\nb", "a\tb", "x" * 70, "é" * 70, "a_b", "`c`", "**B**"]
+    for text in texts:
+        if choice_batch._left_as_they_are([text]):
+            assert normalise(text) == text, text
+    assert choice_batch._left_as_they_are(["x" * 70, "y z " * 20 + "w"])
+    y = "y" * 35
+    for odd in ["**B**", " ", "\n", "\t", "  ", "é", "`c`", "_"]:
+        for text in (odd + y + y, y + odd + y, y + y + odd):
+            if text == y + " " + y:  # one space between words: as `normalise` leaves it
+                continue
+            if text.strip() == y + y and odd in " \n\t":  # white space at an end: stripped
+                assert normalise(text) != text
+            assert not choice_batch._left_as_they_are(["x" * 70, text]), repr(text)
+            assert not choice_batch._left_as_they_are([text, "x" * 70]), repr(text)
 
 
 def test_ascii_is_told_from_the_bytes_as_arrow_tells_it():
