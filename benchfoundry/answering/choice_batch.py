@@ -194,9 +194,9 @@ def _distinct(
     short = np.flatnonzero(lengths <= 64)
     if len(short):
         kinds[short] = _kinds(encoded.dictionary.take(pa.array(short)))
-    long = np.flatnonzero(lengths > 64)
-    if len(long) and _left_as_they_are([texts[i] for i in long.tolist()]):
-        kinds[long] = _LONG
+    long = lengths > 64
+    if long.any():
+        kinds[long & _left_as_they_are(encoded.dictionary)] = _LONG
     numbers = np.asarray(counts, dtype=np.int64)
     width = int(numbers.max(initial=0)) + 1
     pairs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * width
@@ -234,18 +234,12 @@ def byte_lengths(texts: pa.Array) -> np.ndarray:
 _RULES, _WORDS, _LABEL, _LONG = 0, 1, 2, 3
 
 
-def _left_as_they_are(texts: list[str]) -> bool:
-    """Whether `normalise` leaves every one of `texts` as it is, found for all at once: ASCII,
-    printable, no emphasis or code marks, no two spaces together, none at either end."""
-    joined = "\n".join(texts)
-    return (
-        joined.isascii()
-        and joined.count("\n") == len(texts) - 1
-        and joined.replace("\n", "x").isprintable()
-        and not any(mark in joined for mark in ("  ", "*", "_", "`", " \n", "\n "))
-        and joined[:1] != " "
-        and joined[-1:] != " "
-    )
+def _left_as_they_are(texts: pa.Array) -> np.ndarray:
+    """For each of `texts` (strings, or null), whether `normalise` surely leaves it as it is:
+    printable ASCII words with no emphasis or code marks, joined by single spaces (one Arrow
+    pattern over all of them, which copies none)."""
+    plain = pc.match_substring_regex(texts, _LEFT_AS_IT_IS)
+    return pc.fill_null(plain, False).to_numpy(zero_copy_only=False)
 
 
 # `_words_only`'s conditions as Arrow (RE2) patterns, on responses that `normalise` leaves as
@@ -255,6 +249,7 @@ def _left_as_they_are(texts: list[str]) -> bool:
 _FIRST = r"[!-)+-^a-~]"  # printable, not a space, `*`, `_` or a backtick
 _LATER = r"[!-)+-@\[-^a-~]"  # nor a capital
 _SHORT_WORDS = rf"^{_FIRST}{_LATER}*(?: {_LATER}+){{1,11}}$"
+_LEFT_AS_IT_IS = rf"^{_FIRST}+(?: {_FIRST}+)*$"
 _LABEL_FIRST = r"^[A-Z][^A-Za-z0-9']"  # a capital standing alone at the start...
 _WORD_AFTER = r"^[AI] "  # ...but "A" or "I" before a word may be the article or the pronoun
 
