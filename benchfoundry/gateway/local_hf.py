@@ -298,10 +298,27 @@ class TransformersModel(Provider):
         self, items: Sequence[tuple[Sequence[Part], Sequence[str]]]
     ) -> list[OptionScores | ProviderError]:
         """Many questions scored together (`local_scoring`): text prompts in a few passes per
-        group that shares a prefix; prompts with images one by one."""
-        model, _, is_vlm = self.load()
-        if is_vlm or any(has_images(parts) for parts, _ in items):
-            return [self._score_alone(parts, options) for parts, options in items]
+        group that shares a prefix; prompts with images one by one (each its own result: a text
+        model's error for an image fails that question alone)."""
+        _, _, is_vlm = self.load()
+        results: list[OptionScores | ProviderError | None] = [None] * len(items)
+        text = []
+        for at, (parts, options) in enumerate(items):
+            if is_vlm or has_images(parts):
+                results[at] = self._score_alone(parts, options)
+            else:
+                text.append(at)
+        if text:
+            scored = self._score_text([items[at] for at in text])
+            for at, result in zip(text, scored, strict=True):
+                results[at] = result
+        return results  # type: ignore[return-value]  (every question has its result)
+
+    def _score_text(
+        self, items: Sequence[tuple[Sequence[Part], Sequence[str]]]
+    ) -> list[OptionScores | ProviderError]:
+        """`score_options_many` of text prompts, together."""
+        model, _, _ = self.load()
         tokenizer = self._tokenizer()
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         with self._lock:
@@ -333,9 +350,9 @@ class TransformersModel(Provider):
         model, _, _ = self.load()
         tokenizer = self._tokenizer()
         with self._lock:
-            inputs = self._inputs(parts, None)
-            prompt_ids = inputs["input_ids"]
             try:
+                inputs = self._inputs(parts, None)
+                prompt_ids = inputs["input_ids"]
                 encoded = encode_options(tokenizer, prompt_ids[0].tolist(), options)
             except ProviderError as exc:
                 return exc

@@ -4,7 +4,7 @@ test builds and saves itself (real code path, meaningless answers)."""
 import pytest
 
 from benchfoundry.gateway import Gateway, GenerateParams, Request
-from benchfoundry.gateway.messages import TextPart
+from benchfoundry.gateway.messages import ImagePart, TextPart
 
 pytestmark = pytest.mark.slow
 
@@ -231,9 +231,14 @@ def test_many_questions_scored_together_score_as_each_alone(tmp_path):
         )
         for image, q, options in asked
     ]
+    image = ImagePart(data=b"\x89PNG\r\n\x1a\n", sha256="0" * 64)
+    items.append(([image, TextPart(value="Question: What is it?\nAnswer:")], ["a cat", "a dog"]))
     together = provider.score_options_many(items)
     assert isinstance(together[4], ProviderError) and together[4].kind == "bad_input"
-    for (parts, options), scores in zip(items, together, strict=True):
+    # A text model given an image fails that question alone; the others are scored together.
+    assert isinstance(together[6], ProviderError) and together[6].kind == "no_vision"
+    items.pop()
+    for (parts, options), scores in zip(items, together, strict=False):
         if isinstance(scores, ProviderError):
             continue
         alone = provider._score_alone(parts, options)
