@@ -258,11 +258,12 @@ class Gateway:
     ) -> list[OptionScores | ModelCallError]:
         """`score_options` for many questions (messages, options): cached ones replayed, the
         others asked of the model together, which a local model scores in a few passes.
-        Results in order, a `ModelCallError` in the place of each question that failed; a
-        failure worth retrying retries the batch."""
+        Results in order, a `ModelCallError` in the place of each question that failed. The
+        answers of an attempt are kept as they come; a failure worth retrying asks again only
+        the questions that had it."""
         spec = self.spec(model)
         results: list[OptionScores | ModelCallError | None] = [None] * len(requests)
-        asked: list[tuple[int, list[Part], str]] = []
+        pending: list[tuple[int, list[Part], str]] = []  # not answered yet
         provider = self.provider(spec)
         for i, (messages, options) in enumerate(requests):
             try:
@@ -273,18 +274,21 @@ class Gateway:
             if (hit := self._cached_scores(spec, key)) is not None:
                 results[i] = hit
             else:
-                asked.append((i, parts, key))
+                pending.append((i, parts, key))
+
+        def ask() -> list[OptionScores | ProviderError]:
+            return provider.score_options_many([(p, list(requests[i][1])) for i, p, _ in pending])
 
         def keep(answers: list, attempts: int, latency: float, errors: dict) -> None:
-            if len(answers) != len(asked):
-                raise AssertionError(f"{len(asked)} questions scored as {len(answers)}")
-            if retry := next(
-                (a for a in answers if isinstance(a, ProviderError) and a.transient), None
-            ):
-                raise retry
-            share = latency / max(1, len(asked))  # the batch's time, shared by its questions
-            for (i, _, key), answer in zip(asked, answers, strict=True):
-                if isinstance(answer, ProviderError):
+            if len(answers) != len(pending):
+                raise AssertionError(f"{len(pending)} questions scored as {len(answers)}")
+            share = latency / max(1, len(pending))  # the call's time, shared by its questions
+            retry, again = None, []
+            for (i, parts, key), answer in zip(pending, answers, strict=True):
+                if isinstance(answer, ProviderError) and answer.transient:
+                    retry = retry or answer
+                    again.append((i, parts, key))
+                elif isinstance(answer, ProviderError):
                     self.ledger.record(
                         self.stage,
                         spec.name,
@@ -293,13 +297,15 @@ class Gateway:
                     results[i] = ModelCallError(spec.name, answer.kind, answer.message, attempts)
                 else:
                     results[i] = self._keep_scores(spec, key, answer, attempts, share, errors)
+            pending[:] = again
+            if retry is not None:
+                raise retry
 
-        if asked:
-            batch = [(parts, list(requests[i][1])) for i, parts, _ in asked]
+        if pending:
             try:
-                self._attempts(spec, lambda: provider.score_options_many(batch), 0, keep)
-            except ModelCallError as exc:  # every attempt of the batch failed
-                for i, _, _ in asked:
+                self._attempts(spec, ask, 0, keep)
+            except ModelCallError as exc:  # every attempt failed for these questions
+                for i, _, _ in pending:
                     results[i] = exc
         return results  # type: ignore[return-value]
 
