@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -26,14 +27,24 @@ FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 
 
 def _api(url: str, path: str, body: dict | None = None) -> object:
+    """One call of the server's REST API, retried as Prefect's own client retries: the server
+    answers 503 while its SQLite database is locked by another writer (the worker, the deploy),
+    having rolled the request back."""
     request = urllib.request.Request(
         f"{url}{path}",
         data=None if body is None else json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
         method="GET" if body is None else "POST",
     )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read())
+    for attempt in range(6):
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            if exc.code not in (429, 502, 503) or attempt == 5:
+                raise
+            time.sleep(1 + attempt)
+    raise AssertionError("unreachable")
 
 
 def _wait(check, what: str, timeout: float = 300):
