@@ -55,17 +55,7 @@ def read_many(
         raise ValueError(f"{len(responses)} responses but {len(counts)} option counts")
     # Each distinct (response, count) read once, the rows matched to them by Arrow's hashing: a
     # Python step per row would cost as much as reading most rows.
-    distinct, kinds, at = _distinct(responses, counts)
-    readings: list[Extraction | str] = [
-        _by_rules(response, LETTERS[:n])  # type: ignore[arg-type]
-        if kind == _LONG
-        else _by_letters(response, n)
-        if kind == _RULES
-        else response  # type: ignore[misc]  (words with no letter: read by content)
-        if kind == _WORDS
-        else _label(response[0], n)  # type: ignore[index]
-        for (response, n), kind in zip(distinct, kinds, strict=True)
-    ]
+    readings, at = _distinct_readings(responses, counts)
     by_content = np.fromiter(map(isinstance, readings, repeat(str)), bool, len(readings))
     if not by_content.any():
         return readings, at  # type: ignore[return-value]
@@ -171,11 +161,14 @@ def _by_content_many(
     return read  # type: ignore[return-value]  (every row read above)
 
 
-def _distinct(
+def _distinct_readings(
     responses: Sequence[str | None] | pa.Array, counts: Sequence[int] | np.ndarray
-) -> tuple[list[tuple[str | None, int]], list[int], np.ndarray]:
-    """The distinct (response, count) pairs, how each is to be read (`_kinds`), and for each row
-    the position of its pair."""
+) -> tuple[list[Extraction | str], np.ndarray]:
+    """The readings by letters of the distinct (response, count) pairs (a response of words
+    with no letter left as its text, to be read by content), and for each row the position of
+    its pair's reading. The responses whose only letter is their first ("B. a cat") are read
+    from that letter and the count alone: one reading for each (letter, count), and no Python
+    text made for them."""
     try:
         array = responses if isinstance(responses, pa.Array) else pa.array(responses, pa.string())
         if array.type != pa.string():
@@ -185,34 +178,58 @@ def _distinct(
         keys = list(zip(responses, counts, strict=True))
         positions = {key: at for at, key in enumerate(dict.fromkeys(keys))}
         at = np.fromiter(map(positions.__getitem__, keys), np.int64, len(keys))
-        return list(positions), [_RULES] * len(positions), at
-    texts = encoded.dictionary.to_pylist()
-    kinds = np.full(len(texts), _RULES)
+        return [_by_letters(response, n) for response, n in positions], at
+    dictionary = encoded.dictionary
+    kinds = np.full(len(dictionary), _RULES)
     # Only a response of 64 bytes or fewer can be short words: the patterns run on those (its
     # length from the offsets, numpy's: Arrow's kernels cost more on their first call).
-    lengths = byte_lengths(encoded.dictionary)
-    short = np.flatnonzero(lengths <= 64)
-    if len(short):
-        kinds[short] = _kinds(encoded.dictionary.take(pa.array(short)))
+    lengths = byte_lengths(dictionary)
     long = lengths > 64
+    short = np.flatnonzero(~long)
+    if len(short) == len(dictionary):
+        kinds = _kinds(dictionary)
+    elif len(short):
+        kinds[short] = _kinds(dictionary.take(pa.array(short)))
     if long.any():
-        kinds[long & _left_as_they_are(encoded.dictionary)] = _LONG
+        kinds[long & _left_as_they_are(dictionary)] = _LONG
     numbers = np.asarray(counts, dtype=np.int64)
     width = int(numbers.max(initial=0)) + 1
     pairs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * width
     pairs += numbers
-    # The pairs are numbers below len(texts) * width: the distinct ones are marked in a table of
-    # that size, and each row's position among them is the count of marks before its own.
-    held = np.zeros(len(texts) * width, dtype=bool)
+    # The pairs are numbers below len(dictionary) * width: the distinct ones are marked in a
+    # table of that size, and each row's position among them is the count of marks before it.
+    held = np.zeros(len(dictionary) * width, dtype=bool)
     held[pairs] = True
     distinct = np.flatnonzero(held)
-    text_at = distinct // width
-    pair_texts = map(texts.__getitem__, text_at.tolist())
-    return (
-        list(zip(pair_texts, (distinct % width).tolist(), strict=True)),
-        kinds[text_at].tolist(),
-        (np.cumsum(held) - 1)[pairs],
+    text_at, count_at = np.divmod(distinct, width)
+    kind_at = kinds[text_at]
+    label = kind_at == _LABEL
+    # A label's reading depends only on its letter (a text's first byte) and the count.
+    letters = np.frombuffer(dictionary.buffers()[2] or b"\0", dtype=np.uint8).take(
+        text_offsets(dictionary)[text_at[label]], mode="clip"
     )
+    codes, label_at = np.unique(
+        letters.astype(np.int64) * width + count_at[label], return_inverse=True
+    )
+    readings: list[Extraction | str] = [
+        _label(chr(code // width), code % width) for code in codes.tolist()
+    ]
+    others = np.flatnonzero(~label)
+    reading_at = np.empty(len(distinct), dtype=np.int64)
+    reading_at[label] = label_at
+    reading_at[others] = np.arange(len(readings), len(readings) + len(others))
+    texts = dictionary.take(pa.array(text_at[others])).to_pylist()
+    readings += [
+        _by_rules(response, LETTERS[:n])  # type: ignore[arg-type]
+        if kind == _LONG
+        else response  # type: ignore[misc]  (words with no letter: read by content)
+        if kind == _WORDS
+        else _by_letters(response, n)
+        for response, n, kind in zip(
+            texts, count_at[others].tolist(), kind_at[others].tolist(), strict=True
+        )
+    ]
+    return readings, reading_at[(np.cumsum(held) - 1)[pairs]]
 
 
 def text_offsets(texts: pa.Array) -> np.ndarray:
@@ -250,23 +267,36 @@ _FIRST = r"[!-)+-^a-~]"  # printable, not a space, `*`, `_` or a backtick
 _LATER = r"[!-)+-@\[-^a-~]"  # nor a capital
 _SHORT_WORDS = rf"^{_FIRST}{_LATER}*(?: {_LATER}+){{1,11}}$"
 _LEFT_AS_IT_IS = rf"^{_FIRST}+(?: {_FIRST}+)*$"
-_LABEL_FIRST = r"^[A-Z][^A-Za-z0-9']"  # a capital standing alone at the start...
-_WORD_AFTER = r"^[AI] "  # ...but "A" or "I" before a word may be the article or the pronoun
 
 
 def _kinds(texts: pa.Array) -> np.ndarray:
     """`_RULES`, `_WORDS` or `_LABEL` for each of `texts` (strings, or null): `_words_only`
-    found for all of them at once."""
+    found for all of them at once (two Arrow patterns; a text's first two bytes and its length
+    read by numpy)."""
     match = pc.match_substring_regex
-    words = pc.and_(match(texts, _SHORT_WORDS), pc.less_equal(pc.binary_length(texts), 64))
-    words = pc.and_(words, pc.invert(match(texts, _ANY_KEY_PATTERN, ignore_case=True)))
-    kinds = pc.if_else(
-        match(texts, _LABEL_FIRST),
-        pc.if_else(match(texts, _WORD_AFTER), _RULES, _LABEL),
-        _WORDS,
+    words = pc.and_(
+        match(texts, _SHORT_WORDS),
+        pc.invert(match(texts, _ANY_KEY_PATTERN, ignore_case=True)),
     )
-    kinds = pc.if_else(pc.fill_null(words, False), kinds, _RULES)
-    return kinds.to_numpy(zero_copy_only=False)
+    words = pc.fill_null(words, False).to_numpy(zero_copy_only=False)
+    words &= byte_lengths(texts) <= 64
+    # Short words are printable ASCII with a space: each has a second byte.
+    held = np.frombuffer(texts.buffers()[2] or b"\0", dtype=np.uint8)
+    starts = text_offsets(texts)[:-1]
+    first = held.take(starts, mode="clip")
+    second = held.take(starts + 1, mode="clip")
+    label = (first >= 65) & (first <= 90) & ~_WORD_BYTE[second]  # `_LABEL_FIRST`
+    article = ((first == 65) | (first == 73)) & (second == 32)  # `_WORD_AFTER`: "A " or "I "
+    kinds = np.where(label, np.where(article, _RULES, _LABEL), _WORDS)
+    return np.where(words, kinds, _RULES)
+
+
+# The bytes of ASCII letters, digits and the apostrophe (what may follow a leading letter that
+# is a word, not a label).
+_WORD_BYTE = np.zeros(256, dtype=bool)
+_WORD_BYTE[[ord(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'"]] = (
+    True
+)
 
 
 _ODD_SPACE = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # ASCII white space other than " " and "\n"
