@@ -73,8 +73,7 @@ def read_many(
         width = len(option_columns)
         taken = pa.array(pending, pa.int64())
         columns = [c.take(taken) for c in option_columns]
-        flat = pc.binary_join_element_wise(*columns, "\n").to_pylist() if width else []
-        option_padded = _plain_all(flat, padded=True, each=width)
+        option_padded = _plain_joined(_lines(columns), len(pending) * width, padded=True)
         sizes = np.asarray(counts)[pending_at].tolist()
 
         def row_options(rows: list[int]) -> list[Sequence[str]]:
@@ -190,8 +189,9 @@ def _distinct_readings(
         kinds = _kinds(dictionary)
     elif len(short):
         kinds[short] = _kinds(dictionary.take(pa.array(short)))
-    if long.any():
-        kinds[long & _left_as_they_are(dictionary)] = _LONG
+    if len(short) < len(dictionary):  # the pattern run on the long ones alone
+        long_at = np.flatnonzero(long)
+        kinds[long_at[_left_as_they_are(dictionary.take(pa.array(long_at)))]] = _LONG
     numbers = np.asarray(counts, dtype=np.int64)
     width = int(numbers.max(initial=0)) + 1
     pairs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * width
@@ -303,18 +303,33 @@ _ODD_SPACE = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # ASCII white space other than " " 
 _RUNS = re.compile(r"  +")
 
 
-def _plain_all(texts: list[str], padded: bool = False, each: int = 1) -> list[str] | None:
-    """`_plain` of each of `texts` made all at once (one translation of their bytes joined, one
-    pass over them for runs of spaces), where all are ASCII and hold no white space but single
-    spaces; otherwise None. `padded`: each with a space either side. `each`: every one of
-    `texts` is that many joined by new lines, each given apart."""
-    joined = "\n".join(texts)
+def _lines(columns: Sequence[pa.Array]) -> str:
+    """The texts of `columns` (strings, no nulls) row by row, joined by new lines (the joined
+    bytes Arrow makes, read once: no Python text made per value)."""
+    if not columns or not len(columns[0]):
+        return ""
+    rows = pc.binary_join_element_wise(*columns, "", "\n")  # a new line after each
+    ends = text_offsets(rows)
+    joined = rows.buffers()[2].slice(int(ends[0]), int(ends[-1] - ends[0])).to_pybytes()
+    return joined[:-1].decode("utf-8")
+
+
+def _plain_all(texts: list[str], padded: bool = False) -> list[str] | None:
+    """`_plain` of each of `texts` made all at once (`_plain_joined`)."""
+    return _plain_joined("\n".join(texts), len(texts), padded)
+
+
+def _plain_joined(joined: str, count: int, padded: bool = False) -> list[str] | None:
+    """`_plain` of each of the `count` texts `joined` by new lines, made all at once (one
+    translation of their bytes, one pass over them for runs of spaces), where all are ASCII and
+    hold no white space but single spaces; otherwise None. `padded`: each with a space either
+    side."""
     if (
         not joined.isascii()
-        or joined.count("\n") != len(texts) * each - 1
+        or joined.count("\n") != count - 1
         or any(space in joined for space in _ODD_SPACE)  # a `find` each: faster than a pattern
     ):
-        return None if texts else []
+        return None if count else []
     plain = joined.encode("ascii").translate(_ASCII_PLAIN).decode("ascii")
     if "  " in plain:
         plain = _RUNS.sub(" ", plain)

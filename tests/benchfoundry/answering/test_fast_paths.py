@@ -142,6 +142,14 @@ def test_plain_forms_made_at_once_are_those_made_one_by_one():
     assert choice_batch._plain_all(["是香蕉", "a"]) is None
     assert choice_batch._plain_all(["a\tb"]) is None
     assert choice_batch._plain_all(["a\nb"]) is None
+    # Option columns joined row by row by Arrow: a row's options, then the next row's.
+    columns = [pa.array(texts[:4]), pa.array(texts[4:])]
+    lines = choice_batch._lines([c.slice(1) for c in columns])
+    assert lines == "\n".join(t for row in zip(texts[1:4], texts[5:], strict=True) for t in row)
+    assert choice_batch._plain_joined(lines, 6) == [
+        choice._plain(t) for row in zip(texts[1:4], texts[5:], strict=True) for t in row
+    ]
+    assert choice_batch._lines([]) == choice_batch._lines([pa.array([], pa.string())]) == ""
 
 
 def test_the_white_space_arrow_trims_is_what_str_strip_removes():
