@@ -192,10 +192,13 @@ def _distinct_readings(
     if len(short) < len(dictionary):  # the pattern run on the long ones alone
         long_at = np.flatnonzero(long)
         kinds[long_at[_left_as_they_are(dictionary.take(pa.array(long_at)))]] = _LONG
-    numbers = np.asarray(counts, dtype=np.int64)
+    numbers = np.asarray(counts)
     width = int(numbers.max(initial=0)) + 1
-    pairs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * width
-    pairs += numbers
+    # 32-bit numbers where they fit: a file's arrays are made fresh, and smaller ones cost less.
+    small = len(dictionary) * width < 2**31
+    pairs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32 if small else np.int64)
+    pairs *= width
+    pairs += numbers.astype(pairs.dtype, copy=False)
     # The pairs are numbers below len(dictionary) * width: the distinct ones are marked in a
     # table of that size, and each row's position among them is the count of marks before it.
     held = np.zeros(len(dictionary) * width, dtype=bool)
@@ -229,7 +232,10 @@ def _distinct_readings(
             texts, count_at[others].tolist(), kind_at[others].tolist(), strict=True
         )
     ]
-    return readings, reading_at[(np.cumsum(held) - 1)[pairs]]
+    # Each row's reading: through a table of all pairs, the distinct ones' readings put in it.
+    lookup = np.empty(len(held), dtype=pairs.dtype)
+    lookup[distinct] = reading_at
+    return readings, lookup[pairs]
 
 
 def text_offsets(texts: pa.Array) -> np.ndarray:

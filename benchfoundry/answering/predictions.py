@@ -176,7 +176,9 @@ def _narrowed(array: pa.Array) -> pa.Array:
         return array.cast(pa.string())
     if validity is not None and array.offset:  # a sliced bitmap: leave it to Arrow
         return array.cast(pa.string())
-    narrow = pa.py_buffer((wide - wide[0]).astype(np.int32))
+    narrow = np.empty(len(wide), dtype=np.int32)  # no wide copy made on the way
+    np.subtract(wide, wide[0], out=narrow, casting="unsafe")
+    narrow = pa.py_buffer(narrow)
     held = (
         data.slice(int(wide[0]), int(wide[-1] - wide[0])) if data is not None else pa.py_buffer(b"")
     )
@@ -205,10 +207,12 @@ def _may_need_trim(texts: pa.Array) -> bool:
     if held.size == 0:
         return False
     # An empty text's first and last bytes taken here are its neighbours': at worst a trim that
-    # changes nothing.
-    firsts = held.take(ends[:-1], mode="clip")
-    lasts = held.take(ends[1:] - 1, mode="clip")
-    return bool(_FIRST_BYTES[firsts].any() or _LAST_BYTES[lasts].any())
+    # changes nothing. The empty texts at the end, which begin past the bytes, are left out.
+    # (Indexing, not `take`, which would copy the offsets as 64-bit numbers first.)
+    starts = ends[: int(np.searchsorted(ends[:-1], ends.dtype.type(held.size)))]  # (no cast)
+    if _FIRST_BYTES[held[starts]].any():
+        return True
+    return bool(_LAST_BYTES[held[ends[1:] - 1]].any())  # (-1, for empty first ones: the last)
 
 
 def _index(value: object) -> int:
