@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import chain, compress, count, repeat
 from operator import contains
 
@@ -24,6 +24,17 @@ from benchfoundry.answering.choice import (
 from benchfoundry.answering.choice_keys import ANY_KEY_PATTERN as _ANY_KEY_PATTERN
 from benchfoundry.answering.choice_text import _ASCII_PLAIN
 from benchfoundry.core.letters import LETTERS
+
+# Arrow memory for a scoring pass comes from the system allocator. Arrow's default pool
+# (mimalloc) stalls for 5 to 7 ms at times, on the 2-core machines we measure on, when it takes
+# fresh memory: a fresh process's `score` pass over 20,000 rows (`bench/score_speed.py`) took
+# 28.4 / 31.3 / 36.8 ms (quartiles of 20) with it, 27.6 / 28.9 / 30.0 with the system's.
+POOL = pa.system_memory_pool()
+
+
+def _take(texts: pa.Array, at: np.ndarray) -> pa.Array:
+    """`texts` at the positions `at`."""
+    return pc.take(texts, pa.array(at, memory_pool=POOL), memory_pool=POOL)
 
 
 def extract_many(
@@ -71,8 +82,8 @@ def read_many(
     padded = _plain_all(texts, padded=True)
     if option_columns is not None:
         width = len(option_columns)
-        taken = pa.array(pending, pa.int64())
-        columns = [c.take(taken) for c in option_columns]
+        taken = pa.array(pending, pa.int64(), memory_pool=POOL)
+        columns = [pc.take(c, taken, memory_pool=POOL) for c in option_columns]
         option_padded = _plain_joined(_lines(columns), len(pending) * width, padded=True)
         sizes = np.asarray(counts)[pending_at].tolist()
 
@@ -169,10 +180,14 @@ def _distinct_readings(
     from that letter and the count alone: one reading for each (letter, count), and no Python
     text made for them."""
     try:
-        array = responses if isinstance(responses, pa.Array) else pa.array(responses, pa.string())
+        array = (
+            responses
+            if isinstance(responses, pa.Array)
+            else pa.array(responses, pa.string(), memory_pool=POOL)
+        )
         if array.type != pa.string():
-            array = array.cast(pa.string())
-        encoded = pc.dictionary_encode(array, null_encoding="encode")
+            array = pc.cast(array, pa.string(), memory_pool=POOL)
+        encoded = pc.dictionary_encode(array, null_encoding="encode", memory_pool=POOL)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):  # a lone surrogate, say
         keys = list(zip(responses, counts, strict=True))
         positions = {key: at for at, key in enumerate(dict.fromkeys(keys))}
@@ -188,10 +203,10 @@ def _distinct_readings(
     if len(short) == len(dictionary):
         kinds = _kinds(dictionary)
     elif len(short):
-        kinds[short] = _kinds(dictionary.take(pa.array(short)))
+        kinds[short] = _kinds(_take(dictionary, short))
     if len(short) < len(dictionary):  # the pattern run on the long ones alone
         long_at = np.flatnonzero(long)
-        kinds[long_at[_left_as_they_are(dictionary.take(pa.array(long_at)))]] = _LONG
+        kinds[long_at[_left_as_they_are(_take(dictionary, long_at))]] = _LONG
     numbers = np.asarray(counts)
     width = int(numbers.max(initial=0)) + 1
     # 32-bit numbers where they fit: a file's arrays are made fresh, and smaller ones cost less.
@@ -221,7 +236,7 @@ def _distinct_readings(
     reading_at = np.empty(len(distinct), dtype=np.int64)
     reading_at[label] = label_at
     reading_at[others] = np.arange(len(readings), len(readings) + len(others))
-    texts = dictionary.take(pa.array(text_at[others])).to_pylist()
+    texts = _take(dictionary, text_at[others]).to_pylist()
     readings += [
         _by_rules(response, LETTERS[:n])  # type: ignore[arg-type]
         if kind == _LONG
@@ -261,8 +276,8 @@ def _left_as_they_are(texts: pa.Array) -> np.ndarray:
     """For each of `texts` (strings, or null), whether `normalise` surely leaves it as it is:
     printable ASCII words with no emphasis or code marks, joined by single spaces (one Arrow
     pattern over all of them, which copies none)."""
-    plain = pc.match_substring_regex(texts, _LEFT_AS_IT_IS)
-    return pc.fill_null(plain, False).to_numpy(zero_copy_only=False)
+    plain = pc.match_substring_regex(texts, _LEFT_AS_IT_IS, memory_pool=POOL)
+    return pc.coalesce(plain, False, memory_pool=POOL).to_numpy(zero_copy_only=False)
 
 
 # `_words_only`'s conditions as Arrow (RE2) patterns, on responses that `normalise` leaves as
@@ -279,12 +294,13 @@ def _kinds(texts: pa.Array) -> np.ndarray:
     """`_RULES`, `_WORDS` or `_LABEL` for each of `texts` (strings, or null): `_words_only`
     found for all of them at once (two Arrow patterns; a text's first two bytes and its length
     read by numpy)."""
-    match = pc.match_substring_regex
+    match = partial(pc.match_substring_regex, memory_pool=POOL)
     words = pc.and_(
         match(texts, _SHORT_WORDS),
-        pc.invert(match(texts, _ANY_KEY_PATTERN, ignore_case=True)),
+        pc.invert(match(texts, _ANY_KEY_PATTERN, ignore_case=True), memory_pool=POOL),
+        memory_pool=POOL,
     )
-    words = pc.fill_null(words, False).to_numpy(zero_copy_only=False)
+    words = pc.coalesce(words, False, memory_pool=POOL).to_numpy(zero_copy_only=False)
     words &= byte_lengths(texts) <= 64
     # Short words are printable ASCII with a space: each has a second byte.
     held = np.frombuffer(texts.buffers()[2] or b"\0", dtype=np.uint8)
@@ -314,7 +330,9 @@ def _lines(columns: Sequence[pa.Array]) -> str:
     bytes Arrow makes, read once: no Python text made per value)."""
     if not columns or not len(columns[0]):
         return ""
-    rows = pc.binary_join_element_wise(*columns, "", "\n")  # a new line after each
+    rows = pc.binary_join_element_wise(
+        *columns, "", "\n", memory_pool=POOL
+    )  # a new line after each
     ends = text_offsets(rows)
     joined = rows.buffers()[2].slice(int(ends[0]), int(ends[-1] - ends[0])).to_pybytes()
     return joined[:-1].decode("utf-8")

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel
 
-from benchfoundry.answering.choice_batch import byte_lengths, read_many, text_offsets
+from benchfoundry.answering.choice_batch import POOL, byte_lengths, read_many, text_offsets
 from benchfoundry.answering.judge import ToExtract, judge_undecided
 from benchfoundry.core.errors import UserError
 from benchfoundry.core.letters import LETTERS
@@ -143,27 +143,27 @@ def _texts(frame: pd.DataFrame, column: str) -> pa.Array:
     column is missing): a column of strings is trimmed by Arrow in one call, others value by
     value."""
     if column not in frame.columns:
-        return pa.array([""] * len(frame), pa.string())
+        return pa.array([""] * len(frame), pa.string(), memory_pool=POOL)
     values = frame[column]
     array = None
     if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
         try:
-            array = pa.array(values, from_pandas=True)
+            array = pa.array(values, from_pandas=True, memory_pool=POOL)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             array = None
         if isinstance(array, pa.ChunkedArray):
-            array = array.combine_chunks()
+            array = array.combine_chunks(memory_pool=POOL)
     if array is None or not (
         pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
     ):
-        return pa.array([_text(v) for v in values.tolist()], pa.string())
+        return pa.array([_text(v) for v in values.tolist()], pa.string(), memory_pool=POOL)
     if array.type != pa.string():
         array = _narrowed(array)
     if array.null_count:
-        array = array.fill_null("")
+        array = pc.coalesce(array, "", memory_pool=POOL)
     if not _may_need_trim(array):
         return array
-    return pc.utf8_trim(array, characters=_WHITESPACE)
+    return pc.utf8_trim(array, characters=_WHITESPACE, memory_pool=POOL)
 
 
 def _narrowed(array: pa.Array) -> pa.Array:
@@ -173,9 +173,9 @@ def _narrowed(array: pa.Array) -> pa.Array:
     validity, offsets, data = array.buffers()
     wide = np.frombuffer(offsets, dtype=np.int64)[array.offset : array.offset + len(array) + 1]
     if len(wide) == 0 or wide[-1] >= 2**31:
-        return array.cast(pa.string())
+        return pc.cast(array, pa.string(), memory_pool=POOL)
     if validity is not None and array.offset:  # a sliced bitmap: leave it to Arrow
-        return array.cast(pa.string())
+        return pc.cast(array, pa.string(), memory_pool=POOL)
     narrow = np.empty(len(wide), dtype=np.int32)  # no wide copy made on the way
     np.subtract(wide, wide[0], out=narrow, casting="unsafe")
     narrow = pa.py_buffer(narrow)
@@ -227,15 +227,15 @@ def _indices(frame: pd.DataFrame) -> pa.Array:
     if pd.api.types.is_integer_dtype(values.dtype) and not values.hasnans:
         numbers = values.to_numpy(dtype=np.int64)
         if len(numbers) == 0 or np.abs(numbers).max() <= 2**53:
-            return pa.array(numbers, pa.int64())
-    return pa.array([_index(v) for v in values.tolist()], pa.int64())
+            return pa.array(numbers, pa.int64(), memory_pool=POOL)
+    return pa.array([_index(v) for v in values.tolist()], pa.int64(), memory_pool=POOL)
 
 
 def _upper(texts: pa.Array) -> pa.Array:
     """`str.upper()` of each text (Arrow's for ASCII, which is the same there)."""
     if _all_ascii(texts):
-        return pc.ascii_upper(texts)
-    return pa.array([t.upper() for t in texts.to_pylist()], pa.string())
+        return pc.ascii_upper(texts, memory_pool=POOL)
+    return pa.array([t.upper() for t in texts.to_pylist()], pa.string(), memory_pool=POOL)
 
 
 def _all_ascii(texts: pa.Array) -> bool:
@@ -253,9 +253,10 @@ def _all_ascii(texts: pa.Array) -> bool:
 def _categories(frame: pd.DataFrame, column: str) -> pa.Array:
     """A category column as `_text` reads it, an empty one as null (all null where missing)."""
     if column not in frame.columns:
-        return pa.nulls(len(frame), pa.string())
+        return pa.nulls(len(frame), pa.string(), memory_pool=POOL)
     texts = _texts(frame, column)
-    return pc.if_else(pc.not_equal(texts, ""), texts, pa.scalar(None, pa.string()))
+    named = pc.not_equal(texts, "", memory_pool=POOL)
+    return pc.if_else(named, texts, pa.scalar(None, pa.string()), memory_pool=POOL)
 
 
 @contextmanager
@@ -294,8 +295,11 @@ def _score_rows(frame: pd.DataFrame, gateway: Gateway | None, judge: str | None)
     def options_of(rows: list[int]) -> list[tuple[str, ...]]:
         if not present:
             return [()] * len(rows)
-        taken = pa.array(rows, pa.int64())
-        texts = zip(*(c.take(taken).to_pylist() for c in option_columns), strict=True)
+        taken = pa.array(rows, pa.int64(), memory_pool=POOL)
+        texts = zip(
+            *(pc.take(c, taken, memory_pool=POOL).to_pylist() for c in option_columns),
+            strict=True,
+        )
         return [t[: counts[r]] for r, t in zip(rows, texts, strict=True)]
 
     questions = _texts(frame, "question")
@@ -311,9 +315,13 @@ def _score_rows(frame: pd.DataFrame, gateway: Gateway | None, judge: str | None)
     else:  # an undecided reading is the same for all its rows
         readings = judge_undecided(readings)
     # Each column made once per distinct reading, then taken for every row.
-    taken = pa.array(at, pa.int64())
+    taken = pa.array(at, pa.int64(), memory_pool=POOL)
     letters, by, reasons = zip(*readings, strict=True) if readings else ((), (), ())
-    extracted = pa.array(letters, pa.string()).fill_null("Z").take(taken)
+    extracted = pc.take(
+        pc.coalesce(pa.array(letters, pa.string(), memory_pool=POOL), "Z", memory_pool=POOL),
+        taken,
+        memory_pool=POOL,
+    )
     answers = _upper(_texts(frame, "answer"))
     l2 = "l2-category" if "l2-category" in frame.columns else "l2_category"
     columns = [
@@ -322,9 +330,9 @@ def _score_rows(frame: pd.DataFrame, gateway: Gateway | None, judge: str | None)
         answers,
         predictions,
         extracted,
-        pa.array(by, pa.string()).take(taken),
-        pc.equal(extracted, answers),
-        pa.array(reasons, pa.string()).take(taken),
+        pc.take(pa.array(by, pa.string(), memory_pool=POOL), taken, memory_pool=POOL),
+        pc.equal(extracted, answers, memory_pool=POOL),
+        pc.take(pa.array(reasons, pa.string(), memory_pool=POOL), taken, memory_pool=POOL),
         _categories(frame, "category"),
         _categories(frame, l2),
     ]
@@ -336,7 +344,7 @@ def summarise(rows: ScoredRows) -> Scores:
     table = rows.table
     index = table["index"].to_numpy()
     keys = index % CIRCULAR_OFFSET
-    counted = pc.value_counts(table["extracted_by"])  # in the order first seen
+    counted = pc.value_counts(table["extracted_by"], memory_pool=POOL)  # in the order first seen
     extracted_by = dict(
         zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)
     )
@@ -352,16 +360,25 @@ def summarise(rows: ScoredRows) -> Scores:
         )
     # One row per question (no circular copies): each row is its question's main row.
     hits = table["hit"].to_numpy(zero_copy_only=False)
+    # A missing category (null) counts as "uncategorised": encoded as a value of its own, not
+    # filled in first (a text made per row, for a file without categories all of them).
     categories = pc.dictionary_encode(
-        pc.fill_null(table["category"].combine_chunks(), "uncategorised")
+        table["category"].combine_chunks(memory_pool=POOL),
+        null_encoding="encode",
+        memory_pool=POOL,
     )
     codes = categories.indices.to_numpy(zero_copy_only=False)
-    names = categories.dictionary.to_pylist()
+    names = [name or "uncategorised" for name in categories.dictionary.to_pylist()]
     questions = np.bincount(codes, minlength=len(names)).tolist()
     right = np.bincount(codes, weights=hits, minlength=len(names)).tolist()
+    totals: dict[str, list[int]] = {}  # (a null and a real "uncategorised" are one)
+    for name, asked, hit in zip(names, questions, right, strict=True):
+        total = totals.setdefault(name, [0, 0])
+        total[0] += asked
+        total[1] += int(hit)
     by_category = {
-        name: {"questions": questions[code], "vanilla": int(right[code]) / questions[code]}
-        for name, code in sorted(zip(names, range(len(names)), strict=True))
+        name: {"questions": asked, "vanilla": hit / asked}
+        for name, (asked, hit) in sorted(totals.items())
     }
     return Scores(
         rows=len(rows),

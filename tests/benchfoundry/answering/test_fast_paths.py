@@ -350,3 +350,31 @@ def test_ascii_is_told_from_the_bytes_as_arrow_tells_it():
             part = texts.slice(start, stop - start)
             expected = all(t is None or t.isascii() for t in part.to_pylist())
             assert _all_ascii(part) == expected, (start, stop)
+
+
+def test_rows_with_no_category_count_with_those_named_uncategorised():
+    # One row per question (the summary's columnar path) and the same rows with a circular copy
+    # (the grouped path): the same categories either way.
+    categories = ["uncategorised", None, "x", "", "x", None]
+    predictions = ["A", "A", "B", "A", "A", "B"]
+    frame = pd.DataFrame(
+        {
+            "index": range(6),
+            "question": ["q?"] * 6,
+            "A": ["a"] * 6,
+            "B": ["b"] * 6,
+            "answer": ["A"] * 6,
+            "prediction": predictions,
+            "category": categories,
+        }
+    )
+    expected = {
+        "uncategorised": {"questions": 4, "vanilla": 3 / 4},
+        "x": {"questions": 2, "vanilla": 1 / 2},
+    }
+    assert score_predictions(frame)[1].by_category == expected
+    copy = frame.iloc[[0]].assign(index=1_000_000)
+    grouped = score_predictions(pd.concat([frame, copy], ignore_index=True))[1].by_category
+    assert {
+        k: {"questions": v["questions"], "vanilla": v["vanilla"]} for k, v in grouped.items()
+    } == expected
