@@ -61,7 +61,7 @@ def read_many(
     the readings makes them once per reading, not once per row. `option_columns`, where given,
     are the option texts as columns (one a letter, empty past a row's count): the options of
     the rows read by content are then taken from them at once, and `options_of` asked only for
-    the rows read one by one."""
+    the rows read one by one (all of them where a column holds a null)."""
     if len(responses) != len(counts):
         raise ValueError(f"{len(responses)} responses but {len(counts)} option counts")
     # Each distinct (response, count) read once, the rows matched to them by Arrow's hashing: a
@@ -84,7 +84,12 @@ def read_many(
         width = len(option_columns)
         taken = pa.array(pending, pa.int64(), memory_pool=POOL)
         columns = [pc.take(c, taken, memory_pool=POOL) for c in option_columns]
-        option_padded = _plain_joined(_lines(columns), len(pending) * width, padded=True)
+        # (A null option adds no line: such columns are read row by row.)
+        option_padded = (
+            None
+            if any(c.null_count for c in columns)
+            else _plain_joined(_lines(columns), len(pending) * width, padded=True)
+        )
         sizes = np.asarray(counts)[pending_at].tolist()
 
         def row_options(rows: list[int]) -> list[Sequence[str]]:
@@ -316,9 +321,7 @@ def _kinds(texts: pa.Array) -> np.ndarray:
 # The bytes of ASCII letters, digits and the apostrophe (what may follow a leading letter that
 # is a word, not a label).
 _WORD_BYTE = np.zeros(256, dtype=bool)
-_WORD_BYTE[[ord(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'"]] = (
-    True
-)
+_WORD_BYTE[list(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'")] = True
 
 
 _ODD_SPACE = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # ASCII white space other than " " and "\n"

@@ -171,9 +171,10 @@ def test_a_column_is_read_as_text_reads_each_value(dtype):
     for text in edges:  # a text whose first or last byte may be white space is trimmed
         assert _may_need_trim(pa.array(["a", text, ""]))
     assert not _may_need_trim(pa.array(["", "", "é", "a"])[3:])  # sliced: the bytes it holds
-    assert _texts(frame.iloc[5:], "edges").to_pylist() == [
-        _text(v) for v in frame["edges"].iloc[5:].tolist()
-    ]
+    for column in ("edges", "clean"):  # sliced, with nulls and without
+        assert _texts(frame.iloc[5:], column).to_pylist() == [
+            _text(v) for v in frame[column].iloc[5:].tolist()
+        ]
 
 
 def _frame(sample: list[tuple[str, list[str]]], rng: random.Random) -> pd.DataFrame:
@@ -232,6 +233,7 @@ def test_the_arrow_kinds_are_what_the_short_response_path_reads():
     pieces = ["cat", "Dog", "B.", "A", "I", "(C)", "*x*", "a_b", "`c`", "x,", "17", "not", "can"]
     pieces += ["it's", "E)", "答", "\t", "", "  ", "-", "[D]", "i"]
     texts = [r for r, _ in _sample()] + [None, "", " B", "B ", "B  c", "B\nc", "B. c d"]
+    texts += ["B' is it", "B's cat", "C1 dog", "Dx cat", "E- cat", "F9 cat", "G_ cat"]
     for _ in range(20_000):
         texts.append(" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 14))))
     kinds = choice_batch._kinds(pa.array(texts, pa.string())).tolist()
@@ -378,3 +380,17 @@ def test_rows_with_no_category_count_with_those_named_uncategorised():
     assert {
         k: {"questions": v["questions"], "vanilla": v["vanilla"]} for k, v in grouped.items()
     } == expected
+
+
+def test_option_columns_with_nulls_are_read_row_by_row():
+    # A null option adds no line to the joined options: those rows are read one by one.
+    options = [["dog", "cat"], [None, "dog"], ["a\nb\nc", "horse"], ["cat", "dog"]]
+    responses = ["dog", "dog", "horse", "cat"]
+    columns = [pa.array([o[j] for o in options], pa.string()) for j in range(2)]
+    filled = [[t or "" for t in o] for o in options]
+    readings, at = choice_batch.read_many(
+        responses, [2] * 4, lambda rows: [filled[i] for i in rows], columns
+    )
+    got = [readings[i] for i in at.tolist()]
+    assert got == [extract_choice(r, o) for r, o in zip(responses, filled, strict=True)]
+    assert got[1].letter == "B"
