@@ -185,8 +185,11 @@
       setScale(event.deltaY < 0 ? scale * 1.25 : scale / 1.25);
     }, { passive: false });
     dialog.addEventListener("close", () => {
+      // The browser fires "close" as a task of its own, and keys are handled first: a reviewer
+      // who pressed Escape and then j is already on the next sample, and stays there.
       const sample = zoomed && zoomed.closest(".sample");
-      if (sample) sample.focus();
+      const active = document.activeElement;
+      if (sample && !(active && active.closest && active.closest(".sample"))) sample.focus();
     });
   }
 
