@@ -220,7 +220,7 @@ def _distinct_readings(
     pairs *= width
     pairs += numbers.astype(pairs.dtype, copy=False)
     # The pairs are numbers below len(dictionary) * width: the distinct ones are marked in a
-    # table of that size, and each row's position among them is the count of marks before it.
+    # table of that size (and each row's reading is found through a table of the same size).
     held = np.zeros(len(dictionary) * width, dtype=bool)
     held[pairs] = True
     distinct = np.flatnonzero(held)
@@ -333,9 +333,8 @@ def _lines(columns: Sequence[pa.Array]) -> str:
     bytes Arrow makes, read once: no Python text made per value)."""
     if not columns or not len(columns[0]):
         return ""
-    rows = pc.binary_join_element_wise(
-        *columns, "", "\n", memory_pool=POOL
-    )  # a new line after each
+    # Each row's texts and an empty one joined by new lines: a new line after each text.
+    rows = pc.binary_join_element_wise(*columns, "", "\n", memory_pool=POOL)
     ends = text_offsets(rows)
     joined = rows.buffers()[2].slice(int(ends[0]), int(ends[-1] - ends[0])).to_pybytes()
     return joined[:-1].decode("utf-8")
