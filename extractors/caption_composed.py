@@ -10,6 +10,7 @@ from PIL import Image
 
 from benchfoundry.core.records import Caption
 from benchfoundry.extractors.base import Captioner
+from benchfoundry.extractors.describe import FLAT
 
 
 class ComposedDescription(Captioner):
@@ -27,15 +28,20 @@ class ComposedDescription(Captioner):
 
 
 def compose_context(instances: list[Any], ocr_lines: list[Any]) -> str:
-    """One sentence of what was found, for the composed caption."""
+    """One sentence of what was found, for the composed caption. Regions that are neither one
+    flat colour nor labelled by a recogniser are called regions, not objects: on a photograph
+    they are parts of the scene that the segmenter cut, not things a person would name."""
     parts = []
     if instances:
+        plain = all(i.label or FLAT in i.attributes for i in instances)
+        noun = "object" if plain else "region"
         described = [
-            f"a {' '.join(a for a in i.attributes[:-1])} object at the {i.attributes[-1]}"
+            f"a {' '.join(a for a in i.attributes[:-1] if a != FLAT)} {noun} "
+            f"at the {i.attributes[-1]}"
             for i in instances[:6]
         ]
         parts.append(
-            f"{len(instances)} object{'s' if len(instances) != 1 else ''}: " + ", ".join(described)
+            f"{len(instances)} {noun}{'s' if len(instances) != 1 else ''}: " + ", ".join(described)
         )
     if ocr_lines:
         parts.append("text reading " + "; ".join(f'"{o.text}"' for o in ocr_lines[:6]))

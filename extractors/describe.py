@@ -1,6 +1,11 @@
 """The instance describer (GRiT's role, without a neural model by default): for each region a
-box, a position phrase, a size word and share, the dominant colour's name and shape hints; with a
-captioner configured, also a label and a one-sentence dense caption of the crop."""
+box, a position phrase, a size word and share, the dominant colour's name, shape hints and
+whether it is one flat colour; with a captioner configured, also a label and a one-sentence
+dense caption of the crop.
+
+`FLAT` marks a region whose inside is one colour (a drawn shape, a sign, a flat graphic). Such a
+region is plainly one thing; a region of a photograph (texture, shading, a part of a scene) is
+not, and without a label from a recogniser a template may not count, name or locate it."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import colorsys
 
 import numpy as np
 from PIL import Image
+from scipy import ndimage
 
 from benchfoundry.core.records import Instance
 from benchfoundry.extractors.base import Captioner, Region
@@ -52,6 +58,27 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
     return f"{row} {column}" if column != "center" else f"{row} center"
 
 
+FLAT = "flat-coloured"
+DESCRIBER = "2"  # the describer's version: part of the extractor configuration's hash
+
+
+def flat_colour(pixels: np.ndarray, mask: np.ndarray, distance: float = 30.0) -> bool:
+    """Whether the region's inside (its mask eroded by two pixels, so a blended or anti-aliased
+    edge does not count) is one colour: 90% of its pixels within `distance` of their median."""
+    if mask.shape != pixels.shape[:2] or not mask.any():
+        return False
+    inside = ndimage.binary_erosion(mask, iterations=2)
+    values = pixels[inside if inside.sum() >= 16 else mask].astype(np.float32)
+    spread = np.linalg.norm(values - np.median(values, axis=0), axis=1)
+    return bool(np.mean(spread <= distance) >= 0.9)
+
+
+def recognised(instance: Instance) -> bool:
+    """Whether an instance is plainly one thing: labelled by a recogniser (a detector, a
+    captioner of its crop, SAM with a labeller) or one flat colour."""
+    return bool(instance.label) or FLAT in instance.attributes
+
+
 def size_word(share: float) -> str:
     return "large" if share >= 0.04 else "medium" if share >= 0.012 else "small"
 
@@ -94,6 +121,7 @@ def describe(
         attributes = [
             colour_name(dominant_colour(pixels, region.mask)),
             *shape_hints(region),
+            *([FLAT] if flat_colour(pixels, region.mask) else []),
             size_word(share),
             position_phrase(region.box, rgb.width, rgb.height),
         ]

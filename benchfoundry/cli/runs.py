@@ -52,6 +52,12 @@ def synth(
         int,
         typer.Option(help="Number of contact scenes (shapes that touch, overlap or contain)."),
     ] = 0,
+    flat: Annotated[
+        int,
+        typer.Option(
+            help="Number of flat scenes (large pure-colour shapes on white, some anti-aliased)."
+        ),
+    ] = 0,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     faulty: Annotated[
         bool, typer.Option(help="Also write deliberately broken inputs under OUT/faulty.")
@@ -64,7 +70,7 @@ def synth(
         from benchfoundry.devtools.broken_inputs import write_faulty_images, write_faulty_tsv
         from benchfoundry.devtools.synthetic import write_corpus
 
-        counts: dict[str, Any] = write_corpus(out, objects, text, seed, contact)
+        counts: dict[str, Any] = write_corpus(out, objects, text, seed, contact, flat)
         if faulty:
             counts["faulty_images"] = write_faulty_images(out / "faulty" / "images")
             counts["faulty_rows"] = write_faulty_tsv(out / "faulty" / "questions.tsv")

@@ -35,12 +35,20 @@ class Accuracy:
         return self.right / max(1, self.questions)
 
 
-def template_key_accuracy(work: Path, scenes: int, seed: int = 7, contact: int = 0) -> Accuracy:
-    """Render `scenes` object and text scenes (a quarter text) and `contact` contact scenes, run
+def template_key_accuracy(
+    work: Path, scenes: int, seed: int = 7, contact: int = 0, flat: int = 0
+) -> Accuracy:
+    """Render `scenes` object and text scenes (a quarter text), `contact` contact scenes and
+    `flat` flat scenes (large pure-colour shapes on white, hard-edged or anti-aliased), run
     ingest, extract and the template generator, and check every key against the truth."""
     n_text = scenes // 4
     write_corpus(
-        work / "corpus", n_objects=scenes - n_text, n_text=n_text, seed=seed, n_contact=contact
+        work / "corpus",
+        n_objects=scenes - n_text,
+        n_text=n_text,
+        seed=seed,
+        n_contact=contact,
+        n_flat=flat,
     )
     run = RunFolder(work / "run")
     ingest_stage(

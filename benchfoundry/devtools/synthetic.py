@@ -24,6 +24,7 @@ from PIL import Image, ImageDraw, ImageFont
 from benchfoundry.core.letters import letter
 from benchfoundry.core.records import ImageRecord
 from benchfoundry.devtools.contact_scenes import contact_objects
+from benchfoundry.devtools.flat_scenes import SIDE, WHITE, flat_objects, render_flat
 from benchfoundry.devtools.scene_shapes import (
     PALETTE,
     SHAPES,
@@ -83,6 +84,7 @@ class Scene:
     objects: list[SceneObject] = field(default_factory=list)
     text_lines: list[TextLine] = field(default_factory=list)
     relations: list[Relation] = field(default_factory=list)
+    antialias: bool = False  # flat scenes: drawn large and scaled down
 
     def count(self, shape: str) -> int:
         return sum(1 for o in self.objects if o.shape == shape)
@@ -93,6 +95,8 @@ class Scene:
         data = asdict(self)
         if not self.relations:
             del data["relations"]
+        if self.kind != "flat":
+            del data["antialias"]
         return data
 
 
@@ -163,8 +167,17 @@ def make_contact_scene(scene_id: str, rng: random.Random) -> Scene:
     )
 
 
+def make_flat_scene(scene_id: str, rng: random.Random) -> Scene:
+    """One or two large shapes of pure colours on white, hard-edged or anti-aliased."""
+    objects = flat_objects(rng)
+    antialias = rng.random() < 0.5
+    return Scene(scene_id, "flat", SIDE, SIDE, WHITE, objects=objects, antialias=antialias)
+
+
 def render(scene: Scene) -> Image.Image:
     """Draw a scene."""
+    if scene.kind == "flat":
+        return render_flat(scene.objects, scene.antialias)
     image = Image.new("RGB", (scene.width, scene.height), scene.background)
     draw = ImageDraw.Draw(image)
     for obj in scene.objects:
@@ -176,13 +189,17 @@ def render(scene: Scene) -> Image.Image:
     return image
 
 
-def make_scenes(n_objects: int, n_text: int, seed: int = 0, n_contact: int = 0) -> list[Scene]:
-    """`n_objects` object scenes, `n_text` text scenes, then `n_contact` contact scenes,
-    reproducible from `seed` (the first two kinds are the same whatever `n_contact` is)."""
+def make_scenes(
+    n_objects: int, n_text: int, seed: int = 0, n_contact: int = 0, n_flat: int = 0
+) -> list[Scene]:
+    """`n_objects` object scenes, `n_text` text scenes, `n_contact` contact scenes, then
+    `n_flat` flat scenes, reproducible from `seed` (each kind is the same whatever the counts
+    of the kinds after it are)."""
     rng = random.Random(seed)
     scenes = [make_object_scene(f"objects-{i:03d}", rng) for i in range(n_objects)]
     scenes += [make_text_scene(f"text-{i:03d}", rng) for i in range(n_text)]
     scenes += [make_contact_scene(f"contact-{i:03d}", rng) for i in range(n_contact)]
+    scenes += [make_flat_scene(f"flat-{i:03d}", rng) for i in range(n_flat)]
     return scenes
 
 
@@ -274,14 +291,19 @@ TSV_COLUMNS = [
 
 
 def write_corpus(
-    folder: Path, n_objects: int = 24, n_text: int = 12, seed: int = 0, n_contact: int = 0
+    folder: Path,
+    n_objects: int = 24,
+    n_text: int = 12,
+    seed: int = 0,
+    n_contact: int = 0,
+    n_flat: int = 0,
 ) -> dict[str, int]:
     """Render scenes to `folder/images/`, the truth to `folder/truth.jsonl` and reference
     questions to `folder/questions.tsv` (VLMEvalKit MCQ format; a scene's second question
     refers to the first one's row for its image, as VLMEvalKit does)."""
     folder = Path(folder)
     (folder / "images").mkdir(parents=True, exist_ok=True)
-    scenes = make_scenes(n_objects, n_text, seed, n_contact)
+    scenes = make_scenes(n_objects, n_text, seed, n_contact, n_flat)
     rng = random.Random(seed + 1)
     truth_lines = []
     rows = []

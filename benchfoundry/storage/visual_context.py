@@ -16,6 +16,25 @@ PARTS = ("captions", "instances", "ocr")
 PART_LABELS = {"captions": "captions", "instances": "objects", "ocr": "text"}
 
 
+def current_facts(run: RunFolder) -> dict[str, VisualFactsRecord]:
+    """One facts record per image: the one made under the configuration of the run's latest
+    extract (as its manifest records it), else the first by configuration hash. A run extracted
+    again under a new configuration keeps the old facts too; they are not what it reads."""
+    return choose_facts(
+        run.table(VisualFactsRecord).records(),
+        run.read_manifest().get("extract", {}).get("summary", {}).get("config_hash"),
+    )
+
+
+def choose_facts(
+    records: Iterable[VisualFactsRecord], preferred: str | None
+) -> dict[str, VisualFactsRecord]:
+    chosen: dict[str, VisualFactsRecord] = {}
+    for record in sorted(records, key=lambda r: (r.config_hash != preferred, r.config_hash)):
+        chosen.setdefault(record.image_id, record)
+    return chosen
+
+
 def parts_in_order(parts: Iterable[str]) -> tuple[str, ...]:
     """The named parts in rendering order, once each; `ValueError` names an unknown or missing
     part."""
@@ -92,10 +111,9 @@ class FactsIndex:
         records: list[VisualFactsRecord],
         max_chars: int = 2000,
         parts: Sequence[str] = PARTS,
+        preferred: str | None = None,
     ) -> None:
-        self.by_image: dict[str, VisualFactsRecord] = {}
-        for record in sorted(records, key=lambda r: r.config_hash):
-            self.by_image.setdefault(record.image_id, record)
+        self.by_image = choose_facts(records, preferred)
         self.max_chars = max_chars
         self.parts = parts_in_order(parts)
 
@@ -103,7 +121,8 @@ class FactsIndex:
     def from_run(
         cls, run: RunFolder, max_chars: int = 2000, parts: Sequence[str] = PARTS
     ) -> FactsIndex:
-        return cls(run.table(VisualFactsRecord).records(), max_chars, parts)
+        by_image = current_facts(run)
+        return cls(list(by_image.values()), max_chars, parts)
 
     def context(self, image_id: str) -> str | None:
         """The image's visual context; None when the image has no facts, "" when it has

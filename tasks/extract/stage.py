@@ -31,7 +31,7 @@ from benchfoundry.core.records import (
 from benchfoundry.extractors import registry
 from benchfoundry.extractors.base import Captioner, ExtractorFailed, OcrBackend, Segmenter
 from benchfoundry.extractors.caption_composed import compose_context
-from benchfoundry.extractors.describe import describe
+from benchfoundry.extractors.describe import DESCRIBER, describe
 from benchfoundry.gateway import Gateway
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.extract.options import ExtractOptions
@@ -78,6 +78,7 @@ def build_extractors(options: ExtractOptions, extra: dict[str, object] | None = 
     # Only what changes the facts: each chosen backend, its version and its own settings.
     semantic = {
         "label_instances": options.label_instances,
+        "describer": DESCRIBER,
         "backends": {
             role: {
                 "name": b.name,

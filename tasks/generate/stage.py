@@ -22,6 +22,7 @@ from benchfoundry.gateway.models import protect_models
 from benchfoundry.storage.refusals import candidate_ref
 from benchfoundry.storage.refusals import refused_candidates as refused
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.storage.visual_context import current_facts
 from benchfoundry.tasks.generate.drafts import (
     Draft,
     Rules,
@@ -40,13 +41,8 @@ if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
 
 
 def facts_by_image(run: RunFolder) -> list[VisualFactsRecord]:
-    """One facts record per image (the first by configuration hash when there are several)."""
-    chosen: dict[str, VisualFactsRecord] = {}
-    for record in sorted(
-        run.table(VisualFactsRecord).records(), key=lambda r: (r.image_id, r.config_hash)
-    ):
-        chosen.setdefault(record.image_id, record)
-    return list(chosen.values())
+    """One facts record per image (those of the latest extract's configuration), by image."""
+    return sorted(current_facts(run).values(), key=lambda r: r.image_id)
 
 
 def cost_by_dimension(drafts: list[Draft]) -> dict[str, float]:

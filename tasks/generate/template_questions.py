@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import Instance, VisualFactsRecord
 from benchfoundry.core.taxonomy import Taxonomy
+from benchfoundry.extractors.objects import objects_of, unplain
 from benchfoundry.tasks.generate.drafts import Draft
 from benchfoundry.tasks.generate.templates import (
     Asked,
     colour_questions,
     count_questions,
-    objects_of,
     position_questions,
     relation_questions,
     separate,
@@ -40,6 +40,11 @@ NOT_ASKED = {
     "few_objects": "too few objects for the comparison",
     "one_colour": "the objects are all of one colour",
     "no_text": "no line of text was read",
+    "unsure_text": "no line of text was read with confidence (an OCR misreading would be the key)",
+    "unlabeled_regions": "the regions found are not recognised objects (no label from a "
+    "recogniser, not one flat colour: parts of a photograph), so none is counted, named or located",
+    "slivers": "a region found is a sliver (an edge cut into a strip a few pixels wide), so the "
+    "objects cannot be counted, named or located with confidence",
     "text_present": "text shares the image with the objects, so 'the objects' is unclear",
     "unclear_objects": "an object lies against a line of text (it may be part of a letter)",
     "no_clear_object": "no object is described alone, clear of the grid lines and of other objects",
@@ -78,6 +83,7 @@ class Seen:
     other_lines: Sequence[str]
     seed: int
     objects: list[Instance] = field(default_factory=list)
+    unplain: str | None = None  # why the regions found may not be asked about as objects
 
     def rng(self, kind: str) -> random.Random:
         """A generator of its own for each kind, so a new kind leaves the others' options (and
@@ -112,8 +118,13 @@ KINDS: dict[str, Callable[[Seen], Asked]] = {
 
 
 def _first_kinds(seen: Seen) -> dict[str, Asked]:
-    """The first six kinds, drawing from one generator in this order, as they always have (so
-    their questions keep their ids)."""
+    """The first six kinds; the first five draw from one generator in this order, as they
+    always have (so their questions keep their ids), reading text from one of its own. On
+    regions that are not plainly objects, only text is asked."""
+    text = text_questions(seen.rng("read_text"), seen.facts, seen.other_lines)
+    if seen.unplain:
+        kinds = ("count", "position", "colour", "size", "relative_position")
+        return {kind: Asked(why_not=seen.unplain) for kind in kinds} | {"read_text": text}
     rng = random.Random(content_hash({"image": seen.facts.image_id, "seed": seen.seed}))
     objects = seen.objects
     return {
@@ -122,7 +133,7 @@ def _first_kinds(seen: Seen) -> dict[str, Asked]:
         "colour": colour_questions(rng, objects, seen.size),
         "size": size_questions(objects),
         "relative_position": relation_questions(objects),
-        "read_text": text_questions(rng, seen.facts, seen.other_lines),
+        "read_text": text,
     }
 
 
@@ -148,7 +159,9 @@ def template_drafts(
     size: tuple[float, float] | None = None,
 ) -> TemplateDrafts:
     """Template questions for one image, for every dimension of the taxonomy that lists them."""
-    seen = Seen(facts, size or _image_size(facts), other_lines, seed, objects_of(facts))
+    objects = objects_of(facts)
+    why = unplain(objects)
+    seen = Seen(facts, size or _image_size(facts), other_lines, seed, [] if why else objects, why)
     made = _first_kinds(seen)
     result = TemplateDrafts()
     for dimension in taxonomy.leaves():
@@ -157,7 +170,9 @@ def template_drafts(
         for kind in dimension.templates:
             if kind not in made:
                 made[kind] = (
-                    Asked(why_not="not_separate")
+                    Asked(why_not=seen.unplain)
+                    if seen.unplain
+                    else Asked(why_not="not_separate")
                     if kind in NEED_SEPARATE
                     and seen.objects
                     and not separate(seen.objects, seen.size)

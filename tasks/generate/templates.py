@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
-from benchfoundry.tasks.generate.geometry import apart, fill, in_contact
+from benchfoundry.core.records import Instance, VisualFactsRecord
+from benchfoundry.tasks.generate.geometry import apart, in_contact
 
 Question = tuple[str, str, list[str], list[str]]  # question, correct option, distractors, evidence
 
@@ -66,39 +66,6 @@ def parts(instance: Instance) -> tuple[str, str | None, str]:
     attributes = instance.attributes
     shape = next((a for a in attributes[1:-2] if a in SHAPES), None)
     return attributes[0], shape, attributes[-1]
-
-
-def outline(inst: Instance, instances: list[Instance], edge: float = 4.0) -> bool:
-    """A thin region of another region's colour hugging its box on every side: the blurred edge
-    of that object, cut out as a region of its own, not a second object."""
-    return fill(inst) < 0.3 and any(
-        other is not inst
-        and fill(other) >= 0.3
-        and parts(other)[0] == parts(inst)[0]
-        and all(abs(p - q) <= edge for p, q in zip(inst.box, other.box, strict=True))
-        for other in instances
-    )
-
-
-def objects_of(facts: VisualFactsRecord) -> list[Instance]:
-    """Instances that are objects: not the glyphs of a text line (an instance mostly inside an
-    OCR line of two or more letters or digits; a shape that OCR misreads as one character is
-    still an object), nor the outline of another object."""
-
-    def glyph(inst: Instance, line: OcrLine) -> bool:
-        x0, y0, x1, y1 = inst.box
-        lx0, ly0, lx1, ly1 = line.box
-        overlap = max(0.0, min(x1, lx1) - max(x0, lx0)) * max(0.0, min(y1, ly1) - max(y0, ly0))
-        return overlap >= 0.5 * max(1.0, (x1 - x0) * (y1 - y0))
-
-    lines = [line for line in facts.ocr_lines if sum(ch.isalnum() for ch in line.text) >= 2]
-    return [
-        i
-        for i in facts.instances
-        if len(i.attributes) >= 3
-        and not any(glyph(i, line) for line in lines)
-        and not outline(i, facts.instances)
-    ]
 
 
 def pick(rng: random.Random, pool: Sequence[str], exclude: set[str], k: int) -> list[str]:
@@ -337,32 +304,84 @@ def relation_questions(objects: list[Instance], margin: float = 3.0) -> Asked:
     return asked(out, "no_clear_pair")
 
 
+READ_CONFIDENCE = 0.9  # an OCR line read with less confidence is no answer key
+# Letters a reader can mistake for one another (and that common fonts still tell apart): a
+# distractor is the line with one of them changed, a near word a careless reader could pick.
+CONFUSABLE = (
+    ("rn", "m"), ("m", "rn"), ("cl", "d"), ("d", "cl"), ("vv", "w"), ("w", "vv"),
+    ("o", "a"), ("a", "o"), ("e", "c"), ("c", "e"), ("n", "h"), ("h", "n"), ("u", "v"),
+    ("v", "u"), ("t", "f"), ("f", "t"), ("b", "h"), ("g", "q"), ("q", "g"), ("i", "j"),
+    ("a", "e"), ("e", "a"), ("E", "F"), ("F", "E"), ("C", "G"), ("G", "C"), ("B", "8"),
+    ("8", "B"), ("S", "5"), ("5", "S"), ("H", "M"), ("M", "H"), ("N", "H"), ("P", "R"),
+    ("R", "P"), ("U", "V"), ("V", "U"), ("3", "8"), ("6", "8"), ("y", "v"), ("v", "y"),
+    ("k", "h"), ("r", "n"), ("i", "l"), ("l", "i"), ("Y", "V"), ("V", "Y"), ("M", "N"),
+    ("N", "M"), ("H", "N"), ("K", "X"), ("O", "Q"), ("Q", "O"), ("D", "O"), ("O", "D"),
+)  # fmt: skip
+
+
+def near_words(text: str) -> list[str]:
+    """The text with one confusable letter (or pair) changed, every way it can be."""
+    out = []
+    for old, new in CONFUSABLE:
+        start = text.find(old)
+        while start >= 0:
+            out.append(text[:start] + new + text[start + len(old) :])
+            start = text.find(old, start + 1)
+    return out
+
+
 def text_questions(
     rng: random.Random, facts: VisualFactsRecord, other_lines: Sequence[str]
 ) -> Asked:
-    """The longest line read, against texts that are not written in the image: its words in
-    another order, or with two letters swapped. Drawn from the line alone, so the question (and
-    its id) stays the same when a build grows."""
-    lines = [line.text for line in facts.ocr_lines if 2 <= len(line.text) <= 60]
-    if not lines:
+    """The longest line read with confidence, against texts that are not written in the image
+    but that a reader could take for it: the line with one word replaced by another word of the
+    image, and near words (one confusable letter changed: YAMAHA, YAMAMA). A line read with
+    less than `READ_CONFIDENCE` is no key (an OCR misreading would be the answer). Drawn from
+    the image's own lines alone, so the question (and its id) stays the same when a build
+    grows; `other_lines` (the build's other lines) are not used for that reason."""
+    read = [line for line in facts.ocr_lines if 2 <= len(line.text) <= 60]
+    if not read:
         return Asked(why_not="no_text")
+    lines = [line.text for line in read if line.score >= READ_CONFIDENCE]
+    if not lines:
+        return Asked(why_not="unsure_text")
     correct = max(lines, key=lambda t: (len(t), t))
-    written = " ".join(lines).casefold()
+    written = " ".join(line.text for line in facts.ocr_lines).casefold()
     words = correct.split()
-    candidates = [" ".join(words[k:] + words[:k]) for k in range(1, len(words))]
-    for k in range(1, len(correct) - 1):
-        if correct[k].isalpha() and correct[k + 1].isalpha() and correct[k] != correct[k + 1]:
-            candidates.append(correct[:k] + correct[k + 1] + correct[k] + correct[k + 2 :])
+    image_words = sorted(
+        {w for t in lines if t != correct for w in t.split() if len(w) > 1} - set(words)
+    )
+    swapped = [
+        " ".join(words[:k] + [other] + words[k + 1 :])
+        for k in range(len(words))
+        for other in image_words
+        if len(words) > 1
+    ]
+    near = [
+        " ".join(words[:k] + [variant] + words[k + 1 :])
+        for k in range(len(words))
+        for variant in near_words(words[k])
+    ]
+    rng.shuffle(swapped)
+    rng.shuffle(near)
     distractors: list[str] = []
-    for text in candidates:
-        if text.casefold() not in written and text.casefold() not in (
-            d.casefold() for d in distractors
-        ):
+    for text in swapped[:1] + near + swapped[1:]:
+        folded = text.casefold()
+        if folded not in written and folded not in (d.casefold() for d in distractors):
             distractors.append(text)
         if len(distractors) == 3:
             break
-    if not distractors:
+    if len(distractors) < 3:
         return Asked(why_not="no_distractor")
     return Asked(
-        [("Which text is written in the image?", correct, distractors, [f'OCR line "{correct}"'])]
+        [
+            (
+                "Which text is written in the image?",
+                correct,
+                distractors,
+                [
+                    f'OCR line "{correct}" (confidence {max(x.score for x in read if x.text == correct):.2f})'
+                ],
+            )
+        ]
     )

@@ -12,11 +12,19 @@ from typing import TYPE_CHECKING
 
 from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.ids import content_hash
-from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ReviewRecord, ScoredRecord
+from benchfoundry.core.records import (
+    CandidateRecord,
+    ReviewBatchRecord,
+    ReviewRecord,
+    ScoredRecord,
+    VisualFactsRecord,
+)
 from benchfoundry.decisions.reviews import AUTO, candidate_hash, now
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.decisions.suspects import read_suspects
+from benchfoundry.extractors.objects import objects_of, unplain
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.storage.visual_context import current_facts
 from benchfoundry.tasks.review.options import ReviewOptions
 from benchfoundry.tasks.review.summary import ReviewSummary
 
@@ -114,18 +122,37 @@ def plan(
     return batches, unassigned, cross
 
 
+def on_unplain_regions(
+    candidates: Sequence[CandidateRecord], facts: dict[str, VisualFactsRecord]
+) -> dict[str, str]:
+    """Template questions about objects (every kind but reading text) whose image's objects may
+    not be counted, named or located (slivers, or regions of a photograph no recogniser
+    labelled), or whose image has no facts to tell: question id -> why. The automatic reviewer
+    leaves them to people, whatever quality control said."""
+    out = {}
+    for c in candidates:
+        if not c.generator.startswith("template:") or c.generator == "template:read_text":
+            continue
+        record = facts.get(c.image_id)
+        why = "no_facts" if record is None else unplain(objects_of(record))
+        if why:
+            out[c.question_id] = why
+    return out
+
+
 def auto_reviews(
     candidates: Sequence[CandidateRecord],
     scored: dict[str, ScoredRecord],
     done: set[tuple[str, str]],
+    withheld: dict[str, str] | None = None,
 ) -> list[ReviewRecord]:
     """The automatic reviewer's acceptances: candidates that passed every automatic check
-    (selected, no flag), once per candidate content."""
+    (selected, no flag, not `withheld`), once per candidate content."""
     decided = now()
     out = []
     for c in candidates:
         s = scored.get(c.question_id)
-        if s is None or s.decision != "selected" or s.flags:
+        if s is None or s.decision != "selected" or s.flags or c.question_id in (withheld or {}):
             continue
         digest = candidate_hash(c)
         if (c.question_id, digest) in done:
@@ -156,10 +183,17 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
     written = batch_table.append(batches)
     known = {c.question_id for c in candidates if c.question_id in scored}
     auto_now: list[ReviewRecord] = []
+    withheld: dict[str, str] = {}
     store = ReviewStore.open(run, options.database)
     if options.auto:
         done = {(r.question_id, r.candidate_hash) for r in store.records() if r.reviewer == AUTO}
-        auto_now = auto_reviews(candidates, scored, done)
+        selected = [c for c in candidates if c.question_id in scored]
+        withheld = {
+            q: why
+            for q, why in on_unplain_regions(selected, current_facts(run)).items()
+            if scored[q].decision == "selected"
+        }
+        auto_now = auto_reviews(candidates, scored, done, withheld)
         store.add(auto_now)
     store.snapshot()
     every = stored + batches
@@ -183,6 +217,7 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
         unassigned=unassigned,
         auto_accepted=auto_total,
         auto_accepted_now=len(auto_now),
+        auto_withheld=dict(Counter(withheld.values())),
         serve=f"benchfoundry review serve --out {run.root}",
         suspects={q: why for q, why in (suspects or {}).items() if q in known},
         suspects_unknown=sorted(set(suspects or {}) - known),

@@ -17,6 +17,9 @@ class ReviewSummary(StageSummary):
     unassigned: dict[str, int]  # dimension -> candidates no reviewer covers
     auto_accepted: int
     auto_accepted_now: int
+    # selected template questions the automatic reviewer left to people, by why: their image's
+    # objects are slivers or regions no recogniser labelled (`unlabeled_regions`), or unknown
+    auto_withheld: dict[str, int] = {}
     serve: str  # the command that opens the review app on this run
     # `review export --suspects`: the item analysis's suspects batched (question id -> why), and
     # those this run has no candidate for (another run's items?)
@@ -32,6 +35,15 @@ class ReviewSummary(StageSummary):
                 + ", ".join(self.suspects_unknown[:5])
             )
         return out
+
+    def _withheld_lines(self) -> list[str]:
+        if not self.auto_withheld:
+            return []
+        why = ", ".join(f"{k} {v}" for k, v in sorted(self.auto_withheld.items()))
+        return [
+            f"Left to people by the automatic reviewer (template questions about regions that "
+            f"are not plainly objects): {sum(self.auto_withheld.values())} ({why})"
+        ]
 
     def markdown(self) -> str:
         lines = [
@@ -57,6 +69,7 @@ class ReviewSummary(StageSummary):
         lines += [
             "",
             f"Accepted by the automatic reviewer (`auto`, not a person): {self.auto_accepted}",
+            *self._withheld_lines(),
             "",
             f"Open the review app: `{self.serve}`",
         ]
@@ -78,5 +91,6 @@ class ReviewSummary(StageSummary):
             out.append(
                 f"  accepted by the automatic reviewer (auto, not a person): {self.auto_accepted}"
             )
+        out += [f"  {x}" for x in self._withheld_lines()]
         out.append(f"  open the review app: {self.serve}")
         return out

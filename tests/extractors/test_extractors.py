@@ -35,6 +35,64 @@ def test_classical_segmenter_counts_the_objects_of_synthetic_scenes():
     assert right >= 11, f"{right} of 12 counts right"
 
 
+def test_flat_shapes_on_white_are_one_object_each_without_edge_slivers():
+    """A newcomer's first images: a pure-colour shape on white (hard-edged, anti-aliased, or
+    saved as JPEG) is one flat-coloured region, not the shape plus strips and rings cut from its
+    edges; the background (even where it is under 60% of the image) is no object."""
+    import io
+
+    from PIL import ImageDraw
+
+    from benchfoundry.extractors.describe import FLAT
+
+    segmenter = create("segmenter", "classical")
+
+    def drawn(draw_it, side=256, k=1, jpeg=False):
+        image = Image.new("RGB", (side * k, side * k), (255, 255, 255))
+        draw_it(ImageDraw.Draw(image), k)
+        image = image.resize((side, side), Image.Resampling.LANCZOS) if k > 1 else image
+        if jpeg:
+            buffer = io.BytesIO()
+            image.save(buffer, format="JPEG", quality=85)
+            image = Image.open(buffer).convert("RGB")
+        return image
+
+    images = [  # the shapes of the report that gave 9, 11 and 4 regions
+        drawn(lambda d, k: d.rectangle([62, 62, 193, 193], fill=(0, 0, 255))),
+        drawn(lambda d, k: d.rectangle([40, 40, 200, 200], fill=(128, 0, 128))),
+        drawn(lambda d, k: d.polygon([(128, 30), (220, 210), (36, 210)], fill=(0, 160, 0))),
+        drawn(lambda d, k: d.rectangle([280, 240, 520, 480], fill=(255, 0, 0)), 384, 2),
+        drawn(lambda d, k: d.ellipse([50 * k, 50 * k, 200 * k, 200 * k], fill=(0, 0, 0)), k=4),
+        drawn(lambda d, k: d.rectangle([70, 60, 190, 185], fill=(240, 200, 0)), jpeg=True),
+    ]
+    for image in images:
+        regions = segmenter.segment(image)
+        assert len(regions) == 1, [r.box for r in regions]
+        assert FLAT in describe(image, regions)[0].attributes
+    (x0, y0, x1, y1) = segmenter.segment(images[0])[0].box
+    assert max(abs(x0 - 62), abs(y0 - 62), abs(x1 - 194), abs(y1 - 194)) <= 3
+    for scene in make_scenes(n_objects=0, n_text=0, seed=24, n_flat=12):
+        image = render(scene)
+        instances = describe(image, segmenter.segment(image))
+        assert len(instances) == len(scene.objects), scene.scene_id
+        assert all(FLAT in i.attributes for i in instances)
+
+
+def test_a_photographs_regions_are_not_all_flat_coloured():
+    """Regions cut from a photograph are parts of a scene: at least one of them is not one flat
+    colour, so no template treats them as objects."""
+    import numpy as np
+    import skimage.data
+
+    from benchfoundry.extractors.describe import recognised
+
+    segmenter = create("segmenter", "classical")
+    for name in ("astronaut", "coffee", "camera", "chelsea"):
+        image = Image.fromarray(np.asarray(getattr(skimage.data, name)())).convert("RGB")
+        instances = describe(image, segmenter.segment(image))
+        assert instances and not all(recognised(i) for i in instances), name
+
+
 def test_describer_names_colours_positions_and_shapes():
     for name, rgb in PALETTE.items():
         assert colour_name(rgb) == name

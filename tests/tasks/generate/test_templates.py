@@ -3,17 +3,19 @@ scene questions, and the reasons a dimension gets none."""
 
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.core.taxonomy import load_taxonomy
+from benchfoundry.extractors.describe import FLAT
 from benchfoundry.tasks.generate.geometry import in_contact, relation
 from benchfoundry.tasks.generate.template_questions import NOT_ASKED, template_drafts
 
 SIZE = (384.0, 288.0)
 
 
-def _inst(box, colour, shape=None, area=None, where="center"):
+def _inst(box, colour, shape=None, area=None, where="center", flat=True):
+    """A hand-made instance: a flat-coloured shape unless `flat` is False (a photo's region)."""
     x0, y0, x1, y1 = box
     full = (x1 - x0) * (y1 - y0)
     area = area or {"round": 0.785, "rectangular": 1.0, "triangular": 0.5, None: 0.7}[shape] * full
-    attributes = [colour, *([shape] if shape else []), "medium", where]
+    attributes = [colour, *([shape] if shape else []), *([FLAT] if flat else []), "medium", where]
     return Instance(
         box=[float(v) for v in box],
         mask_area=int(area),
@@ -134,7 +136,7 @@ def test_regions_of_a_scene_are_not_counted_or_related_as_objects():
 
 
 def test_the_outline_of_an_object_is_not_another_object():
-    from benchfoundry.tasks.generate.templates import objects_of
+    from benchfoundry.extractors.objects import objects_of
 
     square = _inst((250, 237, 291, 276), "black", "rectangular", where="bottom right")
     ring = _inst((250, 233, 291, 275), "black", None, area=230, where="bottom right")
@@ -186,3 +188,64 @@ def test_which_object_names_the_one_object_wholly_on_a_side():
     two_left = [reference, left, _inst((40, 140, 80, 180), "black", "round", where="middle left")]
     result = which_object(Random(0), two_left, two_left)
     assert not result.questions and result.why_not == "no_clear_side"
+
+
+def test_regions_no_recogniser_labelled_are_not_counted_named_or_located():
+    """A photograph's regions (not one flat colour, no label) get no object question of any
+    kind, and the summary says why; text is still read. A labelled region is an object."""
+    photo = [
+        _inst((40, 40, 120, 120), "orange", "round", where="top left", flat=False),
+        _inst((200, 60, 300, 160), "grey", None, where="top right", flat=False),
+    ]
+    made = template_drafts(
+        _facts(photo, lines=[("GARDEN", [100.0, 200.0, 200.0, 230.0])]),
+        load_taxonomy("seed_bench"),
+        [],
+        size=SIZE,
+    )
+    assert {d.generator for d in made.drafts} == {"template:read_text"}
+    for dimension in ("instances_counting", "instance_location", "instance_attributes"):
+        assert made.not_asked[dimension] == "unlabeled_regions"
+    assert "unlabeled_regions" in NOT_ASKED
+    labelled = [i.model_copy(update={"label": "dog"}) for i in photo]
+    made = template_drafts(_facts(labelled), load_taxonomy("seed_bench"), [], size=SIZE)
+    counts = {d.question: d.correct for d in made.drafts if d.generator == "template:count"}
+    assert counts["How many objects are there in the image?"] == "2"
+
+
+def test_a_sliver_among_the_objects_stops_every_object_question():
+    square = _inst((60, 60, 191, 191), "blue", "rectangular")
+    strip = _inst((60, 191, 191, 193), "blue", None, area=262)  # an edge, two pixels high
+    made = template_drafts(_facts([square, strip]), load_taxonomy("seed_bench"), [], size=SIZE)
+    assert made.drafts == []
+    assert made.not_asked["instances_counting"] == "slivers"
+    alone = template_drafts(_facts([square]), load_taxonomy("seed_bench"), [], size=SIZE)
+    counts = {d.question: d.correct for d in alone.drafts if d.generator == "template:count"}
+    assert counts == {"How many objects are there in the image?": "1"}
+
+
+def test_text_questions_need_a_confident_reading_and_offer_near_words():
+    def lines(*read):
+        facts = _facts([])
+        ocr = [OcrLine(text=t, box=[10.0, 10.0 + 40 * k, 200.0, 40.0 + 40 * k], score=s)
+               for k, (t, s) in enumerate(read)]  # fmt: skip
+        return facts.model_copy(update={"ocr_lines": ocr})
+
+    unsure = template_drafts(lines(("YAMAYA", 0.585)), load_taxonomy("seed_bench"), [], size=SIZE)
+    assert unsure.drafts == [] or all(d.generator != "template:read_text" for d in unsure.drafts)
+    assert unsure.not_asked["text_understanding"] == "unsure_text"
+    sure = template_drafts(lines(("YAMAHA", 0.97)), load_taxonomy("seed_bench"), [], size=SIZE)
+    question = _kinds(sure.drafts)["read_text"]
+    assert question.correct == "YAMAHA"
+    for wrong in question.distractors:  # one confusable letter changed, never a shuffle
+        assert sorted(wrong) != sorted("YAMAHA") and wrong != "YAMAHA"
+        assert len(wrong) in (5, 6, 7)
+    two = template_drafts(
+        lines(("Region-based segmentation", 0.99), ("coins markers", 0.95)),
+        load_taxonomy("seed_bench"),
+        [],
+        size=SIZE,
+    )
+    options = _kinds(two.drafts)["read_text"].distractors
+    assert any(w in o.split() for o in options for w in ("coins", "markers")), options
+    assert len({o.casefold() for o in options}) == 3

@@ -107,6 +107,41 @@ def test_the_automatic_reviewer_accepts_only_what_passed_every_check(run):
     assert state.pairs == [] and state.states["auto"] == 15
 
 
+def test_the_automatic_reviewer_leaves_questions_about_unlabeled_regions_to_people(
+    tmp_path, image_bytes, store_raw_image, candidate_record, scored_record
+):
+    """A selected, unflagged template question about a photograph's regions (no label, not one
+    flat colour) is never accepted automatically; text reading and flat shapes are."""
+    from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+    from benchfoundry.extractors.describe import FLAT
+
+    run = RunFolder(tmp_path / "run")
+    photo, drawing = store_raw_image(run, image_bytes()), store_raw_image(run, image_bytes(seed=5))
+
+    def facts(image, flat):
+        region = Instance(box=[10.0, 10.0, 60.0, 60.0], mask_area=2000, label=None,
+                          attributes=["orange", *([FLAT] if flat else []), "large", "center"],
+                          dense_caption=None, score=0.9)  # fmt: skip
+        line = OcrLine(text="YAMAHA", box=[70.0, 70.0, 120.0, 90.0], score=0.97)
+        return VisualFactsRecord(image_id=image, config_hash="c", captions=[],
+                                 instances=[region], ocr_lines=[line], extractors=[])  # fmt: skip
+
+    run.table(VisualFactsRecord).append([facts(photo, False), facts(drawing, True)])
+    made = {"count-photo": (photo, "template:count"), "text-photo": (photo, "template:read_text"),
+            "count-drawing": (drawing, "template:count"), "seed-photo": (photo, "seed:tsv")}  # fmt: skip
+    run.table(CandidateRecord).append(
+        [candidate_record(q, image, generator=g) for q, (image, g) in made.items()]
+    )
+    run.table(ScoredRecord).append([scored_record(q, image) for q, (image, _) in made.items()])
+    summary = STAGES["review"].run(
+        StageRun(run=str(run.root), options={"review": {"auto": True}}, stages=["review"])
+    )
+    accepted = {r.question_id for r in ReviewStore.open(run).records() if r.reviewer == AUTO}
+    assert accepted == {"text-photo", "count-drawing", "seed-photo"}
+    assert summary.auto_withheld == {"unlabeled_regions": 1}
+    assert any("Left to people" in line for line in summary.lines())
+
+
 @pytest.mark.parametrize(
     ("decision", "message"),
     [

@@ -1,0 +1,73 @@
+"""Which of an image's instances are objects a question may rest on, and whether they may be
+counted, named or located at all. The generator asks only about these; the automatic reviewer
+accepts a template question only when its image passes the same test.
+
+Not objects: the glyphs of a line of text, the outline of another object. Not to be asked
+about: an image among whose objects is a sliver (an edge cut into a strip a few pixels wide)
+or an unlabeled region (neither labelled by a recogniser nor one flat colour: a part of a
+photograph)."""
+
+from __future__ import annotations
+
+from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+from benchfoundry.extractors.describe import recognised
+
+
+def _colour(instance: Instance) -> str | None:
+    return instance.attributes[0] if instance.attributes else None
+
+
+def _fill(instance: Instance) -> float:
+    x0, y0, x1, y1 = instance.box
+    return instance.mask_area / max(1.0, (x1 - x0) * (y1 - y0))
+
+
+def outline(inst: Instance, instances: list[Instance], edge: float = 4.0) -> bool:
+    """A thin region of another region's colour hugging its box on every side: the blurred edge
+    of that object, cut out as a region of its own, not a second object."""
+    return _fill(inst) < 0.3 and any(
+        other is not inst
+        and _fill(other) >= 0.3
+        and _colour(other) == _colour(inst)
+        and all(abs(p - q) <= edge for p, q in zip(inst.box, other.box, strict=True))
+        for other in instances
+    )
+
+
+def sliver(inst: Instance, width: float = 3.0) -> bool:
+    """A strip a few pixels across (an edge a segmenter cut out), not an object: its box's
+    shorter side, or its mask's mean thickness across the box's longer side, under `width`."""
+    x0, y0, x1, y1 = inst.box
+    return min(x1 - x0, y1 - y0) < width or inst.mask_area / max(1.0, x1 - x0, y1 - y0) < width
+
+
+def unplain(objects: list[Instance]) -> str | None:
+    """Why an image's objects may not be counted, named or located: one is a sliver (the
+    segmentation cut an edge into pieces), or one is an unlabeled region (neither labelled by a
+    recogniser nor one flat colour: a part of a photograph); None when each is plainly one."""
+    if any(sliver(i) for i in objects):
+        return "slivers"
+    if any(not recognised(i) for i in objects):
+        return "unlabeled_regions"
+    return None
+
+
+def objects_of(facts: VisualFactsRecord) -> list[Instance]:
+    """Instances that are objects: not the glyphs of a text line (an instance mostly inside an
+    OCR line of two or more letters or digits; a shape that OCR misreads as one character is
+    still an object), nor the outline of another object."""
+
+    def glyph(inst: Instance, line: OcrLine) -> bool:
+        x0, y0, x1, y1 = inst.box
+        lx0, ly0, lx1, ly1 = line.box
+        overlap = max(0.0, min(x1, lx1) - max(x0, lx0)) * max(0.0, min(y1, ly1) - max(y0, ly0))
+        return overlap >= 0.5 * max(1.0, (x1 - x0) * (y1 - y0))
+
+    lines = [line for line in facts.ocr_lines if sum(ch.isalnum() for ch in line.text) >= 2]
+    return [
+        i
+        for i in facts.instances
+        if len(i.attributes) >= 3
+        and not any(glyph(i, line) for line in lines)
+        and not outline(i, facts.instances)
+    ]
