@@ -14,6 +14,7 @@ from prefect.artifacts import create_table_artifact
 from benchfoundry.pipeline.prefect_server import nested_flows
 from benchfoundry.pipeline.registry import StageRun, run_in_flow
 from benchfoundry.pipeline.spec import stage_from_build
+from benchfoundry.tasks.evaluate.in_build import labels
 from benchfoundry.tasks.evaluate.leaderboard import (
     ReportFiles,
     board,
@@ -32,7 +33,7 @@ def board_artifacts(
     create_table_artifact(
         key=key,
         table=[
-            {**r.model_dump(mode="json"), "in_build": ", ".join(r.in_build)}
+            {**r.model_dump(mode="json"), "in_build": labels(r.in_build)}
             for r in board(summaries, compared)
         ],
         description="Leaderboard: accuracy with 95% intervals (MM-Vet score ± std), rank "

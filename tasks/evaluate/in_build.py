@@ -2,8 +2,13 @@
 (the spec's `text_only` models and the blind baselines whose hits were counted; the chance
 baselines, only reported, are not), the vision-language ensemble, judges and reviewers. An
 evaluated model that had one of those roles is marked `in_build`: quality control kept what the
-build's models got right or could not solve, so such a model's score on the release is biased
-upward (LLM-written benchmarks favour the family that wrote them).
+build's models got right or could not solve, so such a model's score on the release is biased,
+and each role says which way (`BIAS`): a generator wrote questions it can answer, the
+vision-language ensemble kept what it answered (what no reader answered was flagged as possibly
+flawed), a reviewer accepted what it judged right: upward; a text-only filter removed what it
+solved without the image: downward; a judge only read other models' answers: unclear.
+Roles are the spec's keys (`text_only`, `vlm`, `generator`, `judge`, `reviewer`) in JSON and
+Parquet, and phrases (`LABELS`) in text, Markdown and HTML.
 
 Models are the same when their masked names are, or when both resolve (through the model
 catalogue) to the same provider and model id, so `facts-smollm2` is `facts/smollm2` and
@@ -31,11 +36,27 @@ from benchfoundry.core.errors import UserError
 from benchfoundry.gateway.roles import DEFAULT_MODELS
 
 GENERATOR = "generator"
-TEXT_ONLY = "text-only filter"
-VLM = "vision-language ensemble"
+TEXT_ONLY = "text_only"
+VLM = "vlm"
 JUDGE = "judge"
 REVIEWER = "reviewer"
 ROLES = (GENERATOR, TEXT_ONLY, VLM, JUDGE, REVIEWER)
+LABELS = {
+    GENERATOR: "generator",
+    TEXT_ONLY: "text-only filter",
+    VLM: "vision-language ensemble",
+    JUDGE: "judge",
+    REVIEWER: "reviewer",
+}
+UPWARD, DOWNWARD, UNCLEAR = "upward", "downward", "unclear"
+BIAS = {GENERATOR: UPWARD, TEXT_ONLY: DOWNWARD, VLM: UPWARD, JUDGE: UNCLEAR, REVIEWER: UPWARD}
+WHY = {  # what the role did to the items, and so to the score of the model that held it
+    GENERATOR: "wrote questions it can answer",
+    TEXT_ONLY: "removed the questions it answered without the image",
+    VLM: "kept the questions it answered (what no reader answered was flagged as possibly flawed)",
+    JUDGE: "read the answers of the models that kept the questions",
+    REVIEWER: "accepted the questions it judged right",
+}
 SPEC_ROLES = {  # the spec's model roles -> the part they play in a build
     "generator": GENERATOR,
     "generator_reasoning": GENERATOR,
@@ -47,6 +68,25 @@ AUTO_REVIEWER = "auto"  # the automatic reviewer: rules, not a model
 SAME_FAMILY = " (same family: "  # a role held by a model of the same family, not the model
 NO_FAMILY = ("blind",)  # providers whose models belong to no family (the blind baselines)
 Families = Mapping[str, Sequence[str]]  # family name -> glob patterns
+
+
+class InBuild(BaseModel):
+    """One role a model (or a model of its family) had in building the dataset, and which way
+    it biases the model's score there."""
+
+    role: str  # the spec's role key: generator, text_only, vlm, judge, reviewer
+    family: str | None = None  # held by another model of this family, not by the model itself
+    bias: str  # upward, downward or unclear
+
+    def label(self) -> str:
+        """The role as a phrase: `text-only filter`, `generator (same family: qwen)`."""
+        own = LABELS.get(self.role, self.role)
+        return f"{own}{SAME_FAMILY}{self.family})" if self.family else own
+
+
+def labels(roles: Sequence[InBuild]) -> str:
+    """The roles as phrases, for text, Markdown and HTML ("-" for none)."""
+    return ", ".join(r.label() for r in roles) or "-"
 
 
 class BuildRoles(BaseModel):
@@ -123,9 +163,9 @@ def families_of(name: str, families: Families, catalogue: dict[str, Any]) -> set
 
 def roles_of(
     model: str, built: BuildRoles, catalogue: dict[str, Any], families: Families | None = None
-) -> list[str]:
+) -> list[InBuild]:
     """The roles `model` had in the build (empty: none): its own, and those held by a model of
-    its family (`generator (same family: qwen)`)."""
+    its family (`generator`, family `qwen`)."""
     families = families or {}
     mine = identity(model, catalogue)
     kin = families_of(model, families, catalogue)
@@ -136,13 +176,13 @@ def roles_of(
     out = []
     for role, names in built.roles.items():
         if any(same(n) for n in names):
-            out.append(role)
+            out.append(InBuild(role=role, bias=BIAS.get(role, UNCLEAR)))
             continue
         theirs = (
             set().union(*(families_of(n, families, catalogue) for n in names)) if kin else set()
         )
         if shared := sorted(kin & theirs):
-            out.append(f"{role}{SAME_FAMILY}{', '.join(shared)})")
+            out.append(InBuild(role=role, family=", ".join(shared), bias=BIAS.get(role, UNCLEAR)))
     return out
 
 
@@ -151,21 +191,40 @@ def mark(
     built: BuildRoles,
     catalogue: dict[str, Any],
     families: Families | None = None,
-) -> dict[str, list[str]]:
+) -> dict[str, list[InBuild]]:
     """model -> its roles in the build, for every model."""
     return {m: roles_of(m, built, catalogue, families) for m in models}
 
 
-def biased_sentence(model: str, roles: list[str], dataset: str) -> str:
+def direction(roles: Sequence[InBuild]) -> str:
+    """Which way the roles together bias a score: upward, downward, or unclear (none known, or
+    roles pulling both ways)."""
+    known = {r.bias for r in roles} - {UNCLEAR}
+    return known.pop() if len(known) == 1 else UNCLEAR
+
+
+def biased_sentence(model: str, roles: Sequence[InBuild], dataset: str) -> str:
     """The plain warning shown beside a model that helped build the dataset, or whose family
-    did."""
-    if all(SAME_FAMILY in r for r in roles):
-        return (
-            f"{model} is of the family of models that built {dataset} ({', '.join(roles)}): "
-            "its score on it is biased upward (benchmarks written and kept by a family of "
-            "models favour that family)."
+    did: each role with what it did, then which way the score is biased."""
+    own = [r for r in roles if not r.family]
+    kin = [r for r in roles if r.family]
+    parts = []
+    if own:
+        did = "; ".join(f"{LABELS.get(r.role, r.role)}: {WHY.get(r.role, 'a role')}" for r in own)
+        parts.append(f"{model} took part in building {dataset} ({did})")
+    if kin:
+        held = "; ".join(
+            f"{LABELS.get(r.role, r.role)}, family {r.family}: a relative of it held this role"
+            for r in kin
         )
-    return (
-        f"{model} took part in building {dataset} ({', '.join(roles)}): its score on it is "
-        "biased upward (the questions were written, kept or checked by it)."
-    )
+        lead = f"{model} is of the family of models that built {dataset}"
+        parts.append(f"{lead} ({held})" if not own else f"it is of that family too ({held})")
+    way = direction(roles)
+    if way == UNCLEAR:
+        tail = (
+            "its score on it is biased, in no direction we can tell (its roles pull both ways, "
+            "or the role's effect is unknown)"
+        )
+    else:
+        tail = f"its score on it is biased {way}"
+    return f"{'; '.join(parts)}: {tail}."

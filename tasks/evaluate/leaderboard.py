@@ -6,8 +6,8 @@ the data escaped). Chance baselines are always on the board of a multiple-choice
 such (an open-ended set has none). Each run's evaluation summary is read from its manifest (the
 evaluate stage writes it there); the plots are drawn by `plots.py`. Models asked the same items are compared pair by pair
 (`pairing.py`): the board shows each model's rank range, and a model that took part in building
-the release it was evaluated on is marked `in_build`, with a sentence saying its score is biased
-upward."""
+the release it was evaluated on is marked `in_build`, with a sentence saying which way its score
+is biased (a generator's upward, a text-only filter's downward)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from benchfoundry.storage.atomic import atomic_write_bytes, atomic_write_table
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.comparisons import Comparison, html_section, markdown_lines
 from benchfoundry.tasks.evaluate.debias import markdown_lines as debias_markdown
-from benchfoundry.tasks.evaluate.in_build import biased_sentence
+from benchfoundry.tasks.evaluate.in_build import InBuild, biased_sentence, labels
 from benchfoundry.tasks.evaluate.items import FILE as ITEMS
 from benchfoundry.tasks.evaluate.items import ItemAnalysis, write_items
 from benchfoundry.tasks.evaluate.items import html_section as items_html
@@ -66,12 +66,20 @@ class BoardRow(BaseModel):
     grading_failures: int | None = None
     rank_best: int | None = None  # the ranks it could take, given the significant comparisons
     rank_worst: int | None = None
-    in_build: list[str] = []  # its roles in building the dataset: its score is biased upward
+    # its roles in building the dataset (role key, family, which way it biases the score)
+    in_build: list[InBuild] = []
     model_name: str | None = None  # the model as evaluated (without the label)
+
+
+IN_BUILD_TYPE = pa.list_(
+    pa.struct([("role", pa.string()), ("family", pa.string()), ("bias", pa.string())])
+)
 
 
 def _arrow(annotation: object) -> pa.DataType:
     text = str(annotation)
+    if "InBuild" in text:
+        return IN_BUILD_TYPE
     for name, kind in (
         ("list", pa.list_(pa.string())),
         ("float", pa.float64()),
@@ -241,7 +249,7 @@ def _cells(r: BoardRow) -> list[str]:
         "-" if r.mg is None else f"{r.mg:+.1%}",
         _pct(r.ml),
         _rank(r),
-        ", ".join(r.in_build) or "-",
+        labels(r.in_build),
     ]
 
 

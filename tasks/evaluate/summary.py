@@ -6,7 +6,7 @@ total score and the scores per capability and per capability integration, each t
 standard deviation over the k gradings, and the gradings that failed; with people's grades of
 some answers, each total beside its debiased value (`debias.py`). Paired comparisons
 between the models asked the same questions, with each model's rank range; on a release, which
-models took part in building it (`in_build`); with the image-swap probe, each model's accuracy
+models took part in building it (`in_build`: each role, and which way it biases the score); with the image-swap probe, each model's accuracy
 with another question's image against chance. Rendered for the CLI, artifacts and reports."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from benchfoundry.tasks.evaluate.anchors import AnchorEstimate
 from benchfoundry.tasks.evaluate.comparisons import Comparison, markdown_lines, setting
 from benchfoundry.tasks.evaluate.debias import Debiased, text_lines
 from benchfoundry.tasks.evaluate.debias import markdown_lines as debias_markdown
+from benchfoundry.tasks.evaluate.in_build import InBuild, labels
 from benchfoundry.tasks.evaluate.probes import SwapProbe
 from benchfoundry.tasks.evaluate.stats import Accuracy
 
@@ -57,7 +58,8 @@ class ModelScore(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
-    in_build: list[str] = []  # its roles in building the release (empty: none): biased upward
+    # its roles in building the release (empty: none), each with which way it biases the score
+    in_build: list[InBuild] = []
     rank_best: int | None = None  # the ranks it could take, given the significant comparisons
     rank_worst: int | None = None
 
@@ -431,7 +433,7 @@ def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
             f"{s.refusal_rate:.1%}",
             f"{s.calls_made} of {s.calls_if_every_pass}",
             s.rank,
-            ", ".join(s.in_build) or "-",
+            labels(s.in_build),
         ]
         for s in sorted(summary.scores, key=key, reverse=True)
     ]
