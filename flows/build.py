@@ -3,12 +3,14 @@ folder, on the task runner the spec chooses."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from benchfoundry.core.ids import content_hash
+from benchfoundry.gateway.secrets import redact
 from benchfoundry.pipeline.build_report import BuildSummary, build_markdown, run_state
 from benchfoundry.pipeline.prefect_server import nested_flows
 from benchfoundry.pipeline.preflight import check_or_raise
@@ -17,6 +19,22 @@ from benchfoundry.pipeline.runners import task_runner
 from benchfoundry.pipeline.spec import load_spec
 from benchfoundry.storage.remote import run_folder_at
 from benchfoundry.storage.tables import RunFolder
+
+
+def record_failure(run: RunFolder, stage: str | None, error: BaseException | None) -> None:
+    """The build's outcome in the manifest's `build` section: the stage that failed and why
+    (credentials masked), or no failure."""
+    section = dict(run.read_manifest().get("build") or {})
+    if error is None:
+        section.pop("failed", None)
+    else:
+        message = redact(str(error).strip().splitlines()[0] if str(error).strip() else "")
+        section["failed"] = {
+            "stage": stage or "(before the first stage)",
+            "error": f"{type(error).__name__}: {message}"[:500],
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+    run.update_manifest("build", section)
 
 
 @flow(name="build")
@@ -43,13 +61,20 @@ def build(spec_path: str, out: str | None = None, stages: list[str] | None = Non
         )
         context = StageRun.from_spec(spec, str(run.root), chosen)
         summaries = {}
-        with task_runner(spec.runner) as runner, nested_flows():
-            for name in chosen:
-                stage_flow = STAGES[name].flow_function()
-                if runner is not None:
-                    stage_flow = stage_flow.with_options(task_runner=runner)
-                summaries[name] = stage_flow(context)
-                where.commit(f"after {name}")
+        current = None
+        try:
+            with task_runner(spec.runner) as runner, nested_flows():
+                for name in chosen:
+                    current = name
+                    stage_flow = STAGES[name].flow_function()
+                    if runner is not None:
+                        stage_flow = stage_flow.with_options(task_runner=runner)
+                    summaries[name] = stage_flow(context)
+                    where.commit(f"after {name}")
+        except BaseException as exc:  # said in the run folder, for `status`; then raised as is
+            record_failure(run, current, exc)
+            raise
+        record_failure(run, None, None)
         summary = BuildSummary(
             spec=spec.name,
             run=where.shown,

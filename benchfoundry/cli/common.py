@@ -153,6 +153,10 @@ def require_table(out: Path, table: str, before: str) -> None:
     """Fail with what to run first when the run folder lacks a stage's input table."""
     from benchfoundry.storage.tables import RunFolder
 
+    if not Path(out).exists():
+        raise UserError(f"run folder {out} does not exist (is the path right? `--out` names it)")
+    if not Path(out).is_dir():
+        raise UserError(f"{out} is a file, not a run folder")
     if not RunFolder(out).table_named(table).exists():
         raise UserError(
             f"run folder {out} has no {table.replace('_', ' ')} yet: run 'benchfoundry {before}' first"

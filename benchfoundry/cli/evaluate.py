@@ -13,6 +13,7 @@ from benchfoundry.cli.common import (
     JsonOpt,
     OutOpt,
     SpecOpt,
+    UserError,
     VerboseOpt,
     app,
     emit,
@@ -206,7 +207,7 @@ def evaluate(
         Path | None,
         typer.Option(
             "--items",
-            help="The items.parquet the anchors come from (default: RUN/reports/items.parquet).",
+            help="The items.parquet the anchors come from (default: the one in the reports folder of the run given by --out).",
         ),
     ] = None,
     human_grades: Annotated[
@@ -227,6 +228,7 @@ def evaluate(
         from benchfoundry.cli.stages import run_stage_command, stage_context, with_options
 
         context = stage_context("evaluate", out, spec)
+        _check_model_names(models or [], context.catalogue)
         updates: dict[str, object] = {}
         for name, value in (
             ("dataset", _dataset(dataset)),
@@ -246,10 +248,41 @@ def evaluate(
                 updates[name] = value
         if no_image:
             updates["with_image"] = False
+        _check_inputs(updates, context.options.evaluate.models)
         with_options(context, "evaluate", updates, "evaluate")
         run_stage_command("evaluate", context, as_json, out)
 
     run(verbose, action)
+
+
+def _check_inputs(updates: dict[str, object], spec_models: list[str]) -> None:
+    """What needs no model is checked before Prefect starts: models named, a local dataset
+    that is one."""
+    from benchfoundry.core.locations import is_url
+    from benchfoundry.tasks.evaluate.dataset import check_location
+
+    if not updates.get("models") and not spec_models:
+        raise UserError(
+            "name the models to evaluate: --model NAME (repeat it), or options.evaluate.models "
+            "in --spec; `benchfoundry models` lists the named ones"
+        )
+    dataset = updates.get("dataset")
+    if isinstance(dataset, Path) and not is_url(str(dataset)):
+        check_location(dataset)
+
+
+def _check_model_names(names: list[str], catalogue: str | None) -> None:
+    """Each `--model` names a model, or the command stops here, in a second, saying which
+    name, where it came from, and the names it may have meant."""
+    from benchfoundry.gateway.assemble import default_catalogue
+    from benchfoundry.gateway.models import ModelConfigError, resolve
+
+    known = default_catalogue(Path(catalogue) if catalogue else None)
+    for name in names:
+        try:
+            resolve(name, known)
+        except ModelConfigError as exc:
+            raise UserError(f"--model {name}: {exc}") from None
 
 
 @app.command()

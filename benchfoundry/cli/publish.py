@@ -111,7 +111,12 @@ def publish(
 
 @app.command("releases")
 def list_releases(
-    to: Annotated[str, typer.Option("--to", help="The releases folder, or its URL.")],
+    to: Annotated[
+        str,
+        typer.Option(
+            "--to", help="The releases folder (or one benchmark's folder in it), or its URL."
+        ),
+    ],
     name: Annotated[str | None, typer.Option("--name", help="Only this release name.")] = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,

@@ -29,7 +29,12 @@ def status(out: ReadOutOpt, as_json: JsonOpt = False) -> None:
         if not run.root.is_dir():
             raise UserError(f"run folder {out} does not exist")
         state = run_state(run, n_examples=0)
+        failed = (run.read_manifest().get("build") or {}).get("failed")
         lines = [f"Run folder {run.root}"]
+        if failed:
+            lines.append(
+                f"  the last build FAILED in {failed['stage']} ({failed['at']}): {failed['error']}"
+            )
         lines += [f"  {t:<14} {n:>6} rows" for t, n in state.table_rows.items()]
         for stage, reasons in state.quarantine_by_stage_reason.items():
             lines += [f"  quarantine {stage}: {r} {n}" for r, n in reasons.items()]
@@ -37,7 +42,11 @@ def status(out: ReadOutOpt, as_json: JsonOpt = False) -> None:
             lines.append(
                 "  decisions: " + ", ".join(f"{d} {n}" for d, n in state.decisions.items())
             )
-        payload = {"run": str(run.root), **state.model_dump(exclude={"examples"})}
+        payload = {
+            "run": str(run.root),
+            "build_failed": failed,
+            **state.model_dump(exclude={"examples"}),
+        }
         emit(as_json, payload, "\n".join(lines))
 
     run(False, action)

@@ -180,7 +180,8 @@ _register()
 
 @app.command(name="stages")
 def list_stages(as_json: JsonOpt = False) -> None:
-    """List the stage registry: each stage, what it reads and writes, its options type."""
+    """List the stage registry: each stage, what it reads and writes, its options (every key is
+    described in docs/options.md)."""
     from benchfoundry.pipeline.registry import STAGES
 
     rows = [entry.describe() for entry in STAGES.values()]
@@ -191,7 +192,8 @@ def list_stages(as_json: JsonOpt = False) -> None:
             f"{row['name']}{group}: {row['does']}",
             f"  reads   {', '.join(row['inputs'])}",
             f"  writes  {', '.join(row['outputs'])}",
-            f"  options {row['options']}",
+            f"  options options.{row['name']}: {', '.join(row['option_keys'])}",
             f"  entry   {row['entry']}   flow {row['flow']}",
         ]
+    lines.append("Each stage's options, with types, defaults and what they do: docs/options.md")
     emit(as_json, {"stages": rows}, "\n".join(lines))

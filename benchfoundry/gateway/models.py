@@ -264,4 +264,21 @@ def resolve(
         return name_or_spec
     if catalogue and name_or_spec in catalogue:
         return catalogue[name_or_spec]
+    if catalogue and "/" not in name_or_spec and name_or_spec.strip() not in BARE:
+        raise ModelConfigError(unknown_name(name_or_spec, catalogue))
     return parse_model(name_or_spec)
+
+
+def unknown_name(name: str, catalogue: dict[str, ModelSpec]) -> str:
+    """Why a bare name is no model: the close names of the catalogue, every name it has, and
+    where to read what each is."""
+    import difflib
+
+    names = sorted({*catalogue, *BARE})
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    guess = f"; did you mean {' or '.join(close)}?" if close else ""
+    return (
+        f"'{protect(name)}' is no model of the catalogue{guess} Its models: {', '.join(names)} "
+        "(`benchfoundry models` says what each is); or give a spec string "
+        "PROVIDER/MODEL[@BASE_URL] (openai/gpt-4o-mini, hf/PATH_OR_ID, blind/random)"
+    )

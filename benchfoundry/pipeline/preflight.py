@@ -1,4 +1,5 @@
-"""The preflight: every model a build spec names is checked in seconds, before any stage runs.
+"""The preflight: every model a build spec names, and every source ingest would read, is checked
+in seconds, before any stage runs (a missing folder fails here, not after the server started).
 
 A spec naming `openai/gpt-4o-mini` with no API key used to run ingest and extract and fail only
 at generate; the preflight says so at once. Each model is checked the way the gateway will use
@@ -22,10 +23,12 @@ from benchfoundry.gateway.errors import ModelCallError, ModelConfigError
 from benchfoundry.gateway.models import ModelSpec, parse_model, protect, resolve
 from benchfoundry.gateway.secrets import redact
 from benchfoundry.pipeline.registry import StageRun, group
+from benchfoundry.sources.models import describe_source, source_problem
 
 if TYPE_CHECKING:
     from benchfoundry.gateway import Gateway
 
+SOURCE = "source"  # the `provider` of a source's check: sources are checked beside the models
 REACH_TIMEOUT_S = 15.0  # the longest a reach call waits for its one answer
 _TRUE = {"1", "on", "yes", "true"}
 
@@ -64,7 +67,10 @@ class PreflightReport(BaseModel):
             return "\n".join(r.line() for r in self.problems)
         reached = [r for r in self.results if r.latency_s is not None]
         how = f", {len(reached)} reached" if reached else ""
-        return f"preflight: {len(self.results)} model(s) ok{how}"
+        sources = sum(r.provider == SOURCE for r in self.results)
+        models = len(self.results) - sources
+        read = f", {sources} source(s) readable" if sources else ""
+        return f"preflight: {models} model(s) ok{how}{read}"
 
 
 class PreflightError(UserError):
@@ -269,6 +275,15 @@ def preflight(
             else:
                 update = {"ok": False, "problem": f"not reached: {result.error}"}
             results[index] = results[index].model_copy(update=update)
+    if "ingest" in stages_of(stage.stages if stages is None else stages):
+        for index, source in enumerate(stage.sources):
+            problem = source_problem(source)
+            results.append(
+                ModelCheck(
+                    name=describe_source(source), where=[f"sources[{index}]"], provider=SOURCE,
+                    ok=problem is None, problem=problem,
+                )
+            )  # fmt: skip
     for i, result in enumerate(results):  # a last guard: no secret in any message
         if result.problem is not None:
             problem = redact(result.problem)

@@ -105,6 +105,7 @@ class Stage:
             "inputs": list(self.inputs),
             "outputs": list(self.outputs),
             "options": self.options.replace(":", "."),
+            "option_keys": list(self.options_type().model_fields),
             "summary": self.summary.replace(":", "."),
             "entry": self.entry,
             "flow": self.flow,

@@ -24,6 +24,7 @@ from pydantic import (
 from benchfoundry.core.errors import UserError
 from benchfoundry.core.locations import Location, is_fixed, is_url
 from benchfoundry.core.options import SpecModel
+from benchfoundry.core.spec_errors import problem
 from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY
 from benchfoundry.gateway.roles import role_problem
 from benchfoundry.pipeline.registry import (
@@ -86,9 +87,22 @@ class BuildSpec(SpecModel):
     )
     output: Location = Field(
         default=Path("runs/default"),
-        description="the run folder (relative to the spec's folder) or a URL (s3://bucket/runs/x)",
+        description="the run folder (relative to the spec's folder) or a URL (s3://bucket/runs/x); "
+        "default: runs/NAME, the spec's name",
     )
     runner: RunnerSpec = Field(default_factory=RunnerSpec)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _output_named(cls, data: Any) -> Any:
+        """With no `output`, the run folder is named as the spec: runs/NAME."""
+        if (
+            isinstance(data, dict)
+            and data.get("output") is None
+            and isinstance(data.get("name"), str)
+        ):
+            return {**data, "output": f"runs/{data['name']}"}
+        return data
 
     @field_validator("options", mode="before")
     @classmethod
@@ -158,6 +172,11 @@ class SpecError(UserError, ValueError):
     """A build spec that cannot be read or does not validate."""
 
 
+def _options_section(model: type[BaseModel], field: str) -> type[BaseModel] | None:
+    """The `options` section's model, assembled from the registry (its annotation does not say)."""
+    return type(stage_options()) if model is BuildSpec and field == "options" else None
+
+
 def load_spec(path: str | Path) -> BuildSpec:
     """Read, validate and resolve a build spec file."""
     path = Path(path)
@@ -172,9 +191,7 @@ def load_spec(path: str | Path) -> BuildSpec:
     try:
         spec = BuildSpec.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(problem(BuildSpec, err, _options_section) for err in exc.errors())
         raise SpecError(f"build spec {path} is invalid: {problems}") from None
     spec = spec.resolved(path.parent.resolve())
     check_models(spec, path)

@@ -72,6 +72,36 @@ Source = Annotated[
 ]
 
 
+def source_problem(source: FolderSource | TsvSource | ParquetSource | PackagedSource) -> str | None:
+    """What stops ingest from reading a local source (it is missing, unreadable, or not the
+    kind the spec names), or None; a source at a URL is checked when it is read."""
+    import importlib.metadata
+    from pathlib import Path
+
+    from benchfoundry.core.locations import is_url
+
+    if isinstance(source, PackagedSource):
+        missing = []
+        for package in source.packages:
+            try:
+                importlib.metadata.version(package)
+            except importlib.metadata.PackageNotFoundError:
+                missing.append(package)
+        return f"package(s) not installed: {', '.join(missing)}" if missing else None
+    if is_url(source.path):
+        return None
+    path = Path(source.path)
+    wanted = "folder" if isinstance(source, FolderSource) else f"{source.kind} file"
+    if not path.exists():
+        return f"no {wanted} at {path}"
+    if isinstance(source, FolderSource) != path.is_dir():
+        other = "a folder" if path.is_dir() else "a file"
+        return f"{path} is {other}, but a `{source.kind}` source names a {wanted}"
+    if not os.access(path, os.R_OK):
+        return f"{path} cannot be read (permissions)"
+    return None
+
+
 def describe_source(source: FolderSource | TsvSource | ParquetSource | PackagedSource) -> str:
     """A one-line description of a source, for summaries and the run manifest."""
     if isinstance(source, PackagedSource):

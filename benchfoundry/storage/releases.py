@@ -132,7 +132,7 @@ def _info(name: str, path: str, manifest: dict[str, Any], newest: str | None) ->
 
 def list_releases(to: str | Path, name: str | None = None) -> list[ReleaseInfo]:
     """Every published version under `to` (a folder or a URL; or of one name), oldest first per
-    name."""
+    name. `to` may also be one benchmark's folder (`releases/demo`) or one version's."""
     from benchfoundry.core.locations import is_url
 
     if is_url(to):
@@ -140,6 +140,12 @@ def list_releases(to: str | Path, name: str | None = None) -> list[ReleaseInfo]:
     to = Path(to)
     if not to.is_dir():
         raise ReleaseError(f"no releases folder {to}")
+    if (to / MANIFEST).is_file():  # one version's folder: its benchmark's versions
+        to, name = to.parent.parent, to.parent.name
+    elif read_latest(to) is not None or versions(to):  # one benchmark's folder
+        if name is not None and name != to.name:
+            raise ReleaseError(f"{to} holds the versions of {to.name}, not of {name}")
+        to, name = to.parent, to.name
     names = [name] if name else sorted(p.name for p in to.iterdir() if p.is_dir())
     out = []
     for n in names:

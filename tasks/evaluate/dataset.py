@@ -116,9 +116,54 @@ def load_eval_dataset(path: str | Path, limit: int | None = None) -> EvalDataset
     return dataset
 
 
+def check_location(path: str | Path) -> None:
+    """Refuse, without reading a row (so in a second, before any flow starts), a path that
+    `load_eval_dataset` would refuse for where it is or what kind of thing it is."""
+    from benchfoundry.storage.releases import data_files
+
+    path = Path(path)
+    if not path.exists():
+        raise EvalDatasetError(f"no dataset at {path}")
+    if path.is_dir():
+        if not (path / "mm-vet.json").is_file():
+            folder = _release_folder(path)
+            if not data_files(folder):
+                raise EvalDatasetError(f"{folder}: the release has no data/test-*.parquet files")
+    elif path.suffix.lower() not in (".tsv", ".parquet", ".pq"):
+        raise EvalDatasetError(f"{path} is not a dataset this version reads; expected {EXPECTED}")
+
+
+def _run_folder_problem(path: Path) -> str | None:
+    """When `path` is a build's run folder, not a release: a sentence that says so and names the
+    releases its publish stage wrote (or says it published none)."""
+    import json
+
+    from benchfoundry.storage.releases import MANIFEST
+
+    if (path / "data").is_dir() or not (path / MANIFEST).is_file():
+        return None
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    stages = {"ingest", "extract", "generate", "filter", "consensus", "select", "review", "publish"}
+    if not isinstance(manifest, dict) or not stages & set(manifest):
+        return None
+    published = ((manifest.get("publish") or {}).get("summary") or {}).get("release")
+    where = (
+        f"its release is {published} (or the benchmark's folder {Path(published).parent}, "
+        "whose `latest` it reads)"
+        if published
+        else "it has published no release yet (run its publish stage)"
+    )
+    return f"{path} is a build's run folder, not a release: {where}"
+
+
 def _release_folder(path: Path) -> Path:
     from benchfoundry.storage.releases import MANIFEST, read_latest
 
+    if problem := _run_folder_problem(path):
+        raise EvalDatasetError(problem)
     if (path / MANIFEST).is_file():
         return path
     latest = read_latest(path)

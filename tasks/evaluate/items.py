@@ -269,10 +269,8 @@ def analyse(group: Sequence[EvaluateSummary]) -> tuple[ItemAnalysis, list[dict]]
         for j, q in enumerate(order)
     ]
     if len(answered) < MIN_RESPONDENTS or len(order) < 2:
-        analysis.note = (
-            (f"{analysis.note}; " if analysis.note else "")
-            + f"no item analysis: it needs at least {MIN_RESPONDENTS} respondents (models or "
-            f"settings) on the same items and 2 items, and has {len(answered)} and {len(order)}"
+        analysis.note = (f"{analysis.note}; " if analysis.note else "") + _too_few(
+            len(answered), len(order)
         )
         return analysis, base
     fit = fit_2pl(matrix)
@@ -372,3 +370,18 @@ def html_section(analyses: Sequence[ItemAnalysis]) -> str:
                 f"<tbody>{rows}</tbody></table>"
             )
     return "".join(parts)
+
+
+def _too_few(respondents: int, items: int) -> str:
+    """Why no item analysis was made, in words: what it needs and what it has."""
+    short = []
+    if respondents < MIN_RESPONDENTS:
+        short.append(
+            f"{respondents} respondent{'s' if respondents != 1 else ''} (models, or a model with "
+            f"and without the image) answered the same items, and it needs {MIN_RESPONDENTS}"
+        )
+    if items < 2:
+        short.append(
+            f"{items} item{'s' if items != 1 else ''} were answered by all, and it needs 2"
+        )
+    return "no item analysis (difficulty, discrimination, suspect items): " + "; ".join(short)

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from benchfoundry.core.errors import UserError
 from benchfoundry.storage.atomic import atomic_write_bytes, atomic_write_table
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.evaluate.board_columns import header, legend
 from benchfoundry.tasks.evaluate.comparisons import Comparison, html_section, markdown_lines
 from benchfoundry.tasks.evaluate.debias import markdown_lines as debias_markdown
 from benchfoundry.tasks.evaluate.in_build import InBuild, biased_sentence, labels
@@ -216,20 +217,6 @@ def _interval(value: float | None, low: float | None, high: float | None) -> str
     return _pct(value) + (f" [{_pct(low)}, {_pct(high)}]" if low is not None else "")
 
 
-HEADER = [
-    "dataset",
-    "model",
-    "questions",
-    "vanilla [95% CI] (MM-Vet: score ± std)",
-    "CircularEval [95% CI]",
-    "circular drop",
-    "MG",
-    "ML",
-    "rank range",
-    "in build",
-]
-
-
 def _rank(r: BoardRow) -> str:
     if r.rank_best is None or r.rank_worst is None:
         return "-"
@@ -272,8 +259,10 @@ def markdown(
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("<", "&lt;")
 
-    lines = ["# Leaderboard", "", "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    head = header(rows)
+    lines = ["# Leaderboard", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(cell(c) for c in _cells(r)) + " |" for r in rows]
+    lines += ["", "Columns:", "", *(f"- {cell(x)}" for x in legend(rows))]
     said = [*warnings(rows), *notes]
     if said:
         lines += ["", *(f"- {cell(x)}" for x in said)]
@@ -400,7 +389,10 @@ def _html(
     items: Sequence[ItemAnalysis],
 ) -> str:
     e = html.escape
-    head = "".join(f"<th>{e(h)}</th>" for h in HEADER)
+    head = "".join(f"<th>{e(h)}</th>" for h in header(rows))
+    explained = "".join(
+        f"<dt>{e(x.split(': ', 1)[0])}</dt><dd>{e(x.split(': ', 1)[1])}</dd>" for x in legend(rows)
+    )
     body = "".join(
         ("<tr class='chance'>" if r.kind == "chance" else "<tr>")
         + "".join(f"<td>{e(c)}</td>" for c in _cells(r))
@@ -425,9 +417,10 @@ def _html(
         "body{font-family:system-ui,sans-serif;margin:2rem;max-width:1100px}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
         "tr.chance td{color:#666;font-style:italic}figure{margin:1rem 0}img{max-width:100%}"
+        "dl.legend{font-size:.9em;color:#333}dl.legend dt{font-weight:600;margin-top:.3rem}"
         "</style></head><body><h1>Leaderboard</h1>"
         f"<ul>{datasets}</ul><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        f"{warned}{html_section(compared.comparisons, compared.notes)}"
+        f"<dl class='legend'>{explained}</dl>{warned}{html_section(compared.comparisons, compared.notes)}"
         f"{_probe_html(summaries)}{items_html(items)}{_open_html(summaries)}{images}"
         "</body></html>\n"
     )

@@ -21,7 +21,11 @@ class EvaluateOptions(StageOptionsModel):
         "default: the build's latest release (options.publish.to/<name>)",
     )
     models: list[str] = Field(default_factory=list, description="the models to evaluate")
-    mode: Literal["circular", "vanilla"] = "circular"
+    mode: Literal["circular", "vanilla"] = Field(
+        default="circular",
+        description="circular: every rotation of the options must be answered right (MMBench); "
+        "vanilla: the options once, as written",
+    )
     with_image: bool = Field(default=True, description="show the image (false: text only)")
     judge: str | None = Field(
         default=None,

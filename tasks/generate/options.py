@@ -17,13 +17,26 @@ class GenerateOptions(StageOptionsModel):
     llm_dimensions: list[str] | None = Field(
         default=None, description="dimensions for the LLM (default: every leaf)"
     )
-    min_options: int = Field(default=2, ge=2, le=10)
-    max_options: int = Field(default=4, ge=2, le=10)
+    min_options: int = Field(
+        default=2, ge=2, le=10, description="a question with fewer options is refused"
+    )
+    max_options: int = Field(
+        default=4, ge=2, le=10, description="a question with more options is refused"
+    )
     n_options: int = Field(default=4, ge=2, le=10, description="options an LLM is asked for")
-    length_ratio: float = Field(default=3.0, gt=1)
-    near_duplicate: float = Field(default=0.95, gt=0, le=1)
-    seed: int = 0
-    context_max_chars: int = Field(default=2000, ge=200)
+    length_ratio: float = Field(
+        default=3.0, gt=1, description="an option this many times longer than the others is flagged"
+    )
+    near_duplicate: float = Field(
+        default=0.95,
+        gt=0,
+        le=1,
+        description="text similarity above which two questions are duplicates",
+    )
+    seed: int = Field(default=0, description="seed of the templates' option draws (and so of ids)")
+    context_max_chars: int = Field(
+        default=2000, ge=200, description="the most characters of facts an LLM generator is shown"
+    )
 
     @model_validator(mode="after")
     def _option_counts_fit(self) -> GenerateOptions:

@@ -44,7 +44,9 @@ class PublishOptions(StageOptionsModel):
     license: str | None = Field(
         default=None, description="the card's licence id (default: from the sources' licences)"
     )
-    pretty_name: str | None = None
+    pretty_name: str | None = Field(
+        default=None, description="the dataset card's title (default: the spec's name)"
+    )
 
     def resolved(self, fix: Fix, base: Path) -> Self:  # noqa: ARG002
         return self if is_fixed(self.to) else self.model_copy(update={"to": fix(self.to)})

@@ -35,9 +35,13 @@ class FilterOptions(StageOptionsModel):
         description="seed: drop when every text-only model is right; mmbench: flag when more "
         "than half are right under CircularEval; mmstar: drop when more than max_hits are right",
     )
-    blind: list[str] = Field(default_factory=lambda: ["blind/longest", "blind/similar"])
+    blind: list[str] = Field(
+        default_factory=lambda: ["blind/longest", "blind/similar"],
+        description="blind baselines asked and counted as text-only hits (option artefacts)",
+    )
     chance: list[str] = Field(
-        default_factory=lambda: ["blind/random", "blind/letter-A", "blind/frequent"]
+        default_factory=lambda: ["blind/random", "blind/letter-A", "blind/frequent"],
+        description="blind baselines reported as the chance floor, never counted",
     )
     max_hits: int | None = Field(
         default=None, ge=0, description="mmstar: most text-only hits kept (default from share)"
@@ -72,14 +76,14 @@ class ConsensusOptions(StageOptionsModel):
     candidate no model gets right is flagged possibly flawed (MMBench). Candidates the text-only
     step dropped are not asked (MMStar shows its LVLMs only what the LLMs left)."""
 
-    circular: bool = True
+    circular: bool = Field(default=True, description="ask under CircularEval")
     ask_dropped: bool = Field(
         default=False,
         description="also ask the candidates the text-only step's answers drop (their "
         "difficulty is then reported too); by default they are not asked, as they are never "
         "selected",
     )
-    max_tokens: int = Field(default=16, ge=1)
+    max_tokens: int = Field(default=16, ge=1, description="answer length asked of each model")
     bins: dict[str, float] = Field(
         default_factory=lambda: {"tough": 0.25, "hard": 0.5, "medium": 0.75, "easy": 1.0},
         description="difficulty bin -> upper edge as a share of the ensemble (MMStar: 0-3, "
@@ -121,7 +125,9 @@ class SelectOptions(StageOptionsModel):
         default=None, description="core dimensions to fill (default: every one with candidates)"
     )
     max_per_image: int | None = Field(default=3, ge=1, description="selected questions per image")
-    balance_letters: bool = True
+    balance_letters: bool = Field(
+        default=True, description="spread the answer letters evenly in the selection"
+    )
     letter_slack: float = Field(
         default=0.0, ge=0, description="share above an even split one letter may take"
     )

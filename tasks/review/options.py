@@ -14,8 +14,12 @@ from benchfoundry.core.options import Fix, SpecModel, StageOptionsModel
 class Reviewer(SpecModel):
     """A person who reviews candidates; `dimensions` empty: every dimension."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")
-    dimensions: list[str] = Field(default_factory=list)
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$", description="the reviewer's user name"
+    )
+    dimensions: list[str] = Field(
+        default_factory=list, description="the dimensions they review (empty: all)"
+    )
 
     @field_validator("name")
     @classmethod
@@ -30,13 +34,14 @@ class ReviewOptions(StageOptionsModel):
     with a share cross-checked by a second reviewer (MMStar)."""
 
     include: list[Literal["selected", "flagged", "held_back", "dropped", "unassessed"]] = Field(
-        default_factory=lambda: ["selected", "flagged"]
+        default_factory=lambda: ["selected", "flagged"],
+        description="the quality-control decisions whose candidates go to people",
     )
     reviewers: list[Reviewer] = Field(
         default_factory=lambda: [Reviewer(name="reviewer")],
         description="people and their dimensions (default: one reviewer for everything)",
     )
-    batch_size: int = Field(default=50, ge=1)
+    batch_size: int = Field(default=50, ge=1, description="questions per review batch")
     cross_check: float = Field(
         default=0.2, ge=0, le=1, description="share of each reviewer's samples given to a second"
     )

@@ -1,0 +1,66 @@
+"""The leaderboard's columns: their headers (the score column named for what the board
+holds) and a legend that says once what each means, for the Markdown board and the HTML page."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchfoundry.tasks.evaluate.leaderboard import BoardRow
+
+HEADER = [
+    "dataset",
+    "model",
+    "questions",
+    "vanilla [95% CI] (MM-Vet: score ± std)",
+    "CircularEval [95% CI]",
+    "circular drop",
+    "MG",
+    "ML",
+    "rank range",
+    "in build",
+]
+# What each column means, once, under the board (Markdown and HTML).
+LEGEND = {
+    "vanilla": "accuracy with the options asked once, as written, with a 95% interval (Wilson, "
+    "or a bootstrap over images when questions share images); on an open-ended (MM-Vet) set, "
+    "the judge's mean score ± its standard deviation over the gradings",
+    "CircularEval": "accuracy when a question counts only if every rotation of its options "
+    "is answered right (MMBench); - when not asked",
+    "circular drop": "vanilla minus CircularEval: answers that depended on where the right "
+    "option stood",
+    "MG": "multi-modal gain (MMStar): the model's accuracy with the image minus without it",
+    "ML": "multi-modal leakage (MMStar): how much more its base LLM gets right without the "
+    "image than chance would (evidence the questions leaked into training); - without "
+    "--base-llm",
+    "rank range": "the ranks the model could hold, given which paired differences are "
+    "significant (exact McNemar, Holm-adjusted)",
+    "in build": "the roles the model (or its family) had in building the release; the "
+    "sentences below say which way each biases its score",
+}
+
+
+def header(rows: Sequence[BoardRow]) -> list[str]:
+    """The board's header: the score column named for what the rows hold."""
+    metrics = {r.metric for r in rows}
+    score = (
+        "MM-Vet score ± std"
+        if metrics == {"mm-vet"}
+        else "vanilla [95% CI]"
+        if "mm-vet" not in metrics
+        else HEADER[3]
+    )
+    return [*HEADER[:3], score, *HEADER[4:]]
+
+
+def legend(rows: Sequence[BoardRow]) -> list[str]:
+    """One line per column worth explaining, for the columns this board shows."""
+    circular = any(r.circular is not None for r in rows)
+    gains = any(r.mg is not None or r.ml is not None for r in rows)
+    return [
+        f"{name}: {text}"
+        for name, text in LEGEND.items()
+        if (circular or name not in ("CircularEval", "circular drop"))
+        and (gains or name not in ("MG", "ML"))
+    ]
