@@ -32,6 +32,21 @@ def prefect_api() -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=90):
         yield
+        _log_to_live_streams()  # the harness logs "Stopping temporary server" as it exits
+
+
+def _log_to_live_streams() -> None:
+    """Point every logging stream handler whose stream is closed (pytest's captured streams,
+    closed before session fixtures end) at the process's own stderr, so the last messages of
+    the session print instead of a '--- Logging error ---' traceback."""
+    import logging
+
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", []):
+            stream = getattr(handler, "stream", None)
+            if isinstance(handler, logging.StreamHandler) and getattr(stream, "closed", False):
+                handler.setStream(sys.__stderr__)
 
 
 @pytest.fixture

@@ -71,3 +71,17 @@ def test_every_gate_check_and_release_column_is_documented():
     for name, _, _ in columns("ABCD"):
         if name not in "ABCD":
             assert re.search(rf"^\| [^|]*`{name}`", text, flags=re.M), name
+
+
+def test_the_options_reference_is_made_from_the_options_models():
+    """docs/options.md is what the options models say today: every stage, every key with a
+    description (regenerate with `python -m benchfoundry.devtools.options_doc`)."""
+    from benchfoundry.devtools.options_doc import render
+    from benchfoundry.pipeline.registry import STAGES
+
+    text = (DOCS / "options.md").read_text(encoding="utf-8")
+    assert text == render(), "docs/options.md is stale: python -m benchfoundry.devtools.options_doc"
+    for name, stage in STAGES.items():
+        for key in stage.options_type().model_fields:
+            row = next(line for line in text.splitlines() if line.startswith(f"| `{key}` |"))
+            assert not row.endswith("|  |"), f"options.{name}.{key} has no description"

@@ -290,7 +290,11 @@ def report(
     runs: Annotated[list[Path], typer.Argument(help="Evaluation run folders (EVALRUN...).")],
     to: Annotated[
         Path | None,
-        typer.Option("--to", help="Where to write (default: the first run's reports/)."),
+        typer.Option(
+            "--to",
+            help="Where to write (default: for one run, its reports/evaluation/, the report "
+            "evaluate wrote, made again; for several, the first run's reports/).",
+        ),
     ] = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -303,15 +307,17 @@ def report(
         from benchfoundry.flows.evaluate import report as report_flow
         from benchfoundry.tasks.evaluate.leaderboard import read_summary
 
-        folder = to or runs[0] / "reports"
+        folder = to or runs[0] / "reports" / ("evaluation" if len(runs) == 1 else "")
         for r in runs:  # a folder with no evaluation fails here, before any flow runs
             read_summary(r)
         with running_flows(not as_json):
             files = report_flow([str(r.resolve()) for r in runs], str(folder.resolve()))
         text = Path(files.leaderboard_markdown).read_text(encoding="utf-8")  # board, comparisons
-        text += f"\nLeaderboard: {files.leaderboard_parquet}, {files.leaderboard_markdown}\n"
-        text += f"Items: {files.items}; responses: {files.responses}\n"
-        text += f"Report: {files.html}"
+        text += f"\nWritten to {Path(files.folder)}:\n"
+        text += f"  leaderboard: {files.leaderboard_parquet}, {files.leaderboard_markdown}\n"
+        text += f"  items: {files.items}; responses: {files.responses}\n"
+        text += "".join(f"  plot: {p}\n" for p in files.plots)
+        text += f"  report: {files.html}"
         emit(as_json, files.model_dump(), text)
 
     run(verbose, action)

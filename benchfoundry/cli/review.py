@@ -68,7 +68,7 @@ def export(
         bool,
         typer.Option(
             "--suspects",
-            help="Batch the item analysis's suspect items instead (RUN/reports/items.parquet, "
+            help="Batch the item analysis's suspect items instead (RUN/reports/items.parquet, else RUN/reports/evaluation/items.parquet, "
             "written by benchfoundry report), whatever their decision.",
         ),
     ] = False,
@@ -110,11 +110,11 @@ def export(
         if items and not suspects:
             raise UserError("--items names the file that --suspects reads; add --suspects")
         if suspects:
-            from benchfoundry.decisions.suspects import FILE
+            from benchfoundry.decisions.suspects import default_items
 
             if items is None and "://" in str(out):
                 raise UserError("a run folder by URL: name a local items.parquet with --items")
-            updates["suspects"] = str((items or out / "reports" / FILE).resolve())
+            updates["suspects"] = str((items or default_items(out)).resolve())
         if auto:
             updates["auto"] = True
         if database:

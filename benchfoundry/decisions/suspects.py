@@ -14,7 +14,16 @@ from benchfoundry.core.errors import UserError
 from benchfoundry.core.records import ReviewRecord
 from benchfoundry.decisions.reviews import latest, outcome
 
-FILE = "items.parquet"  # in the report's folder (RUN/reports/ by default)
+FILE = "items.parquet"  # in the report's folder (RUN/reports/ or RUN/reports/evaluation/)
+
+
+def default_items(run_root: str | Path) -> Path:
+    """The item analysis read by default: `benchfoundry report`'s of several runs
+    (RUN/reports/items.parquet), else the one evaluate and a one-run report write
+    (RUN/reports/evaluation/items.parquet)."""
+    reports = Path(run_root) / "reports"
+    combined = reports / FILE
+    return combined if combined.is_file() else reports / "evaluation" / FILE
 
 
 class SuspectsError(UserError, ValueError):

@@ -5,6 +5,7 @@ and a test keeps it so (`python -m benchfoundry.devtools.options_doc > docs/opti
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from typing import Any
 
@@ -15,10 +16,20 @@ from benchfoundry.pipeline.registry import STAGES
 
 
 def _type(annotation: Any) -> str:
-    text = str(annotation) if not isinstance(annotation, type) else annotation.__name__
-    for noise in ("typing.", "pathlib.", "benchfoundry.", "tasks.", "core.", "sources.models."):
-        text = text.replace(noise, "")
-    return text.replace("NoneType", "None")
+    """A type as a reader wants it: `int`, `list[str]`, `str | None`, `path or URL`."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:  # a validated alias: a location is a path or a URL
+        inner = _type(args[0])
+        return "path or URL" if inner in ("Path | str", "str | Path") else inner
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type(a) for a in args)
+    if origin is typing.Literal:
+        return " or ".join(repr(a) for a in args)
+    if origin is not None:
+        return f"{getattr(origin, '__name__', str(origin))}[{', '.join(_type(a) for a in args)}]"
+    if annotation is type(None):
+        return "None"
+    return getattr(annotation, "__name__", str(annotation))
 
 
 def _default(field: Any) -> str:

@@ -69,7 +69,8 @@ class EvaluateOptions(StageOptionsModel):
     items: Location | None = Field(
         default=None,
         description="the item analysis the anchors come from (an items.parquet written by "
-        "benchfoundry report; default: RUN/reports/items.parquet)",
+        "benchfoundry report; default: RUN/reports/items.parquet, else RUN/reports/evaluation/"
+        "items.parquet)",
     )
     human_grades: Location | None = Field(
         default=None,

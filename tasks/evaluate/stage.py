@@ -29,6 +29,7 @@ from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.crash_points import crash_point
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import ResultRecord
+from benchfoundry.decisions.suspects import default_items
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.comparisons import Comparison
 from benchfoundry.tasks.evaluate.dataset import (
@@ -143,9 +144,7 @@ def anchor_weights(
 
     if dataset.open_ended:
         raise AnchorError("anchors are drawn for multiple-choice sets; this one is open-ended")
-    params = read_parameters(
-        Path(str(options.items or Path(run_root) / "reports" / "items.parquet"))
-    )
+    params = read_parameters(Path(str(options.items or default_items(run_root))))
     if (params.dataset, params.version) != (dataset.name, dataset.version):
         raise AnchorError(
             f"the item analysis is of {params.dataset} {params.version or ''}, not of "
@@ -160,9 +159,7 @@ def estimate_anchors(
     """Per model, its accuracy on the whole release estimated from its anchor answers."""
     from benchfoundry.tasks.evaluate.anchors import estimate, read_parameters
 
-    params = read_parameters(
-        Path(str(options.items or Path(run_root) / "reports" / "items.parquet"))
-    )
+    params = read_parameters(Path(str(options.items or default_items(run_root))))
     weights = anchor_weights(run_root, options, dataset)
     out = []
     for job in done:

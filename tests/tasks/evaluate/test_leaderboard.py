@@ -147,7 +147,10 @@ def test_too_few_respondents_get_counts_and_a_note(tmp_path, image_bytes):
     result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--json"])
     assert result.exit_code == 0, result.output
     (analysis,) = json.loads(result.stdout)["item_analysis"]
-    assert not analysis["fitted"] and "at least 5 respondents" in analysis["note"]
-    rows = pq.read_table(tmp_path / "run" / "reports" / "items.parquet").to_pylist()
+    assert not analysis["fitted"] and "1 respondent (models, or a model" in analysis["note"]
+    assert "and it needs 5" in analysis["note"]
+    # one run: its report is the one evaluate wrote, made again in place (no second copy)
+    rows = pq.read_table(tmp_path / "run" / "reports" / "evaluation" / "items.parquet").to_pylist()
+    assert not (tmp_path / "run" / "reports" / "items.parquet").exists()
     assert len(rows) == 12 and {r["respondents"] for r in rows} == {1}
     assert all(r["difficulty"] is None and not r["suspect"] for r in rows)
