@@ -248,8 +248,8 @@ def evaluate(
                 updates[name] = value
         if no_image:
             updates["with_image"] = False
-        _check_inputs(updates, context.options.evaluate.models)
         with_options(context, "evaluate", updates, "evaluate")
+        _check_inputs(updates, context.options.evaluate.models)
         run_stage_command("evaluate", context, as_json, out)
 
     run(verbose, action)

@@ -42,7 +42,7 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
     } <= set(reasons)
     assert summary.of("generate").candidates > 100 and summary.of("generate").by_generator
     assert (
-        summary.table_rows["candidates"] == 73 + summary.of("generate").candidates_added
+        summary.table_rows["candidates"] == 84 + summary.of("generate").candidates_added
         and len(summary.examples) == 3
     )
     manifest = run.read_manifest()

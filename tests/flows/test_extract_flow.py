@@ -19,7 +19,8 @@ def test_extract_command_runs_the_flow_and_prints_clean_json(tmp_path):
         == 0
     )
     missing = runner.invoke(app, ["extract", "--out", str(tmp_path / "run")])
-    assert missing.exit_code == 1 and "run 'benchfoundry ingest' first" in missing.output
+    assert missing.exit_code == 1 and "run folder" in missing.output
+    assert "does not exist" in missing.output
     assert (
         runner.invoke(
             app, ["ingest", str(tmp_path / "syn" / "images"), "--out", str(tmp_path / "run")]

@@ -63,10 +63,11 @@ def test_reference_answers_follow_from_truth():
 
 
 def test_corpus_is_reproducible_and_the_committed_demo_matches(tmp_path):
-    # The demo's scenes: `benchfoundry synth --contact 12 --seed 0` (24 object, 12 text and 12
-    # contact scenes; the first 36 as they were before contact scenes existed).
-    counts = write_corpus(tmp_path, n_objects=24, n_text=12, seed=0, n_contact=12)
-    assert counts == {"scenes": 48, "questions": 71}
+    # The demo's scenes: `benchfoundry synth --contact 12 --flat 6 --seed 0` (24 object, 12
+    # text, 12 contact and 6 flat scenes; the first 36 as they were before contact scenes
+    # existed, the first 48 as before flat scenes).
+    counts = write_corpus(tmp_path, n_objects=24, n_text=12, seed=0, n_contact=12, n_flat=6)
+    assert counts == {"scenes": 54, "questions": 82}
     assert load_truth(tmp_path) == load_truth(DEMO)
     for entry in load_truth(DEMO)[:5] + load_truth(DEMO)[-3:]:
         fresh = Image.open(tmp_path / entry["file"])

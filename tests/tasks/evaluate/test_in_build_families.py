@@ -12,12 +12,17 @@ from benchfoundry.cli import app
 from benchfoundry.devtools.testserver import TestServer
 from benchfoundry.gateway.assemble import default_catalogue
 from benchfoundry.pipeline.registry import STAGES, StageRun
-from benchfoundry.tasks.evaluate.in_build import biased_sentence, build_roles, mark
+from benchfoundry.tasks.evaluate.in_build import InBuild, biased_sentence, build_roles, mark
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
 from tests.tasks.evaluate.test_evaluate import evaluate, scripted
 from tests.tasks.evaluate.test_in_build import write_release
 from tests.tasks.publish.test_publish import _options
 from tests.tasks.publish.test_publish import run as run  # noqa: F401  the fixture (a reviewed run)
+
+
+def _labels(roles):
+    return [r.label() for r in roles]
+
 
 FAMILIES = {"qwen": ["qwen*", "Qwen/*"], "llama": ["*llama*"], "everything": ["*"]}
 
@@ -49,15 +54,18 @@ def test_exact_and_family_matches(built):
         "openai/mistral-large",
     ]
     found = mark(evaluated, built, catalogue, {k: FAMILIES[k] for k in ("qwen", "llama")})
-    assert found[evaluated[0]] == ["generator", "vision-language ensemble (same family: qwen)"]
-    assert found[evaluated[1]] == [
+    assert _labels(found[evaluated[0]]) == [
+        "generator",
+        "vision-language ensemble (same family: qwen)",
+    ]
+    assert _labels(found[evaluated[1]]) == [
         "generator (same family: qwen)",
         "vision-language ensemble (same family: qwen)",
     ]
     assert found[evaluated[2]] == found[evaluated[1]]
-    assert found["openai/Meta-Llama-3.1-70B"] == ["text-only filter (same family: llama)"]
-    assert found["openai/gpt-4o"] == ["judge"], "exact, and in no family"
-    assert found["openai/mistral-large"] == []
+    assert _labels(found["openai/Meta-Llama-3.1-70B"]) == ["text-only filter (same family: llama)"]
+    assert _labels(found["openai/gpt-4o"]) == ["judge"], "exact, and in no family"
+    assert _labels(found["openai/mistral-large"]) == []
     assert mark(evaluated, built, catalogue)[evaluated[1]] == [], "no families: exact only"
 
 
@@ -65,11 +73,11 @@ def test_chance_baselines_are_never_marked(built):
     catalogue = default_catalogue(None)
     baselines = ["blind/random", "blind-random", "blind/letter-A", "blind/frequent"]
     found = mark([*baselines, "blind-longest", "openai/mistral"], built, catalogue, FAMILIES)
-    assert all(found[b] == [] for b in baselines)
+    assert all(_labels(found[b]) == [] for b in baselines)
     # a counted blind baseline keeps its exact role, and gains none by family
-    assert found["blind-longest"] == ["text-only filter"]
+    assert _labels(found["blind-longest"]) == ["text-only filter"]
     # a pattern that matches everything puts every model that is not blind in one family
-    assert found["openai/mistral"] == [
+    assert _labels(found["openai/mistral"]) == [
         "generator (same family: everything)",
         "text-only filter (same family: everything)",
         "vision-language ensemble (same family: everything)",
@@ -78,11 +86,14 @@ def test_chance_baselines_are_never_marked(built):
 
 
 def test_the_sentence_says_by_family():
-    by_family = biased_sentence("m", ["generator (same family: qwen)"], "bench v1")
+    kin = InBuild(role="generator", family="qwen", bias="upward")
+    by_family = biased_sentence("m", [kin], "bench v1")
     assert by_family.startswith("m is of the family of models that built bench v1")
     assert "biased upward" in by_family
-    both = biased_sentence("m", ["generator (same family: qwen)", "judge"], "bench v1")
+    both = biased_sentence("m", [kin, InBuild(role="vlm", bias="upward")], "bench v1")
     assert both.startswith("m took part in building bench v1") and "biased upward" in both
+    judged = biased_sentence("m", [kin, InBuild(role="judge", bias="unclear")], "bench v1")
+    assert judged.endswith("biased upward."), "a role of unknown direction does not cancel one"
 
 
 def test_a_release_builders_family_is_marked(run, tmp_path):  # noqa: F811  (the fixture)
@@ -98,7 +109,7 @@ def test_a_release_builders_family_is_marked(run, tmp_path):  # noqa: F811  (the
         models = [builder, cousin, held_out, "blind-random"]
         families = {"good": ["good*"]}
         summary = evaluate(tmp_path / "eval", release, models, mode="vanilla", families=families)
-    marked = {s.model: s.in_build for s in summary.scores}
+    marked = {s.model: _labels(s.in_build) for s in summary.scores}
     assert marked == {
         builder: ["vision-language ensemble"],
         cousin: ["vision-language ensemble (same family: good)"],
