@@ -3,6 +3,7 @@ tests run against one `prefect_test_harness` server for the whole session."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import socket
@@ -35,6 +36,9 @@ def prefect_api() -> Iterator[None]:
         _log_to_live_streams()  # the harness logs "Stopping temporary server" as it exits
 
 
+_NO_LOCK = contextlib.nullcontext()
+
+
 def _log_to_live_streams() -> None:
     """Point every logging stream handler whose stream is closed (pytest's captured streams,
     closed before session fixtures end) at the process's own stderr, so the last messages of
@@ -44,9 +48,14 @@ def _log_to_live_streams() -> None:
     loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
     for logger in loggers:
         for handler in getattr(logger, "handlers", []):
-            stream = getattr(handler, "stream", None)
-            if isinstance(handler, logging.StreamHandler) and getattr(stream, "closed", False):
-                handler.setStream(sys.__stderr__)
+            if not isinstance(handler, logging.StreamHandler):
+                continue
+            with handler.lock or _NO_LOCK:  # not setStream: it flushes the closed stream
+                if getattr(handler.stream, "closed", False):
+                    handler.stream = sys.__stderr__
+                console = getattr(handler, "console", None)  # Prefect's rich console handler
+                if getattr(getattr(console, "file", None), "closed", False):
+                    console.file = sys.__stderr__
 
 
 @pytest.fixture
