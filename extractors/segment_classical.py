@@ -13,6 +13,8 @@ Counted as objects they give a plain square nine "objects". The clean-up, in ord
   (an edge between them) joins the neighbour it is closest to in colour;
 - background: regions of the colour of the image's frame (where the frame is one colour), and
   large regions that touch two sides of the image, are not objects.
+A region's box and area are those of its pixels of its own colour (within `merge_distance` of
+its median), so the blended edge it absorbed does not widen it.
 """
 
 from __future__ import annotations
@@ -102,11 +104,21 @@ class ClassicalSegmenter(Segmenter):
             touches = sum(int(edge) for edge in (x0 == 0, y0 == 0, x1 == width, y1 == height))
             if share > self.max_share and touches >= 2:  # the background
                 continue
+            median = np.median(colours[mask], axis=0)
             if background is not None and (
-                np.linalg.norm(np.median(colours[mask], axis=0) - background)
-                < self.background_distance
+                np.linalg.norm(median - background) < self.background_distance
             ):  # of the background's colour (seen through a gap, or a leftover of it)
                 continue
+            # The box and area of the region's own colour: the blended edge pixels it absorbed
+            # (a pixel or two on each side) would widen its box into its neighbours'.
+            core = mask[box] & (
+                np.linalg.norm(colours[box] - median, axis=-1) <= self.merge_distance
+            )
+            if core.sum() >= 0.6 * area:
+                rows, columns = np.nonzero(core)
+                x0, y0 = xs.start + columns.min(), ys.start + rows.min()
+                x1, y1 = xs.start + columns.max() + 1, ys.start + rows.max() + 1
+                area = int(core.sum())
             fill = area / ((x1 - x0) * (y1 - y0))
             if fill < 0.1:  # a thin outline, not an object
                 continue

@@ -78,6 +78,8 @@ def template_key_accuracy(
             result.right += 1
         else:
             result.wrong.append(
-                f"{candidate.question} keyed {candidate.options[index_of(candidate.answer)]!r}, truth {verdict.expected!r} ({verdict.why})"
+                f"{scene_of[candidate.image_id]['scene_id']}: {candidate.question} keyed "
+                f"{candidate.options[index_of(candidate.answer)]!r}, truth {verdict.expected!r} "
+                f"({verdict.why})"
             )
     return result
