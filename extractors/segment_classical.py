@@ -174,9 +174,10 @@ def _neighbours(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _relabel(labels: np.ndarray, owner: np.ndarray) -> np.ndarray:
-    """Labels mapped through `owner`, renumbered 0..n-1."""
-    _, compact = np.unique(owner[labels], return_inverse=True)
-    return compact.reshape(labels.shape)
+    """Labels mapped through `owner`, renumbered 0..n-1 (by counting, not sorting pixels)."""
+    mapped = owner[labels]
+    present = np.bincount(mapped.ravel(), minlength=int(owner.max()) + 1) > 0
+    return (np.cumsum(present) - 1)[mapped]
 
 
 def _join_similar(labels: np.ndarray, colours: np.ndarray, distance: float) -> np.ndarray:
