@@ -40,9 +40,12 @@ _NO_LOCK = contextlib.nullcontext()
 
 
 def _log_to_live_streams() -> None:
-    """Point every logging stream handler whose stream is closed (pytest's captured streams,
-    closed before session fixtures end) at the process's own stderr, so the last messages of
-    the session print instead of a '--- Logging error ---' traceback."""
+    """Point every logging stream handler (and Prefect's rich console) at the process's own
+    stderr before the harness stops and logs "Stopping temporary server": the streams they were
+    made with (pytest's capture, a CLI runner's buffer) may be closed by then, which printed a
+    '--- Logging error ---' traceback at the end of the suite. The session is ending: its last
+    messages belong on the real stderr. Set under each handler's lock, with no flush of the old
+    stream."""
     import logging
 
     loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
@@ -50,11 +53,10 @@ def _log_to_live_streams() -> None:
         for handler in getattr(logger, "handlers", []):
             if not isinstance(handler, logging.StreamHandler):
                 continue
-            with handler.lock or _NO_LOCK:  # not setStream: it flushes the closed stream
-                if getattr(handler.stream, "closed", False):
-                    handler.stream = sys.__stderr__
+            with handler.lock or _NO_LOCK:
+                handler.stream = sys.__stderr__
                 console = getattr(handler, "console", None)  # Prefect's rich console handler
-                if getattr(getattr(console, "file", None), "closed", False):
+                if console is not None and hasattr(console, "file"):
                     console.file = sys.__stderr__
 
 
