@@ -85,6 +85,14 @@ def plots(summaries: Sequence[EvaluateSummary]) -> dict[str, bytes]:
     return out
 
 
+def _short(label: str, most: int = 56) -> str:
+    """A row label of at most `most` characters (an endpoint URL cut in its middle)."""
+    if len(label) <= most:
+        return label
+    keep = (most - 1) // 2
+    return f"{label[:keep]}…{label[-keep:]}"
+
+
 def category_heatmap(plt, scores: Sequence[tuple[EvaluateSummary, ModelScore]]):
     """Models as rows (best first), categories as columns, each cell the vanilla accuracy and
     its 95% interval; models that took part in building the release marked *.
@@ -98,7 +106,12 @@ def category_heatmap(plt, scores: Sequence[tuple[EvaluateSummary, ModelScore]]):
         for j, c in enumerate(categories):
             if (v := m.by_category.get(c, {}).get("vanilla")) is not None:
                 values[i, j] = v.accuracy
-    fig, ax = plt.subplots(figsize=(2.6 + 0.8 * len(categories), 1.6 + 0.42 * len(ranked)), dpi=100)
+    names = [_short(f"{_label(m)}{' *' if m.in_build else ''}") for _, m in ranked]
+    longest = max(len(n) for n in names) + 2  # the row labels' room, in characters
+    fig, ax = plt.subplots(
+        figsize=(1.5 + 0.09 * longest + 0.8 * len(categories), 1.8 + 0.42 * len(ranked)),
+        dpi=100,
+    )
     ax.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=1, aspect="auto")
     for i, (_, m) in enumerate(ranked):
         for j, c in enumerate(categories):
@@ -110,8 +123,7 @@ def category_heatmap(plt, scores: Sequence[tuple[EvaluateSummary, ModelScore]]):
                 fontsize=6.5,
                 color="black" if v.accuracy > 0.6 else "white",
             )  # fmt: skip
-    marked = [f"{_label(m)}{' *' if m.in_build else ''}" for _, m in ranked]
-    ax.set_yticks(range(len(ranked)), marked, fontsize=8)
+    ax.set_yticks(range(len(ranked)), names, fontsize=8)
     ax.set_xticks(range(len(categories)), categories, rotation=35, ha="right", fontsize=8)
     ax.set_title(
         "vanilla accuracy per category, its 95% interval below it\nmodels by overall accuracy"
