@@ -40,12 +40,12 @@ _NO_LOCK = contextlib.nullcontext()
 
 
 def _log_to_live_streams() -> None:
-    """Point every logging stream handler (and Prefect's rich console) at the process's own
-    stderr before the harness stops and logs "Stopping temporary server": the streams they were
-    made with (pytest's capture, a CLI runner's buffer) may be closed by then, which printed a
-    '--- Logging error ---' traceback at the end of the suite. The session is ending: its last
-    messages belong on the real stderr. Set under each handler's lock, with no flush of the old
-    stream."""
+    """Before the harness stops and logs "Stopping temporary server", point Prefect's console
+    handlers (rich consoles made on the stream of their day: pytest's capture, a CLI runner's
+    buffer, closed by then) at the process's own stderr, and any other stream handler whose
+    stream is closed; this printed a '--- Logging error ---' traceback at the end of the
+    suite. Other handlers (pytest's own log capture) are left as they are. Set under each
+    handler's lock, with no flush of the old stream."""
     import logging
 
     loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
@@ -53,11 +53,14 @@ def _log_to_live_streams() -> None:
         for handler in getattr(logger, "handlers", []):
             if not isinstance(handler, logging.StreamHandler):
                 continue
+            console = getattr(handler, "console", None)
             with handler.lock or _NO_LOCK:
-                handler.stream = sys.__stderr__
-                console = getattr(handler, "console", None)  # Prefect's rich console handler
                 if console is not None and hasattr(console, "file"):
                     console.file = sys.__stderr__
+                elif not getattr(handler.stream, "closed", False):
+                    continue
+                with contextlib.suppress(AttributeError):  # a stream that is a property
+                    handler.stream = sys.__stderr__
 
 
 @pytest.fixture
