@@ -6,8 +6,9 @@ weights and no GPU.
 Felzenszwalb cuts the blurred or anti-aliased edge of a flat shape into regions of their own:
 strips one to three pixels wide along each side, and rings of blended colour around the shape.
 Counted as objects they give a plain square nine "objects". The clean-up, in order:
-- slivers: a region at most `min_width` pixels across (twice its deepest inner distance) gives
-  each of its pixels to the nearest region that is not a sliver;
+- slivers: a region at most `min_width` pixels across (twice its deepest inner distance, plus
+  one), or 1.2% of the image's shorter side when that is more, gives each of its pixels to the
+  nearest region that is not a sliver;
 - same colour: neighbouring regions whose median colours are within `merge_distance` join;
 - bands: a thin region along another's border whose colour is a blend of its two neighbours'
   (an edge between them) joins the neighbour it is closest to in colour;
