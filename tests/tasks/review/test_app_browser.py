@@ -134,6 +134,7 @@ def test_a_reviewer_decides_five_samples_with_the_keyboard_and_a_reload_keeps_th
         assert page.url == url + "/"
         assert response.headers["content-security-policy"].startswith("default-src 'self'")
         page.locator("table.batches a").first.click()
+        page.wait_for_load_state("load")  # the keys work once review.js has run
         samples = page.locator(".sample")
         expect(samples).to_have_count(6)
         # Flagged first, then by hits ascending: q1, q3, q5? (q5 absent) then q0, q2, q4.
@@ -301,6 +302,7 @@ def test_the_desk_overlay_zoom_pages_reviewer_page_and_queue(desk):
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(f"{url}/?token={TOKEN}")
         page.locator("table.batches td a").first.click()
+        page.wait_for_load_state("load")  # the keys work once review.js has run
         samples = page.locator(".sample")
         expect(samples).to_have_count(50)
         expect(page.locator("nav.pages .page-of").first).to_have_text("page 1 of 2")
