@@ -142,6 +142,52 @@ class ImageSourceRecord(Record):
     meta: dict[str, str]
 
 
+class ClipRecord(Record):
+    """One stored video clip. `clip_id` is the sha256 of `bytes`; every frame was decoded to
+    verify it and to learn its duration."""
+
+    table: ClassVar[str] = "clips"
+    key: ClassVar[tuple[str, ...]] = ("clip_id",)
+
+    clip_id: str
+    source: str
+    source_kind: str
+    name: str  # the file's path under its source folder: how annotations and releases name it
+    duration: float
+    fps: float
+    width: int
+    height: int
+    codec: str
+    container: str
+    frames: int
+    n_bytes: int
+    license: str | None
+    meta: dict[str, str]
+    bytes: bytes
+
+
+class SegmentRecord(Record):
+    """One annotated action in a clip (the whole clip for SSv2), with the keyframes sampled from
+    it (stored as images, `source_kind` `keyframe`). `order` is its place among its clip's
+    segments by start time; `family` groups labels (SSv2's template, EPIC's verb)."""
+
+    table: ClassVar[str] = "segments"
+    key: ClassVar[tuple[str, ...]] = ("segment_id",)
+
+    segment_id: str
+    clip_id: str
+    video: str
+    start: float
+    end: float
+    label: str
+    family: str | None
+    order: int
+    source: str
+    source_kind: str
+    frames: list[str]  # image ids of the keyframes, in time order
+    frame_times: list[float]
+
+
 class QuarantineRecord(Record):
     """Something a stage refused, with a reason code a user can filter on and a readable detail."""
 
@@ -375,6 +421,8 @@ class ResultRecord(Record):
 ALL_RECORDS: tuple[type[Record], ...] = (
     ImageRecord,
     ImageSourceRecord,
+    ClipRecord,
+    SegmentRecord,
     QuarantineRecord,
     VisualFactsRecord,
     CandidateRecord,

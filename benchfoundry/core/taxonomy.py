@@ -37,6 +37,9 @@ TemplateKind = Literal[
     "dominant_colour",
     "layout",
     "which_object",
+    "action_label",
+    "next_action",
+    "action_order",
 ]
 TEMPLATE_KINDS: tuple[str, ...] = get_args(TemplateKind)
 
@@ -53,7 +56,7 @@ class Dimension(BaseModel):
     parent: str | None = None
     prompt: str | None = None
     role: Literal["generator", "generator_reasoning"] = "generator"
-    needs: tuple[Literal["captions", "instances", "ocr_lines"], ...] = ()
+    needs: tuple[Literal["captions", "instances", "ocr_lines", "segments"], ...] = ()
     templates: tuple[TemplateKind, ...] = ()
 
     @property

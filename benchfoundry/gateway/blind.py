@@ -145,6 +145,12 @@ def _embeddings(texts: list[str]) -> list[Any]:
     return [known[t] for t in texts]
 
 
+def embed(texts: list[str]) -> list[Any]:
+    """Unit sentence vectors (all-MiniLM-L6-v2, shipped in a package) for each text: the
+    encoder the similarity baseline uses, for whatever ranks texts by meaning."""
+    return [vector.tolist() for vector in _embeddings(texts)]
+
+
 def _similarities(question: str, options: tuple[str, ...]) -> list[float]:
     query, *choices = _embeddings([question, *options])
     return [float(choice @ query) for choice in choices]

@@ -136,10 +136,11 @@ STAGES: dict[str, Stage] = {
     for s in (
         Stage.of(
             "ingest",
-            "read sources, verify and store each image once, seed questions, quarantine",
+            "read sources, verify and store each image and clip once (keyframes of each "
+            "annotated segment as images), seed questions, quarantine",
             "benchfoundry.tasks.ingest",
             inputs=("spec:sources",),
-            outputs=("images", "image_sources", "candidates", "quarantine"),
+            outputs=("images", "image_sources", "clips", "segments", "candidates", "quarantine"),
             uses=("sources",),
         ),
         Stage.of(
@@ -155,7 +156,14 @@ STAGES: dict[str, Stage] = {
             "generate",
             "candidate questions per dimension from the facts (templates, LLMs)",
             "benchfoundry.tasks.generate",
-            inputs=("visual_facts", "images", "candidates", "spec:taxonomy", "spec:models"),
+            inputs=(
+                "visual_facts",
+                "images",
+                "segments",
+                "candidates",
+                "spec:taxonomy",
+                "spec:models",
+            ),
             outputs=("candidates", "quarantine"),
             requires=("visual_facts", "extract"),
             uses=("taxonomy", "models", "catalogue"),

@@ -143,7 +143,7 @@ class BuildSpec(SpecModel):
         sources = []
         for source in self.sources:
             updates = {}
-            for name in ("path", "image_root"):
+            for name in ("path", "image_root", "annotations"):
                 value = getattr(source, name, None)
                 if value is not None and not is_fixed(value):
                     updates[name] = fix(value)

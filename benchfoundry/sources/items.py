@@ -12,6 +12,7 @@ from benchfoundry.core.errors import UserError
 from benchfoundry.core.imaging import REASONS as IMAGE_REASONS
 from benchfoundry.core.imaging import ImageRejected
 from benchfoundry.core.reasons import Rejection, register
+from benchfoundry.core.video import REASONS as VIDEO_REASONS
 
 # Every reason ingestion can give for refusing something, with what it means.
 REASONS: dict[str, str] = register(
@@ -44,6 +45,14 @@ REASONS: dict[str, str] = register(
         "answer_not_in_options": "a row whose answer letter is not one of its filled options",
         "duplicate_question": "a row with the same image, question and options as an earlier row",
         "image_rejected": "a question whose image was refused (see that image's own quarantine row)",
+        **VIDEO_REASONS,
+        "missing_clip": "an annotation names a clip that is not in the source's folder",
+        "unannotated_clip": "a clip in a `videos` folder that no annotation names (not stored)",
+        "empty_label": "an annotated segment whose action label is empty",
+        "bad_segment": "a segment whose start is not before its end, or a time that is not a number",
+        "segment_past_end": "a segment that ends after its clip does",
+        "clip_rejected": "a segment whose clip was refused (see that clip's own quarantine row)",
+        "malformed_annotation": "an annotation entry without the fields its format needs",
     },
 )
 
@@ -92,6 +101,42 @@ class SeedQuestion:
     meta: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RawClip:
+    """A video clip as a source gives it: a file to read when decoding. `name` is its path
+    relative to the source's folder (how annotations and releases name it)."""
+
+    source: str
+    source_kind: str
+    path: Path
+    name: str
+    license: str | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def read(self) -> bytes:
+        try:
+            return self.path.read_bytes()
+        except OSError as exc:
+            raise ImageRejected(
+                "unreadable_file", f"{type(exc).__name__}: {exc.strerror or exc}"
+            ) from None
+
+
+@dataclass(frozen=True)
+class RawSegment:
+    """One annotated stretch of a clip: `start`/`end` in seconds (None: the whole clip), its
+    action `label`, and its `family` (SSv2's template, EPIC's verb) when the annotation has one."""
+
+    source: str  # the annotation row, for a person: `labels.json#id=7`, `segments.csv#line=3`
+    source_kind: str  # the annotation format
+    clip_source: str  # the RawClip's source
+    video: str  # the clip's name
+    start: float | None
+    end: float | None
+    label: str
+    family: str | None = None
+
+
 @dataclass
 class SourceItems:
     """Everything one source yielded."""
@@ -100,12 +145,16 @@ class SourceItems:
     seeds: list[SeedQuestion] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    clips: list[RawClip] = field(default_factory=list)
+    segments: list[RawSegment] = field(default_factory=list)
 
     def extend(self, other: SourceItems) -> None:
         self.images.extend(other.images)
         self.seeds.extend(other.seeds)
         self.rejections.extend(other.rejections)
         self.warnings.extend(other.warnings)
+        self.clips.extend(other.clips)
+        self.segments.extend(other.segments)
 
 
 class SourceFormatError(UserError, ValueError):

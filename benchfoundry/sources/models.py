@@ -1,5 +1,6 @@
-"""The sources a build reads images and seed questions from, as the spec names them: a folder,
-a VLMEvalKit TSV, a Parquet file in MMStar's layout, or photos that installed packages ship.
+"""The sources a build reads images, clips and seed questions from, as the spec names them: a
+folder, a VLMEvalKit TSV, a Parquet file in MMStar's layout, photos that installed packages ship,
+or a folder of video clips with their action annotations.
 Ingest stores them; evaluation reads the same table formats as datasets."""
 
 from __future__ import annotations
@@ -67,12 +68,26 @@ class PackagedSource(SpecModel):
         return value
 
 
-Source = Annotated[
-    FolderSource | TsvSource | ParquetSource | PackagedSource, Field(discriminator="kind")
-]
+class VideoSource(SpecModel):
+    """A folder of clips and a file of their action annotations (SEED-Bench's temporal part):
+    `ssv2` is Something-Something-v2's JSON list (`id`, `label`, `template`, `placeholders`;
+    one clip `<id>.webm` or `.mp4` each); `segments` a CSV `video,start,end,label` (seconds,
+    several ordered segments per video, Breakfast's form); `epic_kitchens` EPIC-KITCHENS-100's
+    CSV (`video_id`, `start_timestamp`, `stop_timestamp`, `narration`, `verb`, ...)."""
+
+    kind: Literal["videos"] = "videos"
+    path: Location = Field(description="folder the clips are in (searched recursively)")
+    annotations: Location = Field(description="the annotation file (JSON or CSV, per `format`)")
+    format: Literal["ssv2", "segments", "epic_kitchens"] = "segments"
+    license: str | None = None
+    meta: dict[str, str] = Field(default_factory=dict)
 
 
-def source_problem(source: FolderSource | TsvSource | ParquetSource | PackagedSource) -> str | None:
+AnySource = FolderSource | TsvSource | ParquetSource | PackagedSource | VideoSource
+Source = Annotated[AnySource, Field(discriminator="kind")]
+
+
+def source_problem(source: AnySource) -> str | None:
     """What stops ingest from reading a local source (it is missing, unreadable, or not the
     kind the spec names), or None; a source at a URL is checked when it is read."""
     import importlib.metadata
@@ -88,13 +103,18 @@ def source_problem(source: FolderSource | TsvSource | ParquetSource | PackagedSo
             except importlib.metadata.PackageNotFoundError:
                 missing.append(package)
         return f"package(s) not installed: {', '.join(missing)}" if missing else None
+    if isinstance(source, VideoSource) and not is_url(source.annotations):
+        annotations = Path(source.annotations)
+        if not annotations.is_file():
+            return f"no annotation file at {annotations} (a `videos` source's `annotations`)"
     if is_url(source.path):
         return None
     path = Path(source.path)
-    wanted = "folder" if isinstance(source, FolderSource) else f"{source.kind} file"
+    folder = isinstance(source, FolderSource | VideoSource)
+    wanted = "folder" if folder else f"{source.kind} file"
     if not path.exists():
         return f"no {wanted} at {path}"
-    if isinstance(source, FolderSource) != path.is_dir():
+    if folder != path.is_dir():
         other = "a folder" if path.is_dir() else "a file"
         return f"{path} is {other}, but a `{source.kind}` source names a {wanted}"
     if not os.access(path, os.R_OK):
@@ -102,7 +122,7 @@ def source_problem(source: FolderSource | TsvSource | ParquetSource | PackagedSo
     return None
 
 
-def describe_source(source: FolderSource | TsvSource | ParquetSource | PackagedSource) -> str:
+def describe_source(source: AnySource) -> str:
     """A one-line description of a source, for summaries and the run manifest."""
     if isinstance(source, PackagedSource):
         return f"packaged:{','.join(source.packages)}"

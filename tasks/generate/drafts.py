@@ -49,9 +49,12 @@ class Draft:
     evidence: list[str] = field(default_factory=list)
     raw_output: str | None = None
     cost: float = 0.0
+    meta: dict[str, str] = field(default_factory=dict)  # a clip's question: its video and stretch
 
     @property
     def source(self) -> str:
+        if "video" in self.meta:
+            return f"video:{self.meta['video']}@{self.meta['start']}-{self.meta['end']}#{self.dimension}"
         return f"image:{self.image_id}#{self.dimension}"
 
     def reject(self, reason: str, detail: str) -> Rejection:
@@ -201,7 +204,7 @@ def to_candidate(draft: Draft, seed: int, rules: Rules) -> CandidateRecord:
         prompt_hash=draft.prompt_hash,
         evidence=draft.evidence,
         source=draft.source,
-        meta={},
+        meta=dict(sorted(draft.meta.items())),
         flags=length_flags(options, rules.length_ratio),
         cost=draft.cost,
         raw_output=draft.raw_output,

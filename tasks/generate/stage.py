@@ -14,10 +14,13 @@ from benchfoundry.core.records import (
     CandidateRecord,
     ImageRecord,
     QuarantineRecord,
+    SegmentRecord,
     VisualFactsRecord,
 )
 from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy, TaxonomyError, load_taxonomy
+from benchfoundry.core.video import KEYFRAME
 from benchfoundry.gateway import Gateway
+from benchfoundry.gateway.blind import embed
 from benchfoundry.gateway.models import protect_models
 from benchfoundry.storage.refusals import candidate_ref
 from benchfoundry.storage.refusals import refused_candidates as refused
@@ -35,14 +38,19 @@ from benchfoundry.tasks.generate.llm import Job, llm_drafts
 from benchfoundry.tasks.generate.options import GenerateOptions
 from benchfoundry.tasks.generate.summary import GenerateSummary
 from benchfoundry.tasks.generate.template_questions import template_drafts
+from benchfoundry.tasks.generate.templates_temporal import temporal_drafts
 
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
 
 
 def facts_by_image(run: RunFolder) -> list[VisualFactsRecord]:
-    """One facts record per image (those of the latest extract's configuration), by image."""
-    return sorted(current_facts(run).values(), key=lambda r: r.image_id)
+    """One facts record per picture (those of the latest extract's configuration), by image.
+    A clip's keyframes are not pictures to ask about one by one: their segments are."""
+    table = run.table(ImageRecord).read(columns=["image_id", "source_kind"])
+    frames = {r["image_id"] for r in table.to_pylist() if r["source_kind"] == KEYFRAME}
+    facts = current_facts(run).values()
+    return sorted((f for f in facts if f.image_id not in frames), key=lambda r: r.image_id)
 
 
 def cost_by_dimension(drafts: list[Draft]) -> dict[str, float]:
@@ -110,6 +118,12 @@ def generate_all(
             made = template_drafts(record, taxonomy, pool, options.seed, sizes.get(record.image_id))
             drafts += made.drafts
             not_asked.update(made.not_asked.items())
+    if options.templates:
+        made = temporal_drafts(
+            run.table(SegmentRecord).records(), taxonomy, options.seed, embed, options.n_options
+        )
+        drafts += made.drafts
+        not_asked.update(made.not_asked)
     jobs = llm_jobs(facts, taxonomy, models, options)
     if jobs:
         if gateway is None:

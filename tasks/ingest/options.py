@@ -19,6 +19,16 @@ class IngestOptions(StageOptionsModel):
         description="perceptual-hash bit distance that marks a near duplicate",
     )
     batch_size: int = Field(default=32, ge=1, description="images per Prefect task")
+    keyframes: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="frames sampled uniformly from each annotated video segment and stored as "
+        "images (the extractors read them; evaluation samples its own count)",
+    )
+    max_clip_seconds: float = Field(
+        default=600.0, gt=0, description="a longer clip is refused (`clip_too_long`)"
+    )
     dimension_map: dict[str, str] = Field(
         default_factory=dict,
         description="source category -> taxonomy dimension for seed questions (unmapped keep their category)",

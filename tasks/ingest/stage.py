@@ -11,16 +11,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from benchfoundry.core import imaging
+from benchfoundry.core import imaging, video
 from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.ids import image_id, question_id
 from benchfoundry.core.locations import is_url
 from benchfoundry.core.reasons import Rejection
 from benchfoundry.core.records import (
     CandidateRecord,
+    ClipRecord,
     ImageRecord,
     ImageSourceRecord,
     QuarantineRecord,
+    SegmentRecord,
 )
 from benchfoundry.sources.files import read_folder, read_packaged
 from benchfoundry.sources.items import (
@@ -36,12 +38,15 @@ from benchfoundry.sources.models import (
     ParquetSource,
     Source,
     TsvSource,
+    VideoSource,
     describe_source,
 )
 from benchfoundry.sources.tables import read_parquet, read_tsv
+from benchfoundry.sources.videos import read_videos
 from benchfoundry.storage.mirror import mirror
 from benchfoundry.storage.objects import StoreError
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.ingest.clips import DecodedClip, clip_jobs, decode_clips
 from benchfoundry.tasks.ingest.options import IngestOptions
 from benchfoundry.tasks.ingest.summary import IngestSummary
 
@@ -52,7 +57,7 @@ if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
 def read_source(source: Source) -> SourceItems:
     """Everything one source yields, before decoding. A source at a URL (s3://, gs://...) is
     read from a copy in the working cache, and every row names it by its URL."""
-    named = {f: getattr(source, f, None) for f in ("path", "image_root")}
+    named = {f: getattr(source, f, None) for f in ("path", "image_root", "annotations")}
     urls = {f: v for f, v in named.items() if is_url(v)}
     if not urls:
         return _read_local(source)
@@ -82,6 +87,11 @@ def _renamed(items: SourceItems, prefixes: list[tuple[str, str]]) -> SourceItems
         ],
         rejections=[replace(r, source=back(r.source)) for r in items.rejections],
         warnings=list(items.warnings),
+        clips=[replace(c, source=back(c.source)) for c in items.clips],
+        segments=[
+            replace(s, source=back(s.source), clip_source=back(s.clip_source))
+            for s in items.segments
+        ],
     )
 
 
@@ -94,6 +104,8 @@ def _read_local(source: Source) -> SourceItems:
         return read_parquet(source)
     if isinstance(source, PackagedSource):
         return read_packaged(source)
+    if isinstance(source, VideoSource):
+        return read_videos(source)
     raise TypeError(f"no reader for source kind {type(source).__name__}")
 
 
@@ -171,8 +183,11 @@ class ImageCatalog:
         closest = min(self.canonical_ids[i] for i in np.flatnonzero(distances == best))
         return closest, best
 
-    def admit(self, decoded: list[DecodedImage | Rejection]) -> BatchOutcome:
-        """Records for one decoded batch, in order; updates the catalog."""
+    def admit(
+        self, decoded: list[DecodedImage | Rejection], link_near: bool = True
+    ) -> BatchOutcome:
+        """Records for one decoded batch, in order; updates the catalog. With `link_near` off
+        (a clip's keyframes, alike by nature) no image is marked a near duplicate."""
         outcome = BatchOutcome()
         for entry in decoded:
             if isinstance(entry, Rejection):
@@ -198,7 +213,7 @@ class ImageCatalog:
                 continue
             info = entry.info
             assert info is not None, "only images already stored skip decoding"
-            duplicate_of, distance = self.nearest(info.phash)
+            duplicate_of, distance = self.nearest(info.phash) if link_near else (None, 65)
             if duplicate_of is not None and distance <= self.near_distance:
                 outcome.near_duplicates += 1
             else:
@@ -334,6 +349,23 @@ class IngestRun:
             near_duplicates=outcome.near_duplicates,
         )
 
+    def store_clips(self, decoded: list[DecodedClip]) -> None:
+        """Store one batch of decoded clips: the clips, their keyframes as images, their
+        segments, and what was refused."""
+        clips = [d.clip for d in decoded if d.clip is not None]
+        self.counts["clips_read"] += len(decoded)
+        self.counts["clips_added"] += self.run.table(ClipRecord).append(clips).added
+        frames = [
+            DecodedImage(k.item, k.image_id, k.data, k.info) for d in decoded for k in d.keyframes
+        ]
+        outcome = self.catalog.admit(frames, link_near=False)
+        self.run.table(ImageRecord).append(outcome.images)
+        self.run.table(ImageSourceRecord).append(outcome.image_sources)
+        self.counts["keyframes_added"] += len(outcome.images)
+        segments = [s for d in decoded for s in d.segments]
+        self.counts["segments_added"] += self.run.table(SegmentRecord).append(segments).added
+        self._quarantine([r for d in decoded for r in d.rejections])
+
     def finish(
         self,
         sources: list[str],
@@ -347,7 +379,14 @@ class IngestRun:
         )
         written = self.run.table(CandidateRecord).append(candidates)
         self._quarantine(reader_rejections + rejections)
-        tables = (ImageRecord, ImageSourceRecord, CandidateRecord, QuarantineRecord)
+        tables = (
+            ImageRecord,
+            ImageSourceRecord,
+            ClipRecord,
+            SegmentRecord,
+            CandidateRecord,
+            QuarantineRecord,
+        )
         return IngestSummary(
             run=str(self.run.root),
             sources=sources,
@@ -369,11 +408,16 @@ class IngestRun:
             quarantined_by_reason=dict(sorted(self.reasons.items())),
             tables={t.table: str(self.run.table(t).path) for t in tables},
             warnings=list(warnings or []),
+            **{
+                k: self.counts[k]
+                for k in ("clips_read", "clips_added", "segments_added", "keyframes_added")
+            },
         )
 
 
 # Decoded batches waiting to be stored, at most: bounds memory while decoding runs in parallel.
 DECODE_AHEAD = 8
+CLIPS_PER_TASK = 4
 
 
 def run(stage: StageRun, mapper: Mapper = INLINE) -> IngestSummary:
@@ -399,6 +443,23 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> IngestSummary:
         decode_batch, jobs, label="decode images", total=total, ahead=DECODE_AHEAD, retries=1
     ):
         ingest.store_batch(decoded)
+    clip_limits = video.ClipLimits(options.min_side, options.max_pixels, options.max_clip_seconds)
+    per_clip = clip_jobs(items.clips, items.segments)
+    for decoded_clips in mapper.map(
+        decode_clips,
+        (
+            (
+                (per_clip[i : i + CLIPS_PER_TASK], clip_limits, options.keyframes),
+                len(per_clip[i : i + CLIPS_PER_TASK]),
+            )
+            for i in range(0, len(per_clip), CLIPS_PER_TASK)
+        ),
+        label="decode clips",
+        total=len(per_clip),
+        ahead=DECODE_AHEAD,
+        retries=1,
+    ):
+        ingest.store_clips(decoded_clips)
     return ingest.finish(
         [describe_source(s) for s in stage.sources], items.seeds, items.rejections, items.warnings
     )

@@ -25,6 +25,10 @@ class IngestSummary(StageSummary):
     quarantine_added: int
     tables: dict[str, str]
     warnings: list[str] = Field(default_factory=list)
+    clips_read: int = 0
+    clips_added: int = 0
+    segments_added: int = 0
+    keyframes_added: int = 0
 
     def markdown(self) -> str:
         lines = [
@@ -39,6 +43,10 @@ class IngestSummary(StageSummary):
             f"| exact duplicates merged | {self.exact_duplicates} |",
             f"| near duplicates flagged | {self.near_duplicates} |",
             f"| seed questions read | {self.seed_questions_read} |",
+            f"| video clips read | {self.clips_read} |",
+            f"| video clips added | {self.clips_added} |",
+            f"| annotated segments added | {self.segments_added} |",
+            f"| keyframes added (as images) | {self.keyframes_added} |",
             f"| candidates added | {self.candidates_added} |",
             f"| quarantined | {sum(self.quarantined_by_reason.values())} |",
             "",
@@ -61,5 +69,13 @@ class IngestSummary(StageSummary):
             f"already stored {self.images_already_stored}",
             f"  exact duplicates merged {self.exact_duplicates}, near duplicates flagged {self.near_duplicates}",
             f"  seed questions read {self.seed_questions_read}, candidates newly stored {self.candidates_added}",
+            *(
+                [
+                    f"  video clips read {self.clips_read}, newly stored {self.clips_added}; "
+                    f"segments {self.segments_added}, keyframes {self.keyframes_added}"
+                ]
+                if self.clips_read
+                else []
+            ),
             *(f"  warning: {w}" for w in self.warnings),
         ]

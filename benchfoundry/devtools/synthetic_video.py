@@ -1,0 +1,178 @@
+"""Synthetic clips with known actions, for SEED-Bench's temporal dimensions offline.
+
+Single-action clips in Something-Something-v2's form (`clips/<id>.mp4` and `clips/labels.json`
+with `id`, `label`, `template`, `placeholders`), and multi-step procedures in the segments form
+(`procedures/<name>.mp4` and `procedures/segments.csv`: `video,start,end,label`): shapes that
+move, grow, shrink, appear and disappear. The label is the truth: the renderer draws what it says.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from benchfoundry.core.video import encode_clip
+
+WIDTH, HEIGHT, FPS = 160, 120, 12
+STEP_FRAMES = 18  # 1.5 s per action
+COLOURS = {
+    "red": (220, 40, 40),
+    "blue": (40, 80, 220),
+    "green": (40, 170, 60),
+    "yellow": (230, 200, 30),
+    "purple": (140, 60, 180),
+}
+SHAPES = ("circle", "square", "triangle")
+BOX = (112, 36, 152, 84)  # the box that things are put into and taken out of
+
+# SSv2-style templates: (template, placeholders after the object, start state, end state).
+# A state is (x, y, size, visible) in [0,1] coordinates; None keeps the start's value.
+TEMPLATES: dict[str, tuple[tuple[float, float, float, bool], tuple[float, float, float, bool]]] = {
+    "Moving [something] from left to right": ((0.2, 0.5, 1, True), (0.55, 0.5, 1, True)),
+    "Moving [something] from right to left": ((0.55, 0.5, 1, True), (0.2, 0.5, 1, True)),
+    "Moving [something] up": ((0.35, 0.78, 1, True), (0.35, 0.22, 1, True)),
+    "Moving [something] down": ((0.35, 0.22, 1, True), (0.35, 0.78, 1, True)),
+    "Putting [something] into [the box]": ((0.2, 0.5, 0.8, True), (0.82, 0.5, 0.8, True)),
+    "Taking [something] out of [the box]": ((0.82, 0.5, 0.8, True), (0.2, 0.5, 0.8, True)),
+    "Making [something] bigger": ((0.35, 0.5, 0.6, True), (0.35, 0.5, 1.5, True)),
+    "Making [something] smaller": ((0.35, 0.5, 1.5, True), (0.35, 0.5, 0.6, True)),
+}
+
+# Procedure steps: a verb phrase and how it changes the object's state.
+STEPS = {
+    "move the {o} to the right": lambda s: (min(s[0] + 0.3, 0.85), s[1], s[2], s[3]),
+    "move the {o} to the left": lambda s: (max(s[0] - 0.3, 0.15), s[1], s[2], s[3]),
+    "lift the {o} up": lambda s: (s[0], max(s[1] - 0.3, 0.2), s[2], s[3]),
+    "put the {o} down": lambda s: (s[0], min(s[1] + 0.3, 0.8), s[2], s[3]),
+    "make the {o} bigger": lambda s: (s[0], s[1], 1.5, s[3]),
+    "make the {o} smaller": lambda s: (s[0], s[1], 0.6, s[3]),
+}
+
+
+@dataclass
+class Thing:
+    colour: str
+    shape: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.colour} {self.shape}"
+
+
+def _draw(draw: ImageDraw.ImageDraw, thing: Thing, state: tuple[float, float, float, bool]) -> None:
+    x, y, size, visible = state
+    if not visible:
+        return
+    r = 12 * size
+    cx, cy = x * WIDTH, y * HEIGHT
+    fill = COLOURS[thing.colour]
+    if thing.shape == "circle":
+        draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill)
+    elif thing.shape == "square":
+        draw.rectangle((cx - r, cy - r, cx + r, cy + r), fill=fill)
+    else:
+        draw.polygon([(cx, cy - r), (cx - r, cy + r), (cx + r, cy + r)], fill=fill)
+
+
+def _frame(things: list[tuple[Thing, tuple]], box: bool) -> np.ndarray:
+    image = Image.new("RGB", (WIDTH, HEIGHT), (245, 245, 240))
+    draw = ImageDraw.Draw(image)
+    if box:
+        draw.rectangle(BOX, outline=(90, 60, 30), width=3)
+    for thing, state in things:
+        _draw(draw, thing, state)
+    return np.asarray(image)
+
+
+def _tween(a: tuple, b: tuple, t: float) -> tuple:
+    return (a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t, b[3])
+
+
+def _moves(start: tuple, end: tuple, frames: int) -> list[tuple]:
+    """Hold, move, hold: the action happens in the middle of its stretch."""
+    hold = frames // 6
+    moving = frames - 2 * hold
+    return (
+        [start] * hold
+        + [_tween(start, end, (i + 1) / moving) for i in range(moving)]
+        + [end] * hold
+    )
+
+
+def single_action_clip(thing: Thing, template: str) -> bytes:
+    start, end = TEMPLATES[template]
+    box = "[the box]" in template
+    return encode_clip([_frame([(thing, s)], box) for s in _moves(start, end, STEP_FRAMES)], FPS)
+
+
+def procedure_clip(rng: random.Random, steps: int) -> tuple[bytes, list[tuple[float, float, str]]]:
+    """A clip of `steps` actions, each on one of two or three shapes, with its segments."""
+    things = [
+        Thing(c, s)
+        for c, s in zip(rng.sample(list(COLOURS), 3), rng.sample(SHAPES, 3), strict=True)
+    ]
+    states = {t.name: (0.25 + 0.25 * i, 0.5, 1.0, True) for i, t in enumerate(things)}
+    frames: list[np.ndarray] = []
+    segments: list[tuple[float, float, str]] = []
+    used: set[str] = set()
+    while len(segments) < steps:
+        thing = rng.choice(things)
+        phrase = rng.choice(list(STEPS))
+        label = phrase.format(o=thing.name)
+        after = STEPS[phrase](states[thing.name])
+        if label in used or after == states[thing.name]:
+            continue  # each step once, and every step visibly changes something
+        used.add(label)
+        start = len(frames) / FPS
+        for state in _moves(states[thing.name], after, STEP_FRAMES):
+            shown = [(t, state if t.name == thing.name else states[t.name]) for t in things]
+            frames.append(_frame(shown, box=False))
+        states[thing.name] = after
+        segments.append((round(start, 3), round(len(frames) / FPS, 3), label))
+    return encode_clip(frames, FPS), segments
+
+
+def write_clips(folder: Path, n_clips: int, n_procedures: int, seed: int = 0) -> dict[str, int]:
+    """`folder/clips/` (SSv2 form) and `folder/procedures/` (segments form), with their labels."""
+    rng = random.Random(seed)
+    folder = Path(folder)
+    counts = {"clips": 0, "procedures": 0, "segments": 0}
+    if n_clips:
+        (folder / "clips").mkdir(parents=True, exist_ok=True)
+        entries = []
+        templates = list(TEMPLATES)
+        for i in range(n_clips):
+            thing = Thing(rng.choice(list(COLOURS)), rng.choice(SHAPES))
+            template = (
+                templates[i % len(templates)] if i < len(templates) else rng.choice(templates)
+            )
+            clip_id = str(1000 + i)
+            (folder / "clips" / f"{clip_id}.mp4").write_bytes(single_action_clip(thing, template))
+            placeholders = [thing.name] + (["the box"] if "[the box]" in template else [])
+            label = template.replace("[something]", thing.name).replace("[the box]", "the box")
+            entries.append(
+                {"id": clip_id, "label": label, "template": template, "placeholders": placeholders}
+            )
+        (folder / "clips" / "labels.json").write_text(json.dumps(entries, indent=1) + "\n")
+        counts["clips"] = n_clips
+    if n_procedures:
+        (folder / "procedures").mkdir(parents=True, exist_ok=True)
+        rows = []
+        for i in range(n_procedures):
+            data, segments = procedure_clip(rng, steps=3 + i % 2)
+            name = f"procedure_{i:02d}.mp4"
+            (folder / "procedures" / name).write_bytes(data)
+            rows += [(name, f"{s:g}", f"{e:g}", label) for s, e, label in segments]
+        with open(folder / "procedures" / "segments.csv", "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(["video", "start", "end", "label"])
+            writer.writerows(rows)
+        counts["procedures"] = n_procedures
+        counts["segments"] = len(rows)
+    return counts

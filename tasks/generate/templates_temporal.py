@@ -1,0 +1,289 @@
+"""Template questions for SEED-Bench's temporal dimensions, from annotated video segments: the
+annotation is the key (as in the paper), the distractors come from the annotation vocabulary.
+
+- `action_label` (action recognition): "What action is performed in the video?", the segment's
+  label;
+- `next_action` (action prediction): the clip up to a segment's end, "What is most likely to
+  happen next?", the next segment's label;
+- `action_order` (procedure understanding): the order of a video's key actions, the right order
+  and three wrong ones.
+
+Offline distractors: for SSv2-style labels the same objects in the other templates (`Moving
+[something] up` -> the same thing moved down), then the labels nearest to the answer by the
+packaged sentence encoder; never the answer again (compared without case and spacing), never a
+duplicate. Each draft names its clip and stretch in `meta` and rests on the segments as evidence.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from benchfoundry.core.ids import content_hash
+from benchfoundry.core.records import SegmentRecord
+from benchfoundry.core.taxonomy import Taxonomy
+from benchfoundry.tasks.generate.drafts import Draft
+
+TEMPORAL_KINDS = ("action_label", "next_action", "action_order")
+NOT_ASKED = {
+    "single_segment": "the clip has one annotated action: nothing comes next",
+    "few_segments": "fewer than three distinct key actions: no order to ask about",
+    "repeated_actions": "an action repeats among the key actions, so orders are ambiguous",
+}
+KEY_ACTIONS = 5  # at most this many actions in an order question
+_SLOT = re.compile(r"\[[^\]]+\]")
+
+Encode = Callable[[list[str]], Sequence[Sequence[float]]]
+
+
+def norm(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".")
+
+
+@dataclass
+class Vocabulary:
+    """Every label of the run, and for SSv2-style labels the templates they fill."""
+
+    labels: list[str]
+    fills: dict[str, tuple[str, list[str]]] = field(
+        default_factory=dict
+    )  # label -> (template, slots)
+    encode: Encode | None = None
+
+    @classmethod
+    def of(cls, segments: list[SegmentRecord], encode: Encode | None) -> Vocabulary:
+        labels = sorted({s.label for s in segments})
+        fills = {}
+        for s in segments:
+            if s.family and _SLOT.search(s.family) and (slots := _slots(s.family, s.label)):
+                fills[s.label] = (s.family, slots)
+        return cls(labels, fills, encode)
+
+    def templates(self) -> list[str]:
+        return sorted({t for t, _ in self.fills.values()})
+
+    def swaps(self, label: str) -> list[str]:
+        """The label's own objects put into every other template with as many slots."""
+        if label not in self.fills:
+            return []
+        template, slots = self.fills[label]
+        out = []
+        for other in self.templates():
+            if other != template and len(_SLOT.findall(other)) == len(slots):
+                text = other
+                for slot in slots:
+                    text = _SLOT.sub(slot, text, count=1)
+                out.append(text)
+        return out
+
+    def distractors(
+        self, answer: str, k: int, avoid: Sequence[str] = (), prefer: Sequence[str] = ()
+    ) -> list[str]:
+        """`k` wrong labels: the preferred ones and the template swaps first, then the nearest
+        labels; none equal to the answer or to anything in `avoid`, none twice."""
+        banned = {norm(answer), *(norm(a) for a in avoid)}
+        chosen: list[str] = []
+
+        def take(options: Sequence[str]) -> None:
+            for option in options:
+                if len(chosen) < k and norm(option) not in banned:
+                    banned.add(norm(option))
+                    chosen.append(option)
+
+        take(list(prefer))
+        take(self._nearest(answer, self.swaps(answer)))
+        take(self._nearest(answer, self.labels))
+        return chosen
+
+    def _nearest(self, answer: str, pool: list[str]) -> list[str]:
+        pool = [p for p in dict.fromkeys(pool) if norm(p) != norm(answer)]
+        if not pool or self.encode is None:
+            return sorted(pool)
+        query, *vectors = self.encode([answer, *pool])
+        scored = [
+            (sum(a * b for a, b in zip(query, v, strict=True)), p)
+            for v, p in zip(vectors, pool, strict=True)
+        ]
+        return [p for _, p in sorted(scored, key=lambda x: (-float(x[0]), x[1]))]
+
+
+def _slots(template: str, label: str) -> list[str] | None:
+    """The words filling each slot of an SSv2 template in a label, or None when it does not fit."""
+    pattern = "^" + "(.+?)".join(re.escape(p) for p in _SLOT.split(template)) + "$"
+    match = re.match(pattern, label, flags=re.IGNORECASE)
+    return list(match.groups()) if match else None
+
+
+def _window(segments: list[SegmentRecord]) -> dict[str, str]:
+    first, last = segments[0], segments[-1]
+    return {
+        "video": first.video,
+        "clip_id": first.clip_id,
+        "start": f"{first.start:g}",
+        "end": f"{last.end:g}",
+        "segments": ",".join(s.segment_id for s in segments),
+        "frames": ",".join(f for s in segments for f in s.frames),
+    }
+
+
+def _evidence(segments: list[SegmentRecord]) -> list[str]:
+    return [f"segment {s.start:g}-{s.end:g} s of {s.video}: {s.label}" for s in segments]
+
+
+def _draft(
+    kind: str,
+    dimension: str,
+    image: str,
+    question: str,
+    correct: str,
+    wrong: list[str],
+    shown: list[SegmentRecord],
+    about: list[SegmentRecord],
+) -> Draft:
+    return Draft(
+        image_id=image,
+        dimension=dimension,
+        question=question,
+        correct=correct,
+        distractors=wrong,
+        generator=f"template:{kind}",
+        evidence=_evidence(about),
+        meta=_window(shown),
+    )
+
+
+def _middle(segment: SegmentRecord) -> str:
+    return segment.frames[len(segment.frames) // 2]
+
+
+@dataclass
+class TemporalDrafts:
+    drafts: list[Draft] = field(default_factory=list)
+    not_asked: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+
+def temporal_drafts(
+    segments: list[SegmentRecord],
+    taxonomy: Taxonomy,
+    seed: int = 0,
+    encode: Encode | None = None,
+    n_options: int = 4,
+) -> TemporalDrafts:
+    """Template questions for every clip's segments, for the taxonomy's dimensions that list a
+    temporal kind; a counted reason where a clip cannot support one."""
+    wanted = {k: d.id for d in taxonomy.leaves() for k in d.templates if k in TEMPORAL_KINDS}
+    out = TemporalDrafts()
+    if not wanted or not segments:
+        return out
+    # Distractors come from the same annotation set: its labels share a style and a vocabulary.
+    by_kind: dict[str, list[SegmentRecord]] = defaultdict(list)
+    for segment in segments:
+        by_kind[segment.source_kind].append(segment)
+    vocabularies = {kind: Vocabulary.of(group, encode) for kind, group in by_kind.items()}
+    by_clip: dict[str, list[SegmentRecord]] = defaultdict(list)
+    for segment in segments:
+        by_clip[segment.clip_id].append(segment)
+    k = n_options - 1
+    for clip_id in sorted(by_clip):
+        clip = sorted(by_clip[clip_id], key=lambda s: (s.order, s.start))
+        vocabulary = vocabularies[clip[0].source_kind]
+        if dimension := wanted.get("action_label"):
+            for s in clip:
+                wrong = vocabulary.distractors(s.label, k)
+                out.drafts.append(
+                    _draft(
+                        "action_label",
+                        dimension,
+                        _middle(s),
+                        "What action is performed in the video?",
+                        s.label,
+                        wrong,
+                        [s],
+                        [s],
+                    )
+                )
+        if dimension := wanted.get("next_action"):
+            if len(clip) < 2:
+                out.not_asked[(dimension, "single_segment")] += 1
+            for i in range(1, len(clip)):
+                answer = clip[i]
+                later = [s.label for s in clip[i + 1 :]]
+                wrong = vocabulary.distractors(answer.label, k, prefer=later)
+                out.drafts.append(
+                    _draft(
+                        "next_action",
+                        dimension,
+                        clip[i - 1].frames[-1],
+                        "The video shows the first steps of an activity. What is most likely "
+                        "to happen next?",
+                        answer.label,
+                        wrong,
+                        clip[:i],
+                        clip[: i + 1],
+                    )
+                )
+        if dimension := wanted.get("action_order"):
+            order = _key_actions(clip)
+            labels = [s.label for s in order]
+            if len(order) < 3:
+                out.not_asked[(dimension, "few_segments")] += 1
+            elif len({norm(x) for x in labels}) < len(labels):
+                out.not_asked[(dimension, "repeated_actions")] += 1
+            else:
+                rng = random.Random(content_hash({"clip": clip_id, "seed": seed}))
+                wrong = _wrong_orders(labels, k, rng)
+                question = (
+                    "In what order are these actions performed in the video: "
+                    + "; ".join(f'"{x}"' for x in sorted(labels, key=norm))
+                    + "?"
+                )
+                out.drafts.append(
+                    _draft(
+                        "action_order",
+                        dimension,
+                        _middle(order[len(order) // 2]),
+                        question,
+                        _as_order(labels),
+                        [_as_order(w) for w in wrong],
+                        clip,
+                        order,
+                    )
+                )
+    return out
+
+
+def _key_actions(clip: list[SegmentRecord]) -> list[SegmentRecord]:
+    """The clip's actions in order, at most `KEY_ACTIONS` spread evenly over it."""
+    if len(clip) <= KEY_ACTIONS:
+        return clip
+    step = (len(clip) - 1) / (KEY_ACTIONS - 1)
+    return [clip[round(i * step)] for i in range(KEY_ACTIONS)]
+
+
+def _as_order(labels: Sequence[str]) -> str:
+    return ", then ".join(labels)
+
+
+def _wrong_orders(labels: list[str], k: int, rng: random.Random) -> list[list[str]]:
+    """`k` orders that are not the right one: first those that swap two neighbours (close to
+    it), then others, drawn with the seeded generator."""
+    right = tuple(labels)
+    near = []
+    for i in range(len(labels) - 1):
+        swapped = list(labels)
+        swapped[i], swapped[i + 1] = swapped[i + 1], swapped[i]
+        near.append(tuple(swapped))
+    rng.shuffle(near)
+    chosen = list(dict.fromkeys(near))[: max(1, k - 1)]
+    if len(labels) <= 6:
+        others = [p for p in itertools.permutations(labels) if p != right and p not in chosen]
+    else:
+        others = [tuple(rng.sample(labels, len(labels))) for _ in range(20)]
+        others = [p for p in dict.fromkeys(others) if p != right and p not in chosen]
+    rng.shuffle(others)
+    chosen += others[: k - len(chosen)]
+    return [list(p) for p in chosen]
