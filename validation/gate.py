@@ -79,6 +79,7 @@ class GateRow(BaseModel):
     dimension: str
     human_reviewed: bool
     image_decodes: bool
+    video_decodes: bool = True  # its clip is in the release and decodes (True without a clip)
 
 
 def checks_file() -> list[dict[str, Any]]:
@@ -136,6 +137,7 @@ def gate_frame(rows: Sequence[GateRow]) -> Any:
             "dimension": _safe(r.dimension),
             "human_reviewed": r.human_reviewed,
             "image_decodes": r.image_decodes,
+            "video_decodes": r.video_decodes,
             "n_options": n,
             "distinct_options": len({_norm(o) for o in r.options if o.strip()}),
             "answer_in_options": is_letter_of(r.answer, n),

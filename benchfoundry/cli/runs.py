@@ -67,23 +67,47 @@ def synth(
             help="Number of flat scenes (large pure-colour shapes on white, some anti-aliased)."
         ),
     ] = 0,
+    clips: Annotated[
+        int,
+        typer.Option(
+            help="Number of single-action video clips (OUT/clips, Something-Something-v2's "
+            "labels.json form)."
+        ),
+    ] = 0,
+    procedures: Annotated[
+        int,
+        typer.Option(
+            help="Number of multi-step procedure videos (OUT/procedures, a segments CSV)."
+        ),
+    ] = 0,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     faulty: Annotated[
         bool, typer.Option(help="Also write deliberately broken inputs under OUT/faulty.")
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Render synthetic scenes with known ground truth, and reference questions as a TSV."""
+    """Render synthetic scenes with known ground truth, and reference questions as a TSV; and
+    video clips of known actions with their annotations."""
 
     def action() -> None:
         from benchfoundry.devtools.broken_inputs import write_faulty_images, write_faulty_tsv
         from benchfoundry.devtools.synthetic import write_corpus
+        from benchfoundry.devtools.synthetic_video import write_clips
 
-        counts: dict[str, Any] = write_corpus(out, objects, text, seed, contact, flat)
+        counts: dict[str, Any] = {"scenes": 0, "questions": 0}
+        if objects or text or contact or flat:
+            counts = write_corpus(out, objects, text, seed, contact, flat)
+        if clips or procedures:
+            counts |= write_clips(out, clips, procedures, seed)
         if faulty:
             counts["faulty_images"] = write_faulty_images(out / "faulty" / "images")
             counts["faulty_rows"] = write_faulty_tsv(out / "faulty" / "questions.tsv")
         text_out = f"Wrote {counts['scenes']} scenes and {counts['questions']} reference questions to {out}"
+        if clips or procedures:
+            text_out += (
+                f"; {counts['clips']} action clips and {counts['procedures']} procedure videos "
+                f"({counts['segments']} segments)"
+            )
         emit(as_json, {"out": str(out), **counts}, text_out)
 
     run(False, action)

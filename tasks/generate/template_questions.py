@@ -165,6 +165,8 @@ def template_drafts(
     made = _first_kinds(seen)
     result = TemplateDrafts()
     for dimension in taxonomy.leaves():
+        if "segments" in dimension.needs:
+            continue  # asked of a clip's segments (templates_temporal), not of a picture
         reasons: Counter[str] = Counter()
         before = len(result.drafts)
         for kind in dimension.templates:

@@ -17,9 +17,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchfoundry.core import video
 from benchfoundry.core.imaging import ImageLimits, ImageRejected, decode
 from benchfoundry.core.letters import LETTERS
-from benchfoundry.core.records import ImageRecord
+from benchfoundry.core.records import ClipRecord, ImageRecord
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.publish.rows import SPLIT, ReleaseRow
 
@@ -74,6 +75,32 @@ def spool_images(run: RunFolder, wanted: set[str], folder: Path) -> dict[str, st
     return problems
 
 
+def copy_clips(run: RunFolder, rows: Sequence[ReleaseRow], folder: Path) -> dict[str, str | None]:
+    """Each clip the rows name, written to `folder/<its release path>` and decoded in full;
+    release path -> None, or why it does not decode (or is not in the run)."""
+    wanted = {r.clip_id: r.video for r in rows if r.video and r.clip_id}
+    problems: dict[str, str | None] = {}
+    if not wanted:
+        return problems
+    for batch in run.table(ClipRecord).batches(["clip_id", "bytes"], batch_size=8):
+        for clip_id, data in zip(
+            batch.column("clip_id").to_pylist(), batch.column("bytes").to_pylist(), strict=True
+        ):
+            if clip_id not in wanted:
+                continue
+            target = folder / wanted[clip_id]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            try:
+                video.inspect_clip(data)
+                problems[wanted[clip_id]] = None
+            except video.ClipRejected as exc:
+                problems[wanted[clip_id]] = f"{exc.reason}: {exc.detail}"
+    for clip_id, path in wanted.items():
+        problems.setdefault(path, f"clip {clip_id} is not in the run's clips table")
+    return problems
+
+
 def _image_bytes(folder: Path, image_id: str) -> bytes:
     return (folder / image_id).read_bytes()
 
@@ -122,6 +149,11 @@ def columns(letters: str) -> list[tuple[str, pa.DataType, Any]]:
         ("review_state", text, _value("string")),
         ("human_reviewed", pa.bool_(), _value("bool")),
         ("review_changes", pa.list_(text), _sequence("string")),
+        # A temporal question's clip (a file beside the data, as VLMEvalKit's video datasets
+        # keep them) and the stretch of it the question is about; null for an image's question.
+        ("video", text, _value("string")),
+        ("video_start", pa.float64(), _value("float64")),
+        ("video_end", pa.float64(), _value("float64")),
     ]
     return cols
 
@@ -172,6 +204,9 @@ def row_dict(row: ReleaseRow, image: bytes, letters: str) -> dict[str, Any]:
         "review_state",
         "human_reviewed",
         "review_changes",
+        "video",
+        "video_start",
+        "video_end",
     ):
         out[name] = getattr(row, name)
     return out
@@ -217,7 +252,9 @@ def write_parquet(
 # --- VLMEvalKit TSV ---------------------------------------------------------------------------
 
 
-def tsv_columns(letters: str) -> list[str]:
+def tsv_columns(letters: str, videos: bool = False) -> list[str]:
+    """The TSV's header; with `videos`, VLMEvalKit's video datasets' `video` column (the clip's
+    file beside the TSV) and the stretch asked about."""
     return [
         "index",
         "image",
@@ -228,6 +265,7 @@ def tsv_columns(letters: str) -> list[str]:
         "category",
         "l2-category",
         "split",
+        *(["video", "video_start", "video_end"] if videos else []),
     ]
 
 
@@ -280,10 +318,11 @@ def write_tsv(rows: Sequence[ReleaseRow], images: Path, path: Path) -> None:
     category, l2-category, split. A row whose image an earlier row already carries has that
     row's index in `image` instead (VLMEvalKit resolves values of 64 characters or fewer so)."""
     letters = letter_columns(rows)
+    videos = any(r.video for r in rows)
     first: dict[str, int] = {}
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
-        writer.writerow(tsv_columns(letters))
+        writer.writerow(tsv_columns(letters, videos))
         for r in rows:
             if r.image_id in first:
                 image = str(first[r.image_id])
@@ -304,5 +343,14 @@ def write_tsv(rows: Sequence[ReleaseRow], images: Path, path: Path) -> None:
                     r.category,
                     r.l2_category,
                     SPLIT,
+                    *(
+                        [r.video or "", _seconds(r.video_start), _seconds(r.video_end)]
+                        if videos
+                        else []
+                    ),
                 ]
             )
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"

@@ -48,6 +48,13 @@ class ReleaseRow(BaseModel):
     review_state: str  # agreed, adjudicated or auto
     human_reviewed: bool
     review_changes: list[str]  # what the decision changed: answer, question, options, dimension
+    # A temporal question's clip: its file in the release (`videos/...`), the stretch asked about
+    # (seconds), the clip's id and its name in the source; None for a question on an image.
+    video: str | None = None
+    video_start: float | None = None
+    video_end: float | None = None
+    clip_id: str | None = None
+    video_source: str | None = None
 
     def content(self) -> list[object]:
         """What a question is, for versions and the changes between them."""
@@ -120,6 +127,20 @@ def apply(candidate: CandidateRecord, decision: ReviewRecord) -> tuple[Candidate
         update["dimension"] = decision.new_dimension
     changes = [k for k, v in update.items() if getattr(candidate, k) != v]
     return candidate.model_copy(update=update), changes
+
+
+def video_fields(meta: dict[str, str]) -> dict[str, object]:
+    """A clip question's video columns from its candidate's `meta` (none for an image's)."""
+    if "clip_id" not in meta:
+        return {}
+    suffix = Path(meta.get("video", "")).suffix.lower() or ".mp4"
+    return {
+        "video": f"videos/{meta['clip_id'][:16]}{suffix}",
+        "video_start": float(meta["start"]),
+        "video_end": float(meta["end"]),
+        "clip_id": meta["clip_id"],
+        "video_source": meta.get("video"),
+    }
 
 
 def select(
@@ -206,6 +227,7 @@ def select(
                 review_state=state,
                 human_reviewed=state != "auto",
                 review_changes=changes,
+                **video_fields(c.meta),
             )
         )
     return Selection(rows=rows, left_out=dict(sorted(left.items())), missing_images=missing)

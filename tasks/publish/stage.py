@@ -37,7 +37,13 @@ from benchfoundry.storage.atomic import atomic_write_json
 from benchfoundry.storage.objects import Lease, Store
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.publish.card import CardInputs, write_card
-from benchfoundry.tasks.publish.files import spool_images, tsv_differences, write_parquet, write_tsv
+from benchfoundry.tasks.publish.files import (
+    copy_clips,
+    spool_images,
+    tsv_differences,
+    write_parquet,
+    write_tsv,
+)
 from benchfoundry.tasks.publish.provenance import (
     code_version,
     extractors,
@@ -53,6 +59,8 @@ from benchfoundry.tasks.publish.provenance import (
 from benchfoundry.tasks.publish.rows import ImageInfo, ReleaseRow, Selection, select
 from benchfoundry.tasks.publish.summary import PublishSummary
 from benchfoundry.validation.gate import GateResult, GateRow, run_gate
+
+CLIPS = ".clips"  # inside the spool: the clips, at their release paths
 
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
@@ -190,12 +198,14 @@ def check(release: Release, spool: Path) -> GateResult:
     """The publish gate on the release rows (images read into `spool` and decoded there)."""
     options = release.stage.options.publish
     decoded = spool_images(release.run, {r.image_id for r in release.rows}, spool)
+    clips = copy_clips(release.run, release.rows, spool / CLIPS)
     taxonomy = release.taxonomy
     return run_gate(
         [
             GateRow(
                 **r.model_dump(include=set(GateRow.model_fields) - {"image_decodes"}),
                 image_decodes=decoded.get(r.image_id) is None,
+                video_decodes=r.video is None or clips.get(r.video, "absent") is None,
             )
             for r in release.rows
         ],
@@ -233,6 +243,8 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
     """Every file of the release into `tmp`, the manifest last."""
     options, rows = release.stage.options.publish, release.rows
     data = write_parquet(rows, spool, tmp / "data", options.rows_per_file, options.row_group_rows)
+    if (spool / CLIPS).exists():  # the clips the gate decoded, beside the data
+        shutil.move(spool / CLIPS / "videos", tmp / "videos")
     crash_point("publish.after_data")
     tsv = tmp / f"{release.name}.tsv"
     write_tsv(rows, spool, tsv)
@@ -259,6 +271,7 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
             "parent": parent,
             "rows": len(rows),
             "images": len({r.image_id for r in rows}),
+            "videos": len({r.video for r in rows if r.video}),
             "files": files,
             "spec": portable(release.spec),
             "spec_hash": content_hash(release.spec, length=16),

@@ -1,0 +1,115 @@
+"""A build from `videos` sources, as a user runs it: synthetic clips encoded by PyAV (single
+actions in SSv2's form, procedures in the segments form), four broken inputs, and a real Prefect
+build of ingest, extract and generate with `generate: {llm: false}`."""
+
+import csv
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from benchfoundry.cli import app
+from benchfoundry.core.letters import LETTERS
+from benchfoundry.core.records import (
+    CandidateRecord,
+    ClipRecord,
+    ImageRecord,
+    QuarantineRecord,
+    SegmentRecord,
+)
+from benchfoundry.storage.tables import RunFolder
+
+pytestmark = pytest.mark.usefixtures("prefect_api")
+
+
+def _add_faults(root):
+    """A truncated clip, an empty file, a label for a missing clip, a segment past its end."""
+    whole = (root / "clips" / "1000.mp4").read_bytes()
+    (root / "clips" / "truncated.mp4").write_bytes(whole[: len(whole) // 2])
+    (root / "clips" / "empty.mp4").write_bytes(b"")
+    labels = json.loads((root / "clips" / "labels.json").read_text())
+    labels += [
+        {"id": "truncated", "label": "Moving red circle up", "template": "Moving [something] up"},
+        {"id": "empty", "label": "Moving red circle up", "template": "Moving [something] up"},
+        {"id": "9999", "label": "Moving red circle down", "template": "Moving [something] down"},
+    ]
+    (root / "clips" / "labels.json").write_text(json.dumps(labels))
+    with open(root / "procedures" / "segments.csv", "a", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerow(
+            ["procedure_00.mp4", "4", "60", "move the red circle away"]
+        )
+
+
+def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(tmp_path):
+    runner = CliRunner()
+    made = runner.invoke(
+        app,
+        ["synth", "-o", str(tmp_path), "--objects", "0", "--text", "0", "--clips", "8",
+         "--procedures", "3", "--json"],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    _add_faults(tmp_path)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: clips\n"
+        "sources:\n"
+        "  - {kind: videos, path: clips, annotations: clips/labels.json, format: ssv2}\n"
+        "  - {kind: videos, path: procedures, annotations: procedures/segments.csv, "
+        "format: segments}\n"
+        "stages: [ingest, extract, generate]\n"
+        "options: {generate: {llm: false}, ingest: {keyframes: 3}}\n"
+        "output: run\n"
+    )
+    result = runner.invoke(app, ["build", str(spec)])
+    assert result.exit_code == 0, result.output
+    run = RunFolder(tmp_path / "run")
+
+    clips = run.table(ClipRecord).records()
+    assert len(clips) == 8 + 3 and all(c.codec == "h264" and c.duration > 1 for c in clips)
+    segments = run.table(SegmentRecord).records()
+    assert all(len(s.frames) == 3 and s.start < s.end for s in segments)
+    kinds = {i.image_id: i.source_kind for i in run.table(ImageRecord).records()}
+    assert {kinds[f] for s in segments for f in s.frames} == {"keyframe"}
+
+    refused = {
+        (q.reason, q.source.rsplit("/", 1)[-1]) for q in run.table(QuarantineRecord).records()
+    }
+    assert ("truncated_clip", "truncated.mp4") in refused
+    assert ("empty_clip", "empty.mp4") in refused
+    assert ("missing_clip", "labels.json#id=9999") in refused
+    assert any(r == "segment_past_end" and s.startswith("segments.csv#line=") for r, s in refused)
+    assert {r for r, s in refused if s in ("labels.json#id=truncated", "labels.json#id=empty")} == {
+        "clip_rejected"
+    }
+
+    candidates = run.table(CandidateRecord).records()
+    by_dimension: dict[str, list[CandidateRecord]] = {}
+    for c in candidates:
+        by_dimension.setdefault(c.dimension, []).append(c)
+    assert set(by_dimension) == {
+        "action_recognition",
+        "action_prediction",
+        "procedure_understanding",
+    }  # no spatial question about a keyframe
+    truth = {(s.video, s.start, s.end): s.label for s in segments}
+    orders: dict[str, list[SegmentRecord]] = {}
+    for s in sorted(segments, key=lambda s: s.start):
+        orders.setdefault(s.clip_id, []).append(s)
+    for c in candidates:
+        assert (
+            c.meta["video"] and c.meta["clip_id"] and float(c.meta["start"]) < float(c.meta["end"])
+        )
+        assert len({o.casefold() for o in c.options}) == len(c.options) == 4
+        key = c.options[LETTERS.index(c.answer)]
+        steps = orders[c.meta["clip_id"]]
+        if c.dimension == "action_recognition":
+            assert key == truth[(c.meta["video"], float(c.meta["start"]), float(c.meta["end"]))]
+        elif c.dimension == "action_prediction":
+            shown = [s for s in steps if s.end <= float(c.meta["end"])]
+            assert key == steps[len(shown)].label  # the segment right after what is shown
+            assert c.image_id in shown[-1].frames  # no frame of the answer's segment
+        else:
+            assert key == ", then ".join(s.label for s in steps)
+    ingest = run.read_manifest()["ingest"]["summary"]
+    assert (ingest["clips_read"], ingest["clips_added"]) == (13, 11)
+    assert ingest["segments_added"] == len(segments)
