@@ -43,14 +43,23 @@ class MCQItem:
     image: Any = None
     category: str | None = None
     l2_category: str | None = None
+    # A temporal question's clip: (bytes or a path, start, end in seconds); `image` is then the
+    # keyframe that stands for it.
+    video: tuple[Any, float, float] | None = None
 
 
 def item_messages(item: MCQItem, text: str, with_image: bool) -> list[dict[str, Any]]:
-    """VLMEvalKit interleaved messages: the question's image (when it is shown), then `text`."""
-    image = (
-        [{"type": "image", "value": item.image}] if with_image and item.image is not None else []
-    )
-    return [*image, {"type": "text", "value": text}]
+    """VLMEvalKit interleaved messages: the question's image or clip (when it is shown), then
+    `text`. What of a clip a model sees (the clip, frames, the keyframe) the gateway decides
+    per model."""
+    if not with_image or item.image is None:
+        return [{"type": "text", "value": text}]
+    if item.video is not None:
+        clip, start, end = item.video
+        shown = {"type": "video", "value": clip, "start": start, "end": end, "keyframe": item.image}
+    else:
+        shown = {"type": "image", "value": item.image}
+    return [shown, {"type": "text", "value": text}]
 
 
 def rotation(n: int, k: int) -> list[int]:

@@ -172,7 +172,7 @@ def _text_of(messages: list[dict[str, Any]]) -> tuple[str, str | None, int]:
         for part in content or []:
             if part.get("type") == "text":
                 texts.append(part.get("text", ""))
-            elif part.get("type") == "image_url":
+            elif part.get("type") in ("image_url", "video_url"):  # vLLM and SGLang take both
                 images += 1
     return "\n".join(texts), system, images
 

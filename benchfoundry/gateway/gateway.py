@@ -21,7 +21,7 @@ from benchfoundry.gateway.cache import ResponseCache, cache_key
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelCallError, ProviderError
 from benchfoundry.gateway.limits import ModelLimiter, backoff
-from benchfoundry.gateway.messages import Part, normalise, text_of
+from benchfoundry.gateway.messages import Part, clip_input, normalise, text_of
 from benchfoundry.gateway.models import ModelSpec, resolve
 from benchfoundry.gateway.secrets import redact
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores, Response
@@ -112,7 +112,9 @@ class Gateway:
         """Provider, normalised parts and cache key; bad input fails as a `ModelCallError`."""
         provider = self.provider(spec)
         try:
-            parts = normalise(messages, self.context.images)
+            parts = clip_input(
+                normalise(messages, self.context.images), provider.sees, spec.frames, spec.video
+            )
             material = {**provider.cache_identity(), "messages": provider.cache_form(parts), **what}
         except (ValueError, KeyError, OSError) as exc:
             self.ledger.record(self.stage, spec.name, Usage(calls=1, errors={"bad_input": 1}))

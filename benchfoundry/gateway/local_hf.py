@@ -25,7 +25,14 @@ from benchfoundry.gateway.local_scoring import (
     last_logits_only,
     score_many,
 )
-from benchfoundry.gateway.messages import ImagePart, Part, TextPart, has_images
+from benchfoundry.gateway.messages import (
+    ImagePart,
+    Part,
+    TextPart,
+    VideoPart,
+    clip_frames,
+    has_images,
+)
 from benchfoundry.gateway.models import ModelSpec
 from benchfoundry.gateway.providers import Provider
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
@@ -148,6 +155,7 @@ class TransformersModel(Provider):
             )
         content: list[dict[str, Any]] = []
         images = []
+        videos: list[Any] = []
         for part in parts:
             if isinstance(part, TextPart):
                 content.append({"type": "text", "text": part.value})
@@ -158,6 +166,9 @@ class TransformersModel(Provider):
 
                 images.append(Image.open(io.BytesIO(part.data)).convert("RGB"))
                 content.append({"type": "image"})
+            elif isinstance(part, VideoPart):  # the model's `video: true`: its processor's videos
+                videos.append(clip_frames(part, self.spec.frames))
+                content.append({"type": "video"})
         messages = ([{"role": "system", "content": system}] if system else []) + [
             {"role": "user", "content": content}
         ]
@@ -165,9 +176,18 @@ class TransformersModel(Provider):
             prompt = processor.apply_chat_template(
                 messages, add_generation_prompt=True, tokenize=False
             )
-            return processor(text=prompt, images=images or None, return_tensors="pt").to(
-                self.device
-            )
+            extra = {"videos": videos} if videos else {}
+            try:
+                inputs = processor(text=prompt, images=images or None, return_tensors="pt", **extra)
+            except TypeError as exc:
+                if not videos:
+                    raise
+                raise permanent(
+                    "no_video",
+                    f"model '{self.spec.name}': its processor takes no videos ({exc}); "
+                    "leave `video` off to show it frames",
+                ) from None
+            return inputs.to(self.device)
         text_messages = [
             {
                 "role": m["role"],

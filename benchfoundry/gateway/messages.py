@@ -1,13 +1,19 @@
-"""Interleaved messages in VLMEvalKit's form: `[{"type": "text"|"image", "value": ...}]`.
+"""Interleaved messages in VLMEvalKit's form: `[{"type": "text"|"image"|"video", "value": ...}]`.
 
 An image value may be bytes, a path to a file, or an image id of the run (`image_id:<sha256>`
 or the bare 64-character hash), resolved through an `ImageStore`. After `normalise`, every image
 part holds its bytes and its sha256, which is its image id.
+
+A video part is a clip's bytes (or a path) with the stretch a question is about (`start`, `end`,
+seconds) and the `keyframe` that stands for it (an image value). What a model is shown of it is
+decided per model by `clip_input`: the clip itself to a model that takes video, N frames
+sampled uniformly from the stretch to one that takes images, the keyframe to a fact reader.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,7 +80,20 @@ class ImagePart(BaseModel):
         return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
 
 
-Part = TextPart | ImagePart
+class VideoPart(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    type: Literal["video"] = "video"
+    data: bytes
+    sha256: str
+    start: float
+    end: float
+    keyframe: ImagePart
+
+    def data_url(self) -> str:
+        return f"data:video/mp4;base64,{base64.b64encode(self.data).decode('ascii')}"
+
+
+Part = TextPart | ImagePart | VideoPart
 
 
 def _image(value: Any, images: ImageStore | None) -> ImagePart:
@@ -100,7 +119,7 @@ def normalise(
         return [TextPart(value=messages)]
     parts: list[Part] = []
     for item in messages:
-        if isinstance(item, TextPart | ImagePart):
+        if isinstance(item, TextPart | ImagePart | VideoPart):
             parts.append(item)
             continue
         kind = item.get("type")
@@ -108,9 +127,64 @@ def normalise(
             parts.append(TextPart(value=str(item["value"])))
         elif kind == "image":
             parts.append(_image(item["value"], images))
+        elif kind == "video":
+            value = item["value"]
+            data = (
+                bytes(value) if isinstance(value, bytes | bytearray) else Path(value).read_bytes()
+            )
+            parts.append(
+                VideoPart(
+                    data=data,
+                    sha256=sha256_hex(data),
+                    start=float(item["start"]),
+                    end=float(item["end"]),
+                    keyframe=_image(item["keyframe"], images),
+                )
+            )
         else:
-            raise ValueError(f"message part type must be 'text' or 'image', got {kind!r}")
+            raise ValueError(f"message part type must be 'text', 'image' or 'video', got {kind!r}")
     return parts
+
+
+@functools.lru_cache(maxsize=256)
+def _frames(data: bytes, start: float, end: float, n: int) -> tuple[bytes, ...]:
+    from benchfoundry.core import video
+
+    times = video.sample_times(start, end, n)
+    return tuple(video.png_bytes(f) for f in video.frames_at(data, times))
+
+
+def clip_frames(part: VideoPart, n: int) -> list[Any]:
+    """The clip's stretch as `n` RGB frames (H x W x 3 arrays), for a processor's `videos`."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    return [
+        np.asarray(Image.open(io.BytesIO(f)).convert("RGB"))
+        for f in _frames(part.data, part.start, part.end, n)
+    ]
+
+
+def clip_input(parts: Sequence[Part], sees: str, frames: int, takes_video: bool) -> list[Part]:
+    """What one model is shown of each clip: the clip (`takes_video`), or `frames` frames
+    sampled uniformly from the stretch as images (SEED-Bench's way for image models), or, to a
+    model that does not see pixels (a fact reader, a blind baseline), the keyframe."""
+    out: list[Part] = []
+    for part in parts:
+        if not isinstance(part, VideoPart):
+            out.append(part)
+        elif sees != "pixels":
+            out.append(part.keyframe)
+        elif takes_video:
+            out.append(part)
+        else:
+            out += [
+                ImagePart(data=f, sha256=sha256_hex(f))
+                for f in _frames(part.data, part.start, part.end, frames)
+            ]
+    return out
 
 
 def text_of(parts: Sequence[Part]) -> str:
@@ -119,9 +193,17 @@ def text_of(parts: Sequence[Part]) -> str:
 
 
 def has_images(parts: Sequence[Part]) -> bool:
-    return any(isinstance(p, ImagePart) for p in parts)
+    return any(isinstance(p, ImagePart | VideoPart) for p in parts)
 
 
 def cache_form(parts: Sequence[Part]) -> list[dict[str, str]]:
-    """The parts as they enter a cache key: text as is, images by their hash."""
-    return [{"text": p.value} if isinstance(p, TextPart) else {"image": p.sha256} for p in parts]
+    """The parts as they enter a cache key: text as is, images by their hash, a clip by its
+    hash and stretch."""
+    return [
+        {"text": p.value}
+        if isinstance(p, TextPart)
+        else {"video": p.sha256, "from": f"{p.start:g}", "to": f"{p.end:g}"}
+        if isinstance(p, VideoPart)
+        else {"image": p.sha256}
+        for p in parts
+    ]

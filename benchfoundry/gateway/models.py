@@ -55,6 +55,18 @@ class ModelSpec(BaseModel):
         default=60.0, gt=0, description="longest Retry-After honoured; a longer one fails the call"
     )
     options: dict[str, Any] = Field(default_factory=dict, description="provider-specific settings")
+    frames: int = Field(
+        default=8,
+        ge=1,
+        le=64,
+        description="a clip question's frames shown to this model as images, sampled uniformly "
+        "from the stretch asked about (SEED-Bench gives image models 8)",
+    )
+    video: bool = Field(
+        default=False,
+        description="show clip questions the clip itself: a `video_url` part to an "
+        "OpenAI-compatible server (vLLM, SGLang); instead of `frames`",
+    )
 
     @field_validator("params")
     @classmethod

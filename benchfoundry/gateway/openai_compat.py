@@ -16,7 +16,7 @@ import openai
 
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, permanent, transient
-from benchfoundry.gateway.messages import ImagePart, Part, TextPart, has_images
+from benchfoundry.gateway.messages import Part, TextPart, VideoPart, has_images
 from benchfoundry.gateway.models import ModelSpec, mask_url
 from benchfoundry.gateway.providers import Provider
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams
@@ -60,9 +60,10 @@ def chat_messages(parts: Sequence[Part], system: str | None) -> list[dict[str, A
         content: Any = [
             {"type": "text", "text": p.value}
             if isinstance(p, TextPart)
+            else {"type": "video_url", "video_url": {"url": p.data_url()}}
+            if isinstance(p, VideoPart)
             else {"type": "image_url", "image_url": {"url": p.data_url()}}
             for p in parts
-            if isinstance(p, TextPart | ImagePart)
         ]
     else:
         content = "\n".join(p.value for p in parts if isinstance(p, TextPart))

@@ -185,7 +185,11 @@ def _release(folder: Path) -> EvalDataset:
         "category", "l2_category", "difficulty", "dimension", "index",
     ]  # fmt: skip
     for file in files:
-        for batch in pq.ParquetFile(file).iter_batches(batch_size=256, columns=columns):
+        present = set(pq.ParquetFile(file).schema_arrow.names)
+        clip_columns = [c for c in ("video", "video_start", "video_end") if c in present]
+        for batch in pq.ParquetFile(file).iter_batches(
+            batch_size=256, columns=columns + clip_columns
+        ):
             for row in batch.to_pylist():
                 questions.append(
                     EvalQuestion(
@@ -198,6 +202,7 @@ def _release(folder: Path) -> EvalDataset:
                             image=row["image"]["bytes"],
                             category=row["category"],
                             l2_category=row["l2_category"],
+                            video=_clip(folder, row),
                         ),
                         image_id=row["image_id"],
                         difficulty=row["difficulty"],
@@ -212,6 +217,19 @@ def _release(folder: Path) -> EvalDataset:
         version=manifest.get("version", folder.name),
         questions=questions,
     )
+
+
+def _clip(folder: Path, row: dict) -> tuple[str, float, float] | None:
+    """A release row's clip (its file beside the data) and stretch, or None for an image's."""
+    if not row.get("video"):
+        return None
+    path = (folder / row["video"]).resolve()
+    if not path.is_relative_to(folder.resolve()) or not path.is_file():
+        raise EvalDatasetError(
+            f"{folder}: question {row['question_id']} names clip {row['video']}, which is not "
+            "in the release"
+        )
+    return str(path), float(row["video_start"]), float(row["video_end"])
 
 
 def _table(path: Path, kind: str) -> EvalDataset:

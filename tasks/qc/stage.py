@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from pydantic import BaseModel
 
-from benchfoundry.answering.engine import AnsweringEngine, MCQItem
+from benchfoundry.answering.engine import AnsweringEngine
 from benchfoundry.core import progress
 from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.errors import UserError
@@ -38,6 +38,7 @@ from benchfoundry.tasks.qc.assess import (
     stored_passes,
 )
 from benchfoundry.tasks.qc.ensemble import ensemble_warnings
+from benchfoundry.tasks.qc.items import clips_of, mcq_item
 from benchfoundry.tasks.qc.options import (
     DEFAULT_TEXT_ONLY,
     DEFAULT_VLM,
@@ -94,18 +95,6 @@ def qc_candidates(run: RunFolder) -> tuple[list[CandidateRecord], set[str]]:
     return [c for c in records if c.question_id not in refused], refused
 
 
-def mcq_item(candidate: CandidateRecord) -> MCQItem:
-    return MCQItem(
-        question_id=candidate.question_id,
-        question=candidate.question,
-        options=tuple(candidate.options),
-        answer=candidate.answer,
-        hint=candidate.hint,
-        image=candidate.image_id,
-        category=candidate.dimension,
-    )
-
-
 def ask(
     run: RunFolder,
     gateway: Gateway,
@@ -124,7 +113,8 @@ def ask(
     candidates, refused = qc_candidates(run)
     skipped = {c.question_id for c in candidates} & set(skip)
     candidates = [c for c in candidates if c.question_id not in skipped]
-    items = [mcq_item(c) for c in candidates]
+    clips = clips_of(run, candidates) if with_image else {}
+    items = [mcq_item(c, clips) for c in candidates]
     answers = [c.answer for c in candidates]
     asked = {c.question_id for c in candidates}
     del candidates  # the items hold what is asked; the full records would stay to the end

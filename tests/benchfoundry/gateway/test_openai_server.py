@@ -247,3 +247,30 @@ def test_parallel_callers_share_one_pause_after_429(secret):
         for t in threads:
             t.join()
         assert running.stats.by_status["429"] == 1 and running.stats.by_status["200"] == 4
+
+
+def test_a_clip_goes_as_frames_or_as_the_clip_itself(server, secret, tmp_path):
+    """A clip question reaches an image model as N frames sampled from its stretch and a
+    video model (`video: true`) as one `video_url` part, over real HTTP; each is its own call."""
+    import numpy as np
+
+    from benchfoundry.core.video import encode_clip
+
+    clip = encode_clip([np.full((48, 64, 3), 10 * i, np.uint8) for i in range(24)], fps=12)
+    shown = [
+        {"type": "video", "value": clip, "start": 0.5, "end": 1.5, "keyframe": _png()},
+        {"type": "text", "value": "What happens?"},
+    ]
+    gateway = Gateway(cache=ResponseCache(tmp_path / "cache.sqlite"))
+    gateway.generate(_spec(server, frames=3), shown)
+    parts = server.stats.bodies[-1]["messages"][-1]["content"]
+    assert [p["type"] for p in parts] == ["image_url"] * 3 + ["text"]
+    urls = [p["image_url"]["url"] for p in parts[:3]]
+    assert len(set(urls)) == 3 and all(u.startswith("data:image/png;base64,") for u in urls)
+    # The same frames again: answered from the cache; a model shown the clip is asked anew.
+    assert gateway.generate(_spec(server, frames=3), shown).cached
+    assert len(server.stats.bodies) == 1
+    gateway.generate(_spec(server, video=True), shown)
+    parts = server.stats.bodies[-1]["messages"][-1]["content"]
+    assert [p["type"] for p in parts] == ["video_url", "text"]
+    assert parts[0]["video_url"]["url"].startswith("data:video/mp4;base64,")
