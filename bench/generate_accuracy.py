@@ -76,8 +76,8 @@ def temporal(work: Path, args: argparse.Namespace) -> None:
         print(f"  {kind:<16} {r}/{t} = {100 * r / max(1, t):.1f}%")
     s = result.seconds
     print(
-        f"ingest {s['ingest']:.1f} s ({result.clips / s['ingest']:.1f} clips/s, "
-        f"{result.keyframes} keyframes), extract {s['extract']:.1f} s "
+        f"ingest {s['ingest']:.1f} s ({(args.clips + args.procedures) / s['ingest']:.1f} clips "
+        f"read/s, {result.clips} distinct stored, {result.keyframes} keyframes), extract {s['extract']:.1f} s "
         f"({result.keyframes / s['extract']:.1f} keyframes/s), generate {s['generate']:.1f} s; "
         f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
     )

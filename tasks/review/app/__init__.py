@@ -14,6 +14,7 @@ app itself (no CDN, no build step), and the JSON API the page and scripts use:
     GET  /reviewers/{name}       a reviewer's page
     GET  /conflicts              the adjudicator's queue (a decision there has adjudication: true)
     GET  /images/{image_id}      a stored image (?w=320: a thumbnail that wide)
+    GET  /clips/{clip_id}        a stored video clip (byte ranges, so a browser can seek)
 
     GET  /api/whoami             the principal the request acts as
     GET  /signin, POST /api/signin, POST /api/signout   signing in and out (see `signin`)
@@ -94,6 +95,22 @@ def _count(request: Request, name: str, least: int) -> int | None:
     if not text.isdigit() or int(text) < least:
         raise ValueError(f"{name} is a whole number of at least {least}, not '{text}'")
     return int(text)
+
+
+def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """The one range of `bytes=A-B`, `bytes=A-` or `bytes=-N` within `size`, or None (the whole
+    body) for no header, several ranges or one that does not parse."""
+    if not header or not header.startswith("bytes=") or "," in header:
+        return None
+    first_text, _, last_text = header[6:].strip().partition("-")
+    try:
+        if not first_text:
+            return max(0, size - int(last_text)), size - 1
+        first = int(first_text)
+        last = min(int(last_text), size - 1) if last_text else size - 1
+    except ValueError:
+        return None
+    return (first, last) if 0 <= first <= last else None
 
 
 def create_app(
@@ -196,6 +213,19 @@ def create_app(
                 thumbnails.put((wanted, width), cached)
         media, raw = cached
         return Response(raw, media_type=media, headers={"Cache-Control": "max-age=3600"})
+
+    async def clip(request: Request) -> Response:
+        found = await run_in_threadpool(data.clip, request.path_params["clip_id"])
+        if found is None:
+            return _error(404, f"no clip {request.path_params['clip_id']}")
+        media, raw = found
+        headers = {"Accept-Ranges": "bytes", "Cache-Control": "max-age=3600"}
+        wanted = byte_range(request.headers.get("range"), len(raw))
+        if wanted is None:
+            return Response(raw, media_type=media, headers=headers)
+        first, last = wanted
+        headers["Content-Range"] = f"bytes {first}-{last}/{len(raw)}"
+        return Response(raw[first : last + 1], 206, media_type=media, headers=headers)
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
@@ -320,6 +350,7 @@ def create_app(
             Route("/api/reviewers/{name:path}", api_reviewer),
             Route("/api/conflicts", api_conflicts),
             Route("/images/{image_id}", image),
+            Route("/clips/{clip_id}", clip),
             Route("/static/{name}", static),
             Route("/api/batches", api_batches),
             Route("/api/batches/{batch_id}", api_batch),

@@ -13,6 +13,7 @@ from typing import Any
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import (
     CandidateRecord,
+    ClipRecord,
     ImageRecord,
     JudgementRecord,
     ReviewBatchRecord,
@@ -26,6 +27,8 @@ from benchfoundry.tasks.review.app.evidence import overlay_shapes
 
 RECHECK_S = 1.0  # how often the app looks whether the run's tables changed on disk
 FULL_PAIRS_S = 30.0  # how often progress is read whole from the database
+# A clip's media type by the container PyAV named at ingest (`clips.container`).
+CLIP_TYPES = {"mov": "video/mp4", "matroska": "video/webm", "avi": "video/x-msvideo"}
 MEDIA_TYPES = {
     "PNG": "image/png",
     "JPEG": "image/jpeg",
@@ -211,6 +214,17 @@ class ReviewData:
                 row = ids.index(image_id)
                 fmt, raw = rows.column(1)[row].as_py(), rows.column(2)[row].as_py()
                 return MEDIA_TYPES.get(fmt, "application/octet-stream"), raw
+        return None
+
+    def clip(self, clip_id: str) -> tuple[str, bytes] | None:
+        """(media type, bytes) of a stored clip, or None."""
+        for rows in self.run.table(ClipRecord).batches(["clip_id", "container", "bytes"], 4):
+            ids = rows.column(0).to_pylist()
+            if clip_id in ids:
+                row = ids.index(clip_id)
+                container = rows.column(1)[row].as_py()
+                media = CLIP_TYPES.get(container, "video/mp4")
+                return media, rows.column(2)[row].as_py()
         return None
 
     def overlays(self, candidates: list[CandidateRecord]) -> dict[str, list[dict[str, Any]]]:

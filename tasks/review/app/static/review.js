@@ -114,9 +114,21 @@
       f: () => { waitingLetter = sample; sample.querySelector(".message").textContent = "fix the answer: press its letter"; },
       o: () => desk && desk.toggleOverlay(sample),
       z: () => desk && desk.zoom(sample),
+      p: () => playStretch(sample),
     };
     if (keys[event.key]) { event.preventDefault(); keys[event.key](); }
   });
+
+  // A question on a video: play the stretch it asks about, from its start, and stop at its end.
+  function playStretch(sample) {
+    const clip = sample.querySelector("video.clip");
+    if (!clip) return;
+    const start = parseFloat(clip.dataset.start), end = parseFloat(clip.dataset.end);
+    clip.currentTime = start;
+    const stop = () => { if (clip.currentTime >= end) { clip.pause(); clip.removeEventListener("timeupdate", stop); } };
+    clip.addEventListener("timeupdate", stop);
+    clip.play().catch(() => {});
+  }
 
   function filter() {
     const flagged = document.getElementById("only-flagged").checked;
