@@ -399,10 +399,13 @@ def labelstudio_export(
         images = {s["image_id"]: data.image(s["image_id"]) for s in samples}
         if missing := sorted(i for i, found in images.items() if found is None):
             raise UserError(f"image(s) {', '.join(m[:12] for m in missing)} are not in {out}")
-        written = tasks(samples, images, chosen)
+        clip_ids = {s["meta"]["clip_id"] for s in samples if "clip_id" in s["meta"]}
+        clips = {c: found for c in clip_ids if (found := data.clip(c)) is not None}
+        written = tasks(samples, images, chosen, clips)
         atomic_write_bytes(to, json.dumps(written, indent=1).encode("utf-8"))
         config = to.with_name("label_config.xml")
-        atomic_write_bytes(config, label_config(data.dimensions()).encode("utf-8"))
+        xml = label_config(data.dimensions(), videos=bool(clips))
+        atomic_write_bytes(config, xml.encode("utf-8"))
         sys.stdout.write(f"{len(written)} tasks: {to}\nlabelling configuration: {config}\n")
 
     run(verbose, action)

@@ -30,15 +30,21 @@ from benchfoundry.core.records import REVIEW_DECISIONS
 from benchfoundry.decisions.reviews import Decision
 
 
-def label_config(dimensions: list[str], n_letters: int = 10) -> str:
-    """The labelling configuration (XML) for review tasks."""
+def label_config(dimensions: list[str], n_letters: int = 10, videos: bool = False) -> str:
+    """The labelling configuration (XML) for review tasks; with `videos`, a Video player for
+    the tasks of questions on a clip (their `video` and the `stretch` asked about)."""
 
     def choices(values: list[str]) -> str:
         return "".join(f"<Choice value={quoteattr(v)}/>" for v in values)
 
     return (
         "<View>\n"
-        '  <Image name="image" value="$image"/>\n'
+        + (
+            '  <Video name="video" value="$video"/>\n  <Text name="stretch" value="$stretch"/>\n'
+            if videos
+            else ""
+        )
+        + '  <Image name="image" value="$image"/>\n'
         '  <Text name="hint" value="$hint"/>\n'
         '  <Text name="question" value="$question"/>\n'
         '  <Text name="options" value="$options_text"/>\n'
@@ -54,12 +60,17 @@ def label_config(dimensions: list[str], n_letters: int = 10) -> str:
 
 
 def tasks(
-    samples: list[dict[str, Any]], images: dict[str, tuple[str, bytes]], batch: Any
+    samples: list[dict[str, Any]],
+    images: dict[str, tuple[str, bytes]],
+    batch: Any,
+    clips: Mapping[str, tuple[str, bytes]] | None = None,
 ) -> list[dict[str, Any]]:
     """Label Studio tasks for a batch's samples (as the review app shows them); `images` maps
-    image id -> (media type, bytes)."""
+    image id -> (media type, bytes), `clips` clip id -> (media type, bytes) for the samples
+    that ask about a clip (the task carries it inline, with the stretch asked about)."""
     out = []
     for s in samples:
+        clip = (clips or {}).get(s["meta"].get("clip_id", ""))
         media, raw = images[s["image_id"]]
         options = "\n".join(f"{o['letter']}. {o['text']}" for o in s["options"])
         task = {
@@ -76,6 +87,15 @@ def tasks(
                 "qc_decision": s["decision"] or "",
                 "hits_text": s["hits_text"],
                 "hits_vlm": s["hits_vlm"],
+                **(
+                    {
+                        "video": f"data:{clip[0]};base64,{base64.b64encode(clip[1]).decode('ascii')}",
+                        "stretch": f"{s['meta']['video']}: {s['meta']['start']} to "
+                        f"{s['meta']['end']} s asked about",
+                    }
+                    if clip
+                    else {}
+                ),
             },
             "predictions": [
                 {

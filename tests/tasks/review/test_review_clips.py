@@ -1,0 +1,57 @@
+"""Questions on a video in review's hand-offs: Label Studio tasks carry the clip for its Video
+player, with the stretch asked about."""
+
+import base64
+import json
+import xml.etree.ElementTree as ET
+
+from typer.testing import CliRunner
+
+from benchfoundry.cli import app
+from benchfoundry.core.records import CandidateRecord, ClipRecord, ReviewBatchRecord, ScoredRecord
+from benchfoundry.devtools.synthetic_video import write_clips
+from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.sources.models import VideoSource
+from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.generate.options import GenerateOptions
+from benchfoundry.tasks.generate.stage import generate_all
+from benchfoundry.tasks.ingest.options import IngestOptions
+from benchfoundry.tasks.ingest.stage import run as ingest
+from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
+from benchfoundry.tasks.review.stage import export_batches
+
+
+def test_label_studio_tasks_of_clip_questions_carry_the_clip(tmp_path, scored_record):
+    write_clips(tmp_path / "corpus", 0, 1, seed=2)
+    folder = tmp_path / "corpus" / "procedures"
+    run = RunFolder(tmp_path / "run")
+    source = VideoSource(path=folder, annotations=folder / "segments.csv")
+    ingest(StageRun.make(run, sources=[source], ingest=IngestOptions(keyframes=2)))
+    generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
+    recognition = [
+        c for c in run.table(CandidateRecord).records() if c.dimension == "action_recognition"
+    ]
+    run.table(ScoredRecord).append(
+        [scored_record(c.question_id, c.image_id, dimension=c.dimension) for c in recognition]
+    )
+    export_batches(str(run.root), ReviewOptions(reviewers=[Reviewer(name="alice")]), "s")
+    (batch,) = run.table(ReviewBatchRecord).records()
+    to = tmp_path / "ls" / "tasks.json"
+    result = CliRunner().invoke(
+        app,
+        ["review", "labelstudio", "export", "--out", str(run.root), "--batch", batch.batch_id,
+         "--to", str(to)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    tasks = json.loads(to.read_text())
+    config = ET.fromstring((to.parent / "label_config.xml").read_text())
+    assert [v.get("value") for v in config.iter("Video")] == ["$video"]
+    (clip,) = run.table(ClipRecord).records()
+    assert len(tasks) == len(recognition)
+    by_id = {c.question_id: c for c in recognition}
+    for task in tasks:
+        data = task["data"]
+        media, encoded = data["video"].split(";base64,")
+        assert media == "data:video/mp4" and base64.b64decode(encoded) == clip.bytes
+        meta = by_id[data["question_id"]].meta
+        assert data["stretch"] == f"{meta['video']}: {meta['start']} to {meta['end']} s asked about"
