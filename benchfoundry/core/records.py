@@ -257,6 +257,32 @@ class VisualFactsRecord(Record):
 # --- candidates (generate, or seeds from existing benchmarks) -----------------------------------
 
 
+class MotionEvent(Nested):
+    """One thing a tracked object did over a segment's keyframes."""
+
+    object: str  # what the tracker calls it: its colour and shape, or its label
+    event: str  # moved, grew, shrank, appeared, disappeared
+    detail: str  # which way, from where to where; how much
+    start_time: float
+    end_time: float
+    text: str  # the event as a sentence, as a model reads it
+
+
+class MotionFactsRecord(Record):
+    """What happens in one annotated segment, from tracking its keyframes' instances; keyed like
+    the facts it was made from (the extractor configuration's hash)."""
+
+    table: ClassVar[str] = "motion_facts"
+    key: ClassVar[tuple[str, ...]] = ("segment_id", "config_hash")
+
+    segment_id: str
+    clip_id: str
+    config_hash: str
+    tracker: str
+    frames: list[str]  # the keyframes tracked, in time order
+    events: list[MotionEvent]
+
+
 class CandidateRecord(Record):
     """A multiple-choice question about one image. `answer` is the letter of the right option."""
 
@@ -425,6 +451,7 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     SegmentRecord,
     QuarantineRecord,
     VisualFactsRecord,
+    MotionFactsRecord,
     CandidateRecord,
     JudgementRecord,
     ScoredRecord,

@@ -71,14 +71,14 @@ def _ssv2_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
         if not isinstance(entry, dict) or "id" not in entry:
             rows.append((f"{path}#entry={n}", {}))
             continue
-        template = str(entry.get("template") or "")
+        template = str(entry.get("template") or "")  # its slots kept: `Moving [something] up`
         rows.append(
             (
                 f"{path}#id={entry['id']}",
                 {
                     "video": str(entry["id"]),
                     "label": str(entry.get("label") or "").strip(),
-                    "family": template.replace("[", "").replace("]", "") or "",
+                    "family": template,
                 },
             )
         )

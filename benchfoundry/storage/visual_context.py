@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from benchfoundry.core.records import VisualFactsRecord
+from benchfoundry.core.records import MotionFactsRecord, VisualFactsRecord
 from benchfoundry.storage.tables import RunFolder
 
 # The parts of an image's facts, in the order they are rendered, and what a report calls each.
@@ -55,7 +55,18 @@ def parts_label(parts: Sequence[str]) -> str:
     return "facts" if parts == PARTS else "facts: " + ", ".join(PART_LABELS[p] for p in parts)
 
 
-def _lines(facts: VisualFactsRecord, parts: Sequence[str]) -> list[str]:
+def motion_by_frame(run: RunFolder, config_hash: str | None = None) -> dict[str, list[str]]:
+    """For each keyframe of an annotated video segment, what happens in its segment (the
+    motion facts' sentences), from the run's `motion_facts` of `config_hash` (any when None)."""
+    out: dict[str, list[str]] = {}
+    for record in run.table(MotionFactsRecord).records():
+        if config_hash is None or record.config_hash == config_hash:
+            for frame in record.frames:
+                out.setdefault(frame, [e.text for e in record.events])
+    return out
+
+
+def _lines(facts: VisualFactsRecord, parts: Sequence[str], motion: Sequence[str] = ()) -> list[str]:
     lines: list[str] = []
     if "captions" in parts and facts.captions:
         lines.append("Captions:")
@@ -68,6 +79,9 @@ def _lines(facts: VisualFactsRecord, parts: Sequence[str]) -> list[str]:
             attrs = f"; {', '.join(inst.attributes)}" if inst.attributes else ""
             caption = f"; {inst.dense_caption}" if inst.dense_caption else ""
             lines.append(f"- {label} at ({box}){attrs}{caption}")
+    if "instances" in parts and motion:
+        lines.append("What happens in the video around this frame (tracked objects):")
+        lines += [f"- {text}" for text in motion]
     if "ocr" in parts and facts.ocr_lines:
         lines.append("Text in the image:")
         lines += [
@@ -76,11 +90,16 @@ def _lines(facts: VisualFactsRecord, parts: Sequence[str]) -> list[str]:
     return lines
 
 
-def render(facts: VisualFactsRecord, max_chars: int = 2000, parts: Sequence[str] = PARTS) -> str:
-    """The visual context of one image, of the chosen `parts` only; lines past `max_chars` are
-    left out and counted."""
+def render(
+    facts: VisualFactsRecord,
+    max_chars: int = 2000,
+    parts: Sequence[str] = PARTS,
+    motion: Sequence[str] = (),
+) -> str:
+    """The visual context of one image (and, for a clip's keyframe, what happens in its
+    segment), of the chosen `parts` only; lines past `max_chars` are left out and counted."""
     parts = parts_in_order(parts)
-    lines = _lines(facts, parts)
+    lines = _lines(facts, parts, motion)
     out: list[str] = []
     used = 0
     # One long line (a composed caption) must not crowd out the other parts shown.
@@ -112,17 +131,21 @@ class FactsIndex:
         max_chars: int = 2000,
         parts: Sequence[str] = PARTS,
         preferred: str | None = None,
+        motion: dict[str, list[str]] | None = None,
     ) -> None:
         self.by_image = choose_facts(records, preferred)
         self.max_chars = max_chars
         self.parts = parts_in_order(parts)
+        self.motion = motion or {}
 
     @classmethod
     def from_run(
         cls, run: RunFolder, max_chars: int = 2000, parts: Sequence[str] = PARTS
     ) -> FactsIndex:
         by_image = current_facts(run)
-        return cls(list(by_image.values()), max_chars, parts)
+        hashes = {r.config_hash for r in by_image.values()}
+        motion = motion_by_frame(run, next(iter(hashes)) if len(hashes) == 1 else None)
+        return cls(list(by_image.values()), max_chars, parts, motion=motion)
 
     def context(self, image_id: str) -> str | None:
         """The image's visual context; None when the image has no facts, "" when it has
@@ -130,6 +153,7 @@ class FactsIndex:
         record = self.by_image.get(image_id)
         if record is None:
             return None
-        if not _lines(record, self.parts):
+        motion = self.motion.get(image_id, ())
+        if not _lines(record, self.parts, motion):
             return ""
-        return render(record, self.max_chars, self.parts)
+        return render(record, self.max_chars, self.parts, motion)

@@ -34,6 +34,7 @@ from benchfoundry.extractors.caption_composed import compose_context
 from benchfoundry.extractors.describe import DESCRIBER, describe
 from benchfoundry.gateway import Gateway
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.extract.motion import track_segments
 from benchfoundry.tasks.extract.options import ExtractOptions
 from benchfoundry.tasks.extract.summary import ExtractSummary
 
@@ -351,7 +352,8 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> ExtractSummary:
         outcomes.append(outcome)
     if extractors.gateway is not None:
         usage.rebuild(stage.run)  # the captioner's calls (journaled as made), in RUN/usage.json
-    return summarise(
+    tracked = track_segments(run_folder, extractors.config_hash)
+    summary = summarise(
         run_folder,
         extractors,
         outcomes,
@@ -359,3 +361,4 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> ExtractSummary:
         time.perf_counter() - started,
         options.context_max_chars,
     )
+    return summary.model_copy(update={"segments_tracked": tracked})

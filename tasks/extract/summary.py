@@ -22,6 +22,7 @@ class ExtractSummary(StageSummary):
     example_context: str | None
     processes: int = 1  # distinct processes that extracted batches (Dask workers, or this one)
     in_flow_process: bool = True  # whether any batch ran in the flow's own process
+    segments_tracked: int = 0  # video segments given motion facts by this run
 
     def markdown(self) -> str:
         lines = [
@@ -38,6 +39,7 @@ class ExtractSummary(StageSummary):
             f"| instances per image | {self.mean_instances:.1f} |",
             f"| OCR lines per image | {self.mean_ocr_lines:.1f} |",
             f"| captions per image | {self.mean_captions:.1f} |",
+            f"| video segments given motion facts | {self.segments_tracked} |",
             f"| quarantined | {sum(self.quarantined_by_reason.values())} |",
             "",
             "| backend | seconds |",

@@ -14,6 +14,7 @@ from benchfoundry.core.records import (
     CandidateRecord,
     ClipRecord,
     ImageRecord,
+    MotionFactsRecord,
     QuarantineRecord,
     SegmentRecord,
 )
@@ -104,12 +105,31 @@ def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(tmp_path)
         steps = orders[c.meta["clip_id"]]
         if c.dimension == "action_recognition":
             assert key == truth[(c.meta["video"], float(c.meta["start"]), float(c.meta["end"]))]
+            thing = next((s.label for s in steps if s.family), None)
+            if thing is not None:  # SSv2: the same object in another template is offered
+                obj = key.split(" ", 1)[1].split(" from ")[0].split(" into ")[0].split(" out ")[0]
+                obj = obj.removesuffix(" up").removesuffix(" down").removesuffix(" bigger")
+                obj = obj.removesuffix(" smaller")
+                assert sum(obj in o for o in c.options) >= 2, (key, c.options)
         elif c.dimension == "action_prediction":
             shown = [s for s in steps if s.end <= float(c.meta["end"])]
             assert key == steps[len(shown)].label  # the segment right after what is shown
             assert c.image_id in shown[-1].frames  # no frame of the answer's segment
         else:
             assert key == ", then ".join(s.label for s in steps)
+    # Motion facts: every segment tracked; a synthetic move is seen going the way its label says.
+    motion = {m.segment_id: m for m in run.table(MotionFactsRecord).records()}
+    assert set(motion) == {s.segment_id for s in segments}
+    ways = {"up": "up", "down": "down", "from left to right": "to the right",
+            "from right to left": "to the left"}  # fmt: skip
+    checked = 0
+    for s in segments:
+        for label_end, way in ways.items():
+            if s.family == f"Moving [something] {label_end}":
+                moved = [e.detail for e in motion[s.segment_id].events if e.event == "moved"]
+                assert any(d.startswith(way) or f"and {way}" in d for d in moved), (s.label, moved)
+                checked += 1
+    assert checked >= 2
     ingest = run.read_manifest()["ingest"]["summary"]
     assert (ingest["clips_read"], ingest["clips_added"]) == (13, 11)
     assert ingest["segments_added"] == len(segments)
