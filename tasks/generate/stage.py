@@ -25,7 +25,7 @@ from benchfoundry.gateway.models import protect_models
 from benchfoundry.storage.refusals import candidate_ref
 from benchfoundry.storage.refusals import refused_candidates as refused
 from benchfoundry.storage.tables import RunFolder
-from benchfoundry.storage.visual_context import current_facts
+from benchfoundry.storage.visual_context import current_facts, motion_by_frame
 from benchfoundry.tasks.generate.drafts import (
     Draft,
     Rules,
@@ -39,6 +39,7 @@ from benchfoundry.tasks.generate.options import GenerateOptions
 from benchfoundry.tasks.generate.summary import GenerateSummary
 from benchfoundry.tasks.generate.template_questions import template_drafts
 from benchfoundry.tasks.generate.templates_temporal import temporal_drafts
+from benchfoundry.tasks.generate.temporal_llm import with_llm_distractors
 
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
@@ -118,12 +119,21 @@ def generate_all(
             made = template_drafts(record, taxonomy, pool, options.seed, sizes.get(record.image_id))
             drafts += made.drafts
             not_asked.update(made.not_asked.items())
+    outcomes: Counter[tuple[str, str]] = Counter()
     if options.templates:
-        made = temporal_drafts(
-            run.table(SegmentRecord).records(), taxonomy, options.seed, embed, options.n_options
-        )
-        drafts += made.drafts
+        segments = run.table(SegmentRecord).records()
+        made = temporal_drafts(segments, taxonomy, options.seed, embed, options.n_options)
         not_asked.update(made.not_asked)
+        writer = (protect_models(models).get("generator") or [None])[0] if options.llm else None
+        if writer and made.drafts:
+            if gateway is None:
+                from benchfoundry.gateway.assemble import gateway_for_run
+
+                gateway = gateway_for_run(run.root, stage="generate")
+            made.drafts, outcomes = with_llm_distractors(
+                gateway, made.drafts, writer, annotation_sets(segments), motion_by_frame(run)
+            )
+        drafts += made.drafts
     jobs = llm_jobs(facts, taxonomy, models, options)
     if jobs:
         if gateway is None:
@@ -138,9 +148,20 @@ def generate_all(
         rejections += refused
     seed_refusals = check_seeds(run, taxonomy, options)
     requested = Counter(j.dimension.id for j in jobs)
-    return finish(
+    summary = finish(
         run, drafts, rejections, taxonomy, options, requested, gateway, seed_refusals, not_asked
     )
+    for (dimension, outcome), n in outcomes.items():  # where the distractors came from
+        summary.per_dimension.setdefault(dimension, {})[outcome] = n
+    return summary
+
+
+def annotation_sets(segments: list[SegmentRecord]) -> dict[str, list[str]]:
+    """For each clip, the labels of its annotation set (the style its distractors follow)."""
+    by_kind: dict[str, list[str]] = {}
+    for s in segments:
+        by_kind.setdefault(s.source_kind, []).append(s.label)
+    return {s.clip_id: sorted(set(by_kind[s.source_kind])) for s in segments}
 
 
 def check_seeds(run: RunFolder, taxonomy: Taxonomy, options: GenerateOptions) -> list[Rejection]:

@@ -63,3 +63,66 @@ def test_keys_are_the_annotations_and_no_option_repeats():
     )
     assert made.not_asked[("action_prediction", "single_segment")] == 3
     assert made.not_asked[("procedure_understanding", "few_segments")] == 4
+
+
+def test_the_generator_llm_writes_distractors_and_a_bad_reply_keeps_the_offline_ones(tmp_path):
+    """Over real HTTP: recognition and prediction drafts get the model's distractors; a reply
+    that is not JSON, or whose options repeat the answer, leaves the offline ones, counted."""
+    import json
+    import re
+
+    from benchfoundry.core.records import CandidateRecord
+    from benchfoundry.devtools.synthetic_video import write_clips
+    from benchfoundry.devtools.testserver import Script, TestServer
+    from benchfoundry.pipeline.registry import StageRun
+    from benchfoundry.sources.models import VideoSource
+    from benchfoundry.storage.tables import RunFolder
+    from benchfoundry.tasks.generate.options import GenerateOptions
+    from benchfoundry.tasks.generate.stage import generate_all
+    from benchfoundry.tasks.ingest.options import IngestOptions
+    from benchfoundry.tasks.ingest.stage import run as ingest
+
+    write_clips(tmp_path / "corpus", 0, 2, seed=4)
+    folder = tmp_path / "corpus" / "procedures"
+    run = RunFolder(tmp_path / "run")
+    ingest(StageRun.make(run, sources=[VideoSource(path=folder, annotations=folder / "segments.csv")],
+                         ingest=IngestOptions(keyframes=2)))  # fmt: skip
+    labels = [s.label for s in run.table(SegmentRecord).records()]
+
+    def reply(request) -> str:
+        answer = re.search(r'The right answer: "(.*?)"', request.text).group(1)
+        if answer == labels[0]:
+            return "I would rather not."
+        if answer == labels[1]:
+            return json.dumps({"distractors": [answer.upper(), "wave", "wave"]})
+        return json.dumps({"distractors": [f"never {answer}", "sweep the floor", "open a door"]})
+
+    with TestServer(Script(default=reply)) as server:
+        summary = generate_all(
+            run,
+            GenerateOptions(llm=True),
+            "seed_bench",
+            {"generator": [f"openai/w@{server.base_url}"]},
+        )
+        asked = server.stats.requests
+    candidates = run.table(CandidateRecord).records()
+    written = [c for c in candidates if "+llm:" in c.generator]
+    offline = [
+        c
+        for c in candidates
+        if c.dimension != "procedure_understanding" and "+llm:" not in c.generator
+    ]
+    assert asked == len(written) + len(offline) and written and offline
+    for c in written:
+        key = c.options[LETTERS.index(c.answer)]
+        assert sorted(o for o in c.options if o != key) == sorted(
+            [f"never {key}", "sweep the floor", "open a door"]
+        )
+        assert c.prompt_id.startswith("temporal_distractors@") and c.raw_output
+    assert {c.options[LETTERS.index(c.answer)] for c in offline} <= {labels[0], labels[1]}
+    counts: dict[str, int] = {}
+    for per in summary.per_dimension.values():
+        for k, v in per.items():
+            counts[k] = counts.get(k, 0) + v
+    assert counts["llm_distractors"] == len(written)
+    assert counts["llm_distractors_offline:malformed_output"] == len(offline)
