@@ -74,7 +74,7 @@ def source_roots(sources: list[str]) -> list[Path]:
     roots = []
     for text in sources:
         kind, _, rest = text.partition(":")
-        if kind == "folder":
+        if kind in {"folder", "videos"}:
             roots.append(Path(rest))
         elif kind in {"tsv", "parquet"}:
             roots.append(Path(rest).parent)
@@ -84,7 +84,7 @@ def source_roots(sources: list[str]) -> list[Path]:
 def short_source(text: str) -> str:
     """A source as the card shows it: its kind and the end of its path (no local folders)."""
     kind, _, rest = text.partition(":")
-    if kind in {"folder", "tsv", "parquet"}:
+    if kind in {"folder", "tsv", "parquet", "videos"}:
         return f"{kind}: {short_path(rest, keep=2)}"
     return text
 

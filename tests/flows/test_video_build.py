@@ -133,3 +133,69 @@ def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(tmp_path)
     ingest = run.read_manifest()["ingest"]["summary"]
     assert (ingest["clips_read"], ingest["clips_added"]) == (13, 11)
     assert ingest["segments_added"] == len(segments)
+
+
+def test_a_video_build_publishes_its_clips_and_evaluates_them_as_frames_or_video(
+    tmp_path, monkeypatch
+):
+    """Ingest through evaluate in one real build: the vision-language ensemble and the
+    evaluated models are OpenAI-compatible endpoints on a local test server, one shown 4 frames
+    of each clip's stretch, one the clip itself; the release keeps every clip and decodes it."""
+    import pandas as pd
+
+    from benchfoundry.devtools.testserver import Oracle, Script, TestServer
+    from benchfoundry.flows.build import build
+    from benchfoundry.storage.releases import read_manifest
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+    made = CliRunner().invoke(
+        app, ["synth", "-o", str(tmp_path), "--objects", "0", "--text", "0", "--clips", "4",
+              "--procedures", "2"],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    oracle = Oracle(tmp_path / "run")  # knows the keys: questions pass consensus and review
+    with TestServer(Script(default=lambda request: oracle.answer(request.text))) as server:
+        (tmp_path / "models.yaml").write_text(
+            "models:\n"
+            f"  - {{name: frames-vlm, provider: openai, model: v, base_url: '{server.base_url}', frames: 4}}\n"
+            f"  - {{name: video-vlm, provider: openai, model: v, base_url: '{server.base_url}', video: true}}\n"
+        )
+        (tmp_path / "spec.yaml").write_text(
+            "name: clips\n"
+            "sources:\n"
+            "  - {kind: videos, path: clips, annotations: clips/labels.json, format: ssv2}\n"
+            "  - {kind: videos, path: procedures, annotations: procedures/segments.csv}\n"
+            "model_catalogue: models.yaml\n"
+            "models: {text_only: [blind/random], vlm: [video-vlm]}\n"
+            "stages: [ingest, extract, generate, filter, consensus, select, review, publish, "
+            "evaluate]\n"
+            "options:\n"
+            "  ingest: {keyframes: 2}\n"
+            "  generate: {llm: false}\n"
+            "  select: {target: 3, max_per_image: 5}\n"
+            "  review: {auto: true}\n"
+            "  publish: {allow_unreviewed: true, letter_tolerance: 1, longest_answer_share: 1}\n"
+            "  evaluate: {models: [frames-vlm, video-vlm], mode: vanilla}\n"
+            "output: run\n"
+        )
+        summary = build(str(tmp_path / "spec.yaml"))
+        bodies = list(server.stats.bodies)
+    kinds = [
+        [p["type"] for p in b["messages"][-1]["content"]]
+        for b in bodies
+        if isinstance(b["messages"][-1]["content"], list)
+    ]
+    assert ["video_url", "text"] in kinds  # consensus and evaluation: the clip itself
+    assert ["image_url"] * 4 + ["text"] in kinds  # evaluation: four frames of the stretch
+    release = summary.of("publish")
+    assert release.written
+    folder = tmp_path / "releases" / "clips" / release.version
+    rows = pd.read_parquet(folder / "data")
+    clips = rows[rows.video.notna()]
+    assert len(clips) == len(rows) and set(clips.l2_category) >= {"Action Recognition"}
+    manifest = read_manifest(folder)
+    assert manifest["videos"] == clips.video.nunique()
+    assert all((folder / v).is_file() and v in manifest["files"] for v in clips.video)
+    assert "videos: " in (folder / "README.md").read_text()  # the source, without its folders
+    assert str(tmp_path) not in (folder / "README.md").read_text()
+    assert summary.of("evaluate")
