@@ -176,17 +176,14 @@ class TransformersModel(Provider):
             prompt = processor.apply_chat_template(
                 messages, add_generation_prompt=True, tokenize=False
             )
-            extra = {"videos": videos} if videos else {}
-            try:
-                inputs = processor(text=prompt, images=images or None, return_tensors="pt", **extra)
-            except TypeError as exc:
-                if not videos:
-                    raise
+            if videos and getattr(processor, "video_processor", None) is None:
                 raise permanent(
                     "no_video",
-                    f"model '{self.spec.name}': its processor takes no videos ({exc}); "
-                    "leave `video` off to show it frames",
-                ) from None
+                    f"model '{self.spec.name}': its processor takes no videos; leave `video` "
+                    "off to show it frames",
+                )
+            extra = {"videos": videos} if videos else {}
+            inputs = processor(text=prompt, images=images or None, return_tensors="pt", **extra)
             return inputs.to(self.device)
         text_messages = [
             {

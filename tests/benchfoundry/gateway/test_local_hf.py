@@ -262,3 +262,28 @@ def test_many_questions_scored_together_score_as_each_alone(tmp_path):
     assert gateway.score_options("m", messages[2], items[2][1]) == through[2], (
         "replayed from the cache"
     )
+
+
+def test_a_clip_to_a_local_model_without_a_video_processor_fails_saying_so(tmp_path, image_bytes):
+    """`video: true` on a local model whose processor takes no videos is a typed failure, never
+    a prompt sent without its clip; the same model shown frames reads them as images."""
+    import numpy as np
+
+    from benchfoundry.core.video import encode_clip
+    from benchfoundry.gateway import ModelCallError
+    from benchfoundry.gateway.models import ModelSpec
+
+    folder = _tiny_vlm(tmp_path / "tiny-vlm")
+    clip = encode_clip([np.full((32, 32, 3), 8 * i, np.uint8) for i in range(12)], fps=12)
+    shown = [
+        {"type": "video", "value": clip, "start": 0.0, "end": 1.0, "keyframe": image_bytes()},
+        {"type": "text", "value": "what colour is it ?"},
+    ]
+    gateway = Gateway()
+    as_video = ModelSpec(name="tiny-video", provider="hf", model=str(folder), video=True)
+    with pytest.raises(ModelCallError, match="no_video"):
+        gateway.generate(as_video, shown, GenerateParams(max_tokens=2))
+    as_frames = ModelSpec(name="tiny-frames", provider="hf", model=str(folder), frames=2)
+    one = gateway.generate(as_frames, shown[1:], GenerateParams(max_tokens=2)).tokens_in
+    two_frames = gateway.generate(as_frames, shown, GenerateParams(max_tokens=2)).tokens_in
+    assert two_frames > one + 2  # two images' tokens in the prompt
