@@ -47,7 +47,13 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
     )
     manifest = run.read_manifest()
     assert manifest["build"]["spec"]["name"] == "demo" and len(manifest["build"]["spec_hash"]) == 16
-    assert manifest["ingest"]["summary"]["images_added"] == summary.table_rows["images"]
+    ingested = manifest["ingest"]["summary"]
+    assert ingested["images_added"] + ingested["keyframes_added"] == summary.table_rows["images"]
+    # The demo's clips: each stored once (by content), and questions in SEED-Bench's three temporal dimensions.
+    assert ingested["clips_read"] == 22 and summary.table_rows["clips"] == ingested["clips_added"]
+    assert {"action_recognition", "action_prediction", "procedure_understanding"} <= set(
+        summary.of("generate").per_dimension
+    )
     assert summary.table_rows["visual_facts"] == summary.table_rows["images"]
     assert (
         summary.of("extract").images_extracted == summary.table_rows["images"]

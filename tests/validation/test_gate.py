@@ -64,6 +64,8 @@ def _defect(name: str) -> list[GateRow]:
         return _with(rows, 3, question="Are there 3 limes in the picture?")  # D is '3 limes'
     if name == "image_decodes":
         return _with(rows, 3, image_decodes=False)
+    if name == "video_decodes":
+        return _with(rows, 3, video_decodes=False)
     if name == "dimension_in_taxonomy":
         return _with(rows, 3, dimension="made_up")
     if name == "human_decision":

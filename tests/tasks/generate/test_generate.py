@@ -23,13 +23,16 @@ from benchfoundry.tasks.generate.drafts import (
 )
 from benchfoundry.tasks.generate.options import GenerateOptions
 from benchfoundry.tasks.generate.stage import generate_all
+from benchfoundry.tasks.generate.templates_temporal import TEMPORAL_KINDS
 from benchfoundry.tasks.ingest.options import IngestOptions
 from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
 
 def test_taxonomies_load_with_their_levels(tmp_path):
     seed, mmbench, mmstar = (load_taxonomy(n) for n in ("seed_bench", "mmbench", "mmstar"))
-    assert len(seed.leaves()) == 9 and len(mmbench.leaves()) == 20 and len(mmstar.leaves()) == 18
+    assert len(seed.leaves()) == 12 and len(mmbench.leaves()) == 20 and len(mmstar.leaves()) == 18
+    temporal = [d.id for d in seed.leaves() if "segments" in d.needs]
+    assert temporal == ["action_recognition", "action_prediction", "procedure_understanding"]
     assert len([d for d in mmbench.dimensions if d.parent is None]) == 2
     assert mmbench.path("ocr") == ["perception", "fine_grained_single_instance_perception", "ocr"]
     assert seed.get("visual_reasoning").role == "generator_reasoning"
@@ -96,7 +99,8 @@ def test_template_answer_keys_match_the_truth(tmp_path):
     result = template_key_accuracy(tmp_path, scenes=24, contact=16)
     assert result.questions > 200
     assert result.accuracy >= 0.98, result.wrong[:5]
-    assert set(result.by_kind) == set(TEMPLATE_KINDS)
+    # Every kind asked of pictures (the temporal kinds are asked of clips: test_video_build.py).
+    assert set(result.by_kind) == set(TEMPLATE_KINDS) - set(TEMPORAL_KINDS)
     counting = result.per_dimension["instances_counting"]
     assert counting["not_asked:no_objects"] == 6  # the text scenes
     assert result.per_dimension["text_understanding"]["not_asked:no_text"] == 34
