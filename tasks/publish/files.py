@@ -101,6 +101,14 @@ def copy_clips(run: RunFolder, rows: Sequence[ReleaseRow], folder: Path) -> dict
     return problems
 
 
+def copy_frames(rows: Sequence[ReleaseRow], spool: Path, release: Path) -> None:
+    """The keyframes the rows' clips carry, from the spool to `release/frames/<id>.png`."""
+    for path in sorted({f for r in rows for f in r.video_frames}):
+        target = release / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((spool / Path(path).stem).read_bytes())
+
+
 def _image_bytes(folder: Path, image_id: str) -> bytes:
     return (folder / image_id).read_bytes()
 
@@ -154,6 +162,7 @@ def columns(letters: str) -> list[tuple[str, pa.DataType, Any]]:
         ("video", text, _value("string")),
         ("video_start", pa.float64(), _value("float64")),
         ("video_end", pa.float64(), _value("float64")),
+        ("video_frames", pa.list_(text), _sequence("string")),
     ]
     return cols
 
@@ -207,6 +216,7 @@ def row_dict(row: ReleaseRow, image: bytes, letters: str) -> dict[str, Any]:
         "video",
         "video_start",
         "video_end",
+        "video_frames",
     ):
         out[name] = getattr(row, name)
     return out

@@ -55,6 +55,7 @@ class ReleaseRow(BaseModel):
     video_end: float | None = None
     clip_id: str | None = None
     video_source: str | None = None
+    video_frames: list[str] = []  # the keyframes sampled from the stretch, `frames/<id>.png`
 
     def content(self) -> list[object]:
         """What a question is, for versions and the changes between them."""
@@ -140,7 +141,13 @@ def video_fields(meta: dict[str, str]) -> dict[str, object]:
         "video_end": float(meta["end"]),
         "clip_id": meta["clip_id"],
         "video_source": meta.get("video"),
+        "video_frames": [f"frames/{f}.png" for f in meta.get("frames", "").split(",") if f],
     }
+
+
+def frame_ids(rows: Sequence[ReleaseRow]) -> set[str]:
+    """The image ids of every keyframe the rows' clips carry."""
+    return {Path(f).stem for r in rows for f in r.video_frames}
 
 
 def select(

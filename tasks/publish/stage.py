@@ -39,6 +39,7 @@ from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.publish.card import CardInputs, write_card
 from benchfoundry.tasks.publish.files import (
     copy_clips,
+    copy_frames,
     spool_images,
     tsv_differences,
     write_parquet,
@@ -56,7 +57,7 @@ from benchfoundry.tasks.publish.provenance import (
     suspect_lines,
     tiny_models,
 )
-from benchfoundry.tasks.publish.rows import ImageInfo, ReleaseRow, Selection, select
+from benchfoundry.tasks.publish.rows import ImageInfo, ReleaseRow, Selection, frame_ids, select
 from benchfoundry.tasks.publish.summary import PublishSummary
 from benchfoundry.validation.gate import GateResult, GateRow, run_gate
 
@@ -197,7 +198,8 @@ def prepare(stage: StageRun) -> Release:
 def check(release: Release, spool: Path) -> GateResult:
     """The publish gate on the release rows (images read into `spool` and decoded there)."""
     options = release.stage.options.publish
-    decoded = spool_images(release.run, {r.image_id for r in release.rows}, spool)
+    wanted = {r.image_id for r in release.rows} | frame_ids(release.rows)
+    decoded = spool_images(release.run, wanted, spool)
     clips = copy_clips(release.run, release.rows, spool / CLIPS)
     taxonomy = release.taxonomy
     return run_gate(
@@ -205,7 +207,11 @@ def check(release: Release, spool: Path) -> GateResult:
             GateRow(
                 **r.model_dump(include=set(GateRow.model_fields) - {"image_decodes"}),
                 image_decodes=decoded.get(r.image_id) is None,
-                video_decodes=r.video is None or clips.get(r.video, "absent") is None,
+                video_decodes=r.video is None
+                or (
+                    clips.get(r.video, "absent") is None
+                    and all(decoded.get(Path(f).stem, "absent") is None for f in r.video_frames)
+                ),
             )
             for r in release.rows
         ],
@@ -243,8 +249,9 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
     """Every file of the release into `tmp`, the manifest last."""
     options, rows = release.stage.options.publish, release.rows
     data = write_parquet(rows, spool, tmp / "data", options.rows_per_file, options.row_group_rows)
-    if (spool / CLIPS).exists():  # the clips the gate decoded, beside the data
+    if (spool / CLIPS).exists():  # the clips and keyframes the gate decoded, beside the data
         shutil.move(spool / CLIPS / "videos", tmp / "videos")
+        copy_frames(rows, spool, tmp)
     crash_point("publish.after_data")
     tsv = tmp / f"{release.name}.tsv"
     write_tsv(rows, spool, tsv)

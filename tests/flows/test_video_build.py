@@ -196,6 +196,8 @@ def test_a_video_build_publishes_its_clips_and_evaluates_them_as_frames_or_video
     manifest = read_manifest(folder)
     assert manifest["videos"] == clips.video.nunique()
     assert all((folder / v).is_file() and v in manifest["files"] for v in clips.video)
+    frames = {f for fs in clips.video_frames for f in fs}
+    assert frames and all((folder / f).is_file() and f in manifest["files"] for f in frames)
     assert "videos: " in (folder / "README.md").read_text()  # the source, without its folders
     assert str(tmp_path) not in (folder / "README.md").read_text()
     assert summary.of("evaluate")
