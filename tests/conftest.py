@@ -239,3 +239,25 @@ def postgres() -> Iterator[Callable[[], str]]:
             yield server.fresh
     except PostgresMissing as exc:
         pytest.skip(str(exc))
+
+
+# The venv with the torch/torchvision pair that imports together (torch 2.14.1, torchvision
+# 0.29.1) and segment-anything: outside the checkout (a copy of the tree must not carry 5.5 GB),
+# in the user's cache, made once per machine and pins (see devtools.cached_venv).
+TORCHVISION_PINS = ["torch==2.14.1", "torchvision==0.29.1", "segment-anything==1.0"]
+
+
+@pytest.fixture(scope="session")
+def torchvision_python() -> Path:
+    """Its python, with benchfoundry and the rest of the default venv after its own packages
+    (the default venv's site folder added as a site directory, for its editable install)."""
+    import site
+
+    from benchfoundry.devtools.cached_venv import cache_root, cached_venv
+
+    venv = cache_root() / "venv-sam"
+    python = cached_venv(venv.name, TORCHVISION_PINS, timeout_s=1200) / "bin" / "python"
+    ours = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
+    (venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+     / "zz-benchfoundry.pth").write_text(f"import site; site.addsitedir({ours!r})\n")  # fmt: skip
+    return python

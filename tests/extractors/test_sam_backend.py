@@ -12,24 +12,17 @@ venv's site-packages, after its own."""
 from __future__ import annotations
 
 import json
-import site
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from benchfoundry.core.records import VisualFactsRecord
-from benchfoundry.devtools.cached_venv import cache_root, cached_venv
 from benchfoundry.devtools.synthetic import write_corpus
 from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
-# Outside the checkout (a copy of the tree must not carry 5.5 GB), in the user's cache like the
-# converted models: made once per machine and pins.
-VENV = cache_root() / "venv-sam"
-PINS = ["torch==2.14.1", "torchvision==0.29.1", "segment-anything==1.0"]
 
 # A random vit_b predicts no mask the automatic generator keeps (its quality head and stability
 # filters drop them all); its quality head is set to say 1.0 and its mask logits scaled so that
@@ -49,19 +42,10 @@ torch.save(sam.state_dict(), sys.argv[1])
 """
 
 
-@pytest.fixture(scope="module")
-def sam_python() -> Path:
-    # made once per machine under a lock, a half-made one rebuilt (see devtools.cached_venv)
-    python = cached_venv(VENV.name, PINS, timeout_s=1200) / "bin" / "python"
-    # benchfoundry and the rest from the default venv, after the SAM venv's own packages (its
-    # editable install's finder is a .pth there, so the folder is added as a site directory)
-    ours = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
-    (VENV / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-     / "zz-benchfoundry.pth").write_text(f"import site; site.addsitedir({ours!r})\n")  # fmt: skip
-    return python
-
-
-def test_sam_masks_become_instances_in_the_extract_stage(tmp_path, sam_python, prefect_server):
+def test_sam_masks_become_instances_in_the_extract_stage(
+    tmp_path, torchvision_python, prefect_server
+):
+    sam_python = torchvision_python
     url, env = prefect_server
     versions = subprocess.run(
         [str(sam_python), "-c", "import torch, torchvision, segment_anything; "

@@ -1,6 +1,8 @@
-"""A build from `videos` sources, as a user runs it: synthetic clips encoded by PyAV (single
-actions in SSv2's form, procedures in the segments form), four broken inputs, and a real Prefect
-build of ingest, extract and generate with `generate: {llm: false}`."""
+"""A build from `videos` sources, as a user runs it (`benchfoundry build`): synthetic clips
+encoded by PyAV (single actions in SSv2's form, procedures in the segments form), four broken
+inputs, and one real Prefect build of every stage with `generate: {llm: false}`, whose
+vision-language ensemble and evaluated models are OpenAI-compatible endpoints on a local test
+server: one shown 4 frames of each clip's stretch, one the clip itself."""
 
 import csv
 import json
@@ -41,30 +43,61 @@ def _add_faults(root):
         )
 
 
-def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(tmp_path):
-    runner = CliRunner()
-    made = runner.invoke(
-        app,
-        ["synth", "-o", str(tmp_path), "--objects", "0", "--text", "0", "--clips", "8",
-         "--procedures", "3", "--json"],
+@pytest.fixture(scope="module")
+def video_build(tmp_path_factory):
+    """The synthetic clips, the faults and the whole build; (folder, run, request bodies)."""
+    import os
+
+    from benchfoundry.devtools.testserver import Oracle, Script, TestServer
+
+    root = tmp_path_factory.mktemp("video")
+    made = CliRunner().invoke(
+        app, ["synth", "-o", str(root), "--objects", "0", "--text", "0", "--clips", "8",
+              "--procedures", "3"],
     )  # fmt: skip
     assert made.exit_code == 0, made.output
-    _add_faults(tmp_path)
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        "name: clips\n"
-        "sources:\n"
-        "  - {kind: videos, path: clips, annotations: clips/labels.json, format: ssv2}\n"
-        "  - {kind: videos, path: procedures, annotations: procedures/segments.csv, "
-        "format: segments}\n"
-        "stages: [ingest, extract, generate]\n"
-        "options: {generate: {llm: false}, ingest: {keyframes: 3}}\n"
-        "output: run\n"
-    )
-    result = runner.invoke(app, ["build", str(spec)])
+    _add_faults(root)
+    oracle = Oracle(root / "run")  # knows the keys: questions pass consensus and review
+    key = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = "sk-test-not-a-secret"
+    try:
+        with TestServer(Script(default=lambda request: oracle.answer(request.text))) as server:
+            (root / "models.yaml").write_text(
+                "models:\n"
+                f"  - {{name: frames-vlm, provider: openai, model: v, base_url: '{server.base_url}', frames: 4}}\n"
+                f"  - {{name: video-vlm, provider: openai, model: v, base_url: '{server.base_url}', video: true}}\n"
+            )
+            (root / "spec.yaml").write_text(
+                "name: clips\n"
+                "sources:\n"
+                "  - {kind: videos, path: clips, annotations: clips/labels.json, format: ssv2}\n"
+                "  - {kind: videos, path: procedures, annotations: procedures/segments.csv}\n"
+                "model_catalogue: models.yaml\n"
+                "models: {text_only: [blind/random], vlm: [video-vlm]}\n"
+                "stages: [ingest, extract, generate, filter, consensus, select, review, publish, "
+                "evaluate]\n"
+                "options:\n"
+                "  ingest: {keyframes: 3}\n"
+                "  generate: {llm: false}\n"
+                "  select: {target: 3, max_per_image: 5}\n"
+                "  review: {auto: true}\n"
+                "  publish: {allow_unreviewed: true, letter_tolerance: 1, longest_answer_share: 1}\n"
+                "  evaluate: {models: [frames-vlm, video-vlm], mode: vanilla}\n"
+                "output: run\n"
+            )
+            result = CliRunner().invoke(app, ["build", str(root / "spec.yaml"), "--json"])
+            bodies = list(server.stats.bodies)
+    finally:
+        if key is None:
+            os.environ.pop("OPENAI_API_KEY", None)
+        else:
+            os.environ["OPENAI_API_KEY"] = key
     assert result.exit_code == 0, result.output
-    run = RunFolder(tmp_path / "run")
+    return root, RunFolder(root / "run"), bodies, json.loads(result.stdout)
 
+
+def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(video_build):
+    tmp_path, run, _, _ = video_build
     clips = run.table(ClipRecord).records()
     assert len(clips) == 8 + 3 and all(c.codec == "h264" and c.duration > 1 for c in clips)
     segments = run.table(SegmentRecord).records()
@@ -135,51 +168,12 @@ def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(tmp_path)
     assert ingest["segments_added"] == len(segments)
 
 
-def test_a_video_build_publishes_its_clips_and_evaluates_them_as_frames_or_video(
-    tmp_path, monkeypatch
-):
-    """Ingest through evaluate in one real build: the vision-language ensemble and the
-    evaluated models are OpenAI-compatible endpoints on a local test server, one shown 4 frames
-    of each clip's stretch, one the clip itself; the release keeps every clip and decodes it."""
+def test_a_video_build_publishes_its_clips_and_evaluates_them_as_frames_or_video(video_build):
     import pandas as pd
 
-    from benchfoundry.devtools.testserver import Oracle, Script, TestServer
-    from benchfoundry.flows.build import build
     from benchfoundry.storage.releases import read_manifest
 
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-    made = CliRunner().invoke(
-        app, ["synth", "-o", str(tmp_path), "--objects", "0", "--text", "0", "--clips", "4",
-              "--procedures", "2"],
-    )  # fmt: skip
-    assert made.exit_code == 0, made.output
-    oracle = Oracle(tmp_path / "run")  # knows the keys: questions pass consensus and review
-    with TestServer(Script(default=lambda request: oracle.answer(request.text))) as server:
-        (tmp_path / "models.yaml").write_text(
-            "models:\n"
-            f"  - {{name: frames-vlm, provider: openai, model: v, base_url: '{server.base_url}', frames: 4}}\n"
-            f"  - {{name: video-vlm, provider: openai, model: v, base_url: '{server.base_url}', video: true}}\n"
-        )
-        (tmp_path / "spec.yaml").write_text(
-            "name: clips\n"
-            "sources:\n"
-            "  - {kind: videos, path: clips, annotations: clips/labels.json, format: ssv2}\n"
-            "  - {kind: videos, path: procedures, annotations: procedures/segments.csv}\n"
-            "model_catalogue: models.yaml\n"
-            "models: {text_only: [blind/random], vlm: [video-vlm]}\n"
-            "stages: [ingest, extract, generate, filter, consensus, select, review, publish, "
-            "evaluate]\n"
-            "options:\n"
-            "  ingest: {keyframes: 2}\n"
-            "  generate: {llm: false}\n"
-            "  select: {target: 3, max_per_image: 5}\n"
-            "  review: {auto: true}\n"
-            "  publish: {allow_unreviewed: true, letter_tolerance: 1, longest_answer_share: 1}\n"
-            "  evaluate: {models: [frames-vlm, video-vlm], mode: vanilla}\n"
-            "output: run\n"
-        )
-        summary = build(str(tmp_path / "spec.yaml"))
-        bodies = list(server.stats.bodies)
+    tmp_path, run, bodies, summary = video_build
     kinds = [
         [p["type"] for p in b["messages"][-1]["content"]]
         for b in bodies
@@ -187,9 +181,9 @@ def test_a_video_build_publishes_its_clips_and_evaluates_them_as_frames_or_video
     ]
     assert ["video_url", "text"] in kinds  # consensus and evaluation: the clip itself
     assert ["image_url"] * 4 + ["text"] in kinds  # evaluation: four frames of the stretch
-    release = summary.of("publish")
-    assert release.written
-    folder = tmp_path / "releases" / "clips" / release.version
+    release = summary["summaries"]["publish"]
+    assert release["written"]
+    folder = tmp_path / "releases" / "clips" / release["version"]
     rows = pd.read_parquet(folder / "data")
     clips = rows[rows.video.notna()]
     assert len(clips) == len(rows) and set(clips.l2_category) >= {"Action Recognition"}
@@ -200,4 +194,4 @@ def test_a_video_build_publishes_its_clips_and_evaluates_them_as_frames_or_video
     assert frames and all((folder / f).is_file() and f in manifest["files"] for f in frames)
     assert "videos: " in (folder / "README.md").read_text()  # the source, without its folders
     assert str(tmp_path) not in (folder / "README.md").read_text()
-    assert summary.of("evaluate")
+    assert summary["summaries"]["evaluate"]
