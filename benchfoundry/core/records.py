@@ -313,6 +313,26 @@ class CandidateRecord(Record):
 # --- judgements, scores, reviews, results (later stages) ---------------------------------------
 
 
+class TranslationRecord(Record):
+    """An item's twin in another language (MMBench-CN's form): the English item's `question_id`
+    and key, its text in `language` (BCP-47), how it was written (`template`, or the translator
+    model) and the checks it passed before anyone sees it."""
+
+    table: ClassVar[str] = "translations"
+    key: ClassVar[tuple[str, ...]] = ("question_id", "language")
+
+    question_id: str
+    language: str
+    question: str
+    hint: str | None
+    options: list[str]
+    answer: str  # the English item's letter: a twin keeps its key
+    method: str  # template, or llm:<model>
+    checks: list[str]  # the checks it passed
+    prompt_id: str | None = None
+    raw_output: str | None = None
+
+
 class JudgementRecord(Record):
     """One pass of one model over one question (text-only filter, consensus or evaluation)."""
 
@@ -453,6 +473,7 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     VisualFactsRecord,
     MotionFactsRecord,
     CandidateRecord,
+    TranslationRecord,
     JudgementRecord,
     ScoredRecord,
     ReviewBatchRecord,

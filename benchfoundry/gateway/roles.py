@@ -5,7 +5,7 @@ from __future__ import annotations
 # Who plays which part in a build: generate asks `generator` (and `generator_reasoning` for the
 # reasoning dimensions), filter `text_only`, consensus `vlm`, and `judge` reads answers the
 # heuristic choice extractor cannot.
-MODEL_ROLES = ("generator", "generator_reasoning", "text_only", "vlm", "judge")
+MODEL_ROLES = ("generator", "generator_reasoning", "text_only", "vlm", "judge", "translator")
 # The embedded models a role falls back to when a spec leaves it out: SmolLM2 answers without
 # the image, and SmolLM2 reading the extracted facts stands in for a vision-language model.
 DEFAULT_MODELS: dict[str, tuple[str, ...]] = {"text_only": ("smollm2",), "vlm": ("facts-smollm2",)}

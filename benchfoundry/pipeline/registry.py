@@ -191,6 +191,16 @@ STAGES: dict[str, Stage] = {
             uses=("models", "catalogue", "stages"),
         ),
         Stage.of(
+            "translate",
+            "a twin of each item in other languages (MMBench-CN): template questions written "
+            "natively, others by the translator model, every twin checked",
+            "benchfoundry.tasks.translate",
+            inputs=("candidates", "scored", "quarantine", "spec:models"),
+            outputs=("translations", "quarantine"),
+            requires=("candidates", "generate"),
+            uses=("models", "catalogue"),
+        ),
+        Stage.of(
             "review",
             "the hand-off to people: review batches per dimension and reviewer, cross-checks",
             "benchfoundry.tasks.review",

@@ -1,0 +1,120 @@
+"""The translate stage on real parts: a Prefect build of ingest, extract, generate and
+translate over synthetic scenes and clips (template twins written natively, no model), and the
+translator model over real HTTP for items no template wrote, with a fault, a malformed reply and
+a twin that loses a number, each quarantined with its reason."""
+
+import json
+import re
+
+import pytest
+
+from benchfoundry.core.letters import LETTERS
+from benchfoundry.core.records import CandidateRecord, QuarantineRecord, TranslationRecord
+from benchfoundry.storage.tables import RunFolder
+
+pytestmark = pytest.mark.usefixtures("prefect_api")
+NUMBER = re.compile(r"\d+")
+
+
+def test_a_build_writes_a_chinese_twin_of_every_template_question(tmp_path):
+    from benchfoundry.devtools.synthetic import write_corpus
+    from benchfoundry.devtools.synthetic_video import write_clips
+    from benchfoundry.flows.build import build
+
+    write_corpus(tmp_path / "scenes", n_objects=4, n_text=2, seed=5, n_contact=2, n_flat=2)
+    write_clips(tmp_path / "video", 3, 2, seed=5)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: twins\n"
+        "sources:\n"
+        "  - {kind: folder, path: scenes/images}\n"
+        "  - {kind: videos, path: video/procedures, annotations: video/procedures/segments.csv}\n"
+        "stages: [ingest, extract, generate, translate]\n"
+        "options: {generate: {llm: false}, ingest: {keyframes: 2},\n"
+        "          translate: {languages: [zh], include: all}}\n"
+        "output: run\n"
+    )
+    summary = build(str(spec))
+    run = RunFolder(tmp_path / "run")
+    candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
+    twins = {t.question_id: t for t in run.table(TranslationRecord).records()}
+    templates = [c for c in candidates.values() if c.generator.startswith("template:")]
+    assert len(templates) > 30 and len(twins) >= 0.95 * len(templates)
+    for qid, twin in twins.items():
+        english = candidates[qid]
+        assert twin.language == "zh" and twin.method == "template"
+        assert twin.answer == english.answer and len(twin.options) == len(english.options)
+        assert re.search("[\u4e00-\u9fff]", twin.question), twin.question
+        for en, zh in zip(english.options, twin.options, strict=True):
+            assert NUMBER.findall(en) == NUMBER.findall(zh), (en, zh)
+        key = twin.options[LETTERS.index(twin.answer)]
+        assert key == twin.options[LETTERS.index(english.answer)]
+    kinds = {candidates[q].generator for q in twins}
+    assert {"template:count", "template:action_label", "template:action_order"} <= kinds
+    translate = summary.of("translate")
+    assert translate.by_method == {"template": len(twins)} and translate.items == len(candidates)
+    again = build(str(spec), stages=["translate"]).of("translate")
+    assert again.twins_added == 0 and again.already_done == len(twins)
+
+
+def test_the_translator_writes_the_other_items_and_bad_twins_are_quarantined(tmp_path):
+    from benchfoundry.devtools.testserver import Script, TestServer
+    from benchfoundry.tasks.translate.options import TranslateOptions
+    from benchfoundry.tasks.translate.stage import translate_all
+
+    run = RunFolder(tmp_path / "run")
+    questions = {
+        "q-good": ("Which fruit is on the plate?", ["an apple", "a pear", "a plum", "a fig"]),
+        "q-number": ("How much does the ticket cost?", ["3 euros", "5 euros", "8 euros", "9 euros"]),
+        "q-garbled": ("What is the man holding?", ["a cup", "a book", "a phone", "a key"]),
+        "q-fault": ("Where is the dog?", ["on the sofa", "under the table", "in the garden", "at the door"]),
+    }  # fmt: skip
+    run.table(CandidateRecord).append(
+        [
+            CandidateRecord(
+                question_id=q, image_id="i" * 64, dimension="scene_understanding", question=text,
+                hint=None, options=options, answer="B", category=None, l2_category=None,
+                split=None, generator="llm:writer", prompt_id=None, prompt_hash=None,
+                evidence=[], source="test", meta={}, raw_output=None,
+            )
+            for q, (text, options) in questions.items()
+        ]
+    )  # fmt: skip
+    chinese = {
+        "Which fruit": ("盘子里是什么水果？", ["苹果", "梨", "李子", "无花果"]),
+        "How much": ("这张票多少钱？", ["3欧元", "五欧元", "8欧元", "9欧元"]),  # loses the 5
+        "Where is": ("狗在哪里？", ["在沙发上", "在桌子下面", "在花园里", "在门口"]),
+    }
+
+    def reply(request) -> str:
+        if "What is the man holding" in request.text:
+            return "Sorry, I cannot translate this."
+        text, options = next(v for k, v in chinese.items() if k in request.text)
+        return json.dumps({"question": text, "hint": None, "options": options}, ensure_ascii=False)
+
+    with TestServer(Script(default=reply)) as server:
+        server.inject("500", times=1)  # retried by the gateway: the item is still translated
+        summary = translate_all(
+            run,
+            TranslateOptions(include="all"),
+            {"translator": [f"openai/translator@{server.base_url}"]},
+        )
+    twins = {t.question_id: t for t in run.table(TranslationRecord).records()}
+    assert set(twins) == {"q-good", "q-fault"}
+    assert (
+        twins["q-good"].options == ["苹果", "梨", "李子", "无花果"]
+        and twins["q-good"].answer == "B"
+    )
+    assert twins["q-good"].method.startswith("llm:") and twins["q-good"].prompt_id.startswith(
+        "translate_item@"
+    )
+    refused = {q.ref_id: q for q in run.table(QuarantineRecord).records() if q.stage == "translate"}
+    assert refused["q-number:zh"].reason == "number_lost" and "5" in refused["q-number:zh"].detail
+    assert refused["q-garbled:zh"].reason == "malformed_translation"
+    assert "raw output: Sorry" in refused["q-garbled:zh"].detail
+    assert summary.refused_by_reason == {"malformed_translation": 1, "number_lost": 1}
+    # No translator named: the items no template wrote are refused, saying so.
+    other = RunFolder(tmp_path / "other")
+    other.table(CandidateRecord).append(run.table(CandidateRecord).records()[:1])
+    alone = translate_all(other, TranslateOptions(include="all"), {})
+    assert alone.refused_by_reason == {"no_translator": 1} and alone.twins_added == 0
