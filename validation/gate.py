@@ -80,6 +80,7 @@ class GateRow(BaseModel):
     human_reviewed: bool
     image_decodes: bool
     video_decodes: bool = True  # its clip is in the release and decodes (True without a clip)
+    language: str = "en"
 
 
 def checks_file() -> list[dict[str, Any]]:
@@ -127,11 +128,16 @@ def gate_frame(rows: Sequence[GateRow]) -> Any:
     import pandas as pd
 
     records = []
+    english = {r.question_id: r.answer for r in rows if r.language == "en"}
     for r in rows:
         n = len(r.options)
         record: dict[str, Any] = {
             "index": r.index,
-            "question_id": _safe(r.question_id),
+            # a twin shares its item's id: ids are unique within a language
+            "question_id": _safe(
+                r.question_id if r.language == "en" else f"{r.question_id}@{r.language}"
+            ),
+            "twin_pairs": r.language == "en" or english.get(r.question_id) == r.answer,
             "question": _safe(r.question),
             "answer": _safe(r.answer),
             "dimension": _safe(r.dimension),

@@ -43,6 +43,7 @@ class CardInputs(BaseModel):
     allow_unreviewed: bool
     num_bytes: int
     tsv_differences: int = 0  # questions VLMEvalKit's TSV reader reads otherwise
+    languages: dict[str, int] = {}  # twins per language besides English (bilingual releases)
 
 
 def size_category(n: int) -> str:
@@ -88,6 +89,13 @@ def front_matter(rows: Sequence[ReleaseRow], inputs: CardInputs, license_id: str
         "tags": ["benchmark", "multiple-choice", "vision-language", "benchfoundry"],
         "configs": [
             {"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*"}]}
+        ]
+        + [
+            {
+                "config_name": language,
+                "data_files": [{"split": "test", "path": f"data/{language}/test-*"}],
+            }
+            for language in sorted(inputs.languages)
         ],
         "dataset_info": {
             "features": [_yaml_feature(k, v) for k, v in features(letters).items()],
@@ -320,8 +328,21 @@ def body(
         "## Files",
         "",
         "- `data/test-*.parquet`: the questions with their images (a `datasets.Image()` column)",
-        f"- `{inputs.name}.tsv`: VLMEvalKit's MCQ layout (copy it into `$LMUData` and run it as a "
-        "custom MCQ dataset)",
+        *(
+            f"- `data/{language}/test-*.parquet`: the {n} twins in `{language}` (config "
+            f"`{language}`): the same `question_id`, image and key as their English items, "
+            "written by benchfoundry's translate stage and accepted by its checks (the automatic "
+            "reviewer), not by a person"
+            for language, n in sorted(inputs.languages.items())
+        ),
+        (
+            f"- `{inputs.name}_EN.tsv`, `{inputs.name}_CN.tsv`: VLMEvalKit's MCQ layout, one file "
+            "per language as its bilingual sets have (copy them into `$LMUData` and run each as a "
+            "custom MCQ dataset)"
+            if inputs.languages
+            else f"- `{inputs.name}.tsv`: VLMEvalKit's MCQ layout (copy it into `$LMUData` and "
+            "run it as a custom MCQ dataset)"
+        ),
         "- `manifest.json`: the version, each file's hash, the build spec and its hash",
         "",
         "```python",

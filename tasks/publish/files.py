@@ -163,6 +163,7 @@ def columns(letters: str) -> list[tuple[str, pa.DataType, Any]]:
         ("video_start", pa.float64(), _value("float64")),
         ("video_end", pa.float64(), _value("float64")),
         ("video_frames", pa.list_(text), _sequence("string")),
+        ("language", text, _value("string")),
     ]
     return cols
 
@@ -217,6 +218,7 @@ def row_dict(row: ReleaseRow, image: bytes, letters: str) -> dict[str, Any]:
         "video_start",
         "video_end",
         "video_frames",
+        "language",
     ):
         out[name] = getattr(row, name)
     return out

@@ -12,7 +12,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from benchfoundry.core.ids import content_hash
-from benchfoundry.core.records import CandidateRecord, ReviewRecord, ScoredRecord
+from benchfoundry.core.records import (
+    CandidateRecord,
+    ReviewRecord,
+    ScoredRecord,
+    TranslationRecord,
+)
 from benchfoundry.core.taxonomy import Taxonomy
 from benchfoundry.decisions.reviews import AUTO, candidate_hash, latest, outcome
 
@@ -56,6 +61,7 @@ class ReleaseRow(BaseModel):
     clip_id: str | None = None
     video_source: str | None = None
     video_frames: list[str] = []  # the keyframes sampled from the stretch, `frames/<id>.png`
+    language: str = "en"  # BCP-47; a twin shares its English item's question_id and key
 
     def content(self) -> list[object]:
         """What a question is, for versions and the changes between them."""
@@ -143,6 +149,48 @@ def video_fields(meta: dict[str, str]) -> dict[str, object]:
         "video_source": meta.get("video"),
         "video_frames": [f"frames/{f}.png" for f in meta.get("frames", "").split(",") if f],
     }
+
+
+def twin_rows(
+    rows: Sequence[ReleaseRow], twins: Sequence[TranslationRecord], include_auto: bool
+) -> tuple[list[ReleaseRow], Counter[str]]:
+    """The released English rows' twins (indices after theirs), and why others are left out: a
+    twin is released only beside its English item, with its key, written from the item as it was
+    released, and, until translations have a review of their own, only with `include_auto`
+    (its checks then stand as the automatic reviewer's acceptance, which the data says)."""
+    by_key = {(t.question_id, t.language): t for t in twins}
+    out: list[ReleaseRow] = []
+    left: Counter[str] = Counter()
+    for language in sorted({t.language for t in twins}):
+        for r in rows:
+            twin = by_key.get((r.question_id, language))
+            if twin is None:
+                left[f"{language}: no twin (refused or not translated)"] += 1
+            elif twin.answer != r.answer or r.review_changes:
+                left[
+                    f"{language}: the English item changed in review after its twin was written"
+                ] += 1
+            elif not include_auto:
+                left[f"{language}: twin not reviewed by a person (needs allow_unreviewed)"] += 1
+            else:
+                out.append(
+                    r.model_copy(
+                        update={
+                            "index": len(rows) + len(out),
+                            "language": language,
+                            "question": twin.question,
+                            "hint": twin.hint,
+                            "options": list(twin.options),
+                            "reviewers": ["auto"],
+                            "review_decision": "accept",
+                            "review_state": "auto",
+                            "human_reviewed": False,
+                            "review_changes": [],
+                            "generator": f"{r.generator} -> {twin.method}",
+                        }
+                    )
+                )
+    return out, left
 
 
 def frame_ids(rows: Sequence[ReleaseRow]) -> set[str]:

@@ -29,6 +29,7 @@ from benchfoundry.core.records import (
     ReviewBatchRecord,
     ReviewRecord,
     ScoredRecord,
+    TranslationRecord,
 )
 from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy
 from benchfoundry.decisions.store import snapshot_run
@@ -57,7 +58,14 @@ from benchfoundry.tasks.publish.provenance import (
     suspect_lines,
     tiny_models,
 )
-from benchfoundry.tasks.publish.rows import ImageInfo, ReleaseRow, Selection, frame_ids, select
+from benchfoundry.tasks.publish.rows import (
+    ImageInfo,
+    ReleaseRow,
+    Selection,
+    frame_ids,
+    select,
+    twin_rows,
+)
 from benchfoundry.tasks.publish.summary import PublishSummary
 from benchfoundry.validation.gate import GateResult, GateRow, run_gate
 
@@ -146,6 +154,11 @@ class Release:
     folder: Path  # <to>/<name>
     gate: GateResult | None = None
     tsv_differences: list[str] = field(default_factory=list)
+    twins: list[ReleaseRow] = field(default_factory=list)  # the rows in other languages
+
+    @property
+    def all_rows(self) -> list[ReleaseRow]:
+        return self.selection.rows + self.twins
 
     @property
     def rows(self) -> list[ReleaseRow]:
@@ -175,12 +188,17 @@ def prepare(stage: StageRun) -> Release:
     if not selection.rows:
         why = ", ".join(f"{v} {k}" for k, v in selection.left_out.items()) or "no candidates"
         raise PublishError(f"nothing to publish: no question was accepted in review ({why})")
+    twins, twins_left = twin_rows(
+        selection.rows, run.table(TranslationRecord).records(), options.allow_unreviewed
+    )
+    for reason, n in twins_left.items():
+        selection.left_out[f"twin {reason}"] = n
     shaping = options.model_dump(
         mode="json", include={"rows_per_file", "row_group_rows", "license", "pretty_name"}
     )
     version = content_hash(
         [name, shaping, spec.get("description") or stage.description]
-        + [r.model_dump(mode="json") for r in selection.rows],
+        + [r.model_dump(mode="json") for r in selection.rows + twins],
         length=12,
     )
     return Release(
@@ -192,13 +210,15 @@ def prepare(stage: StageRun) -> Release:
         selection=selection,
         version=version,
         folder=releases.local_folder(options.to, name),
+        twins=twins,
     )
 
 
 def check(release: Release, spool: Path) -> GateResult:
     """The publish gate on the release rows (images read into `spool` and decoded there)."""
     options = release.stage.options.publish
-    wanted = {r.image_id for r in release.rows} | frame_ids(release.rows)
+    rows = release.all_rows
+    wanted = {r.image_id for r in rows} | frame_ids(rows)
     decoded = spool_images(release.run, wanted, spool)
     clips = copy_clips(release.run, release.rows, spool / CLIPS)
     taxonomy = release.taxonomy
@@ -213,7 +233,7 @@ def check(release: Release, spool: Path) -> GateResult:
                     and all(decoded.get(Path(f).stem, "absent") is None for f in r.video_frames)
                 ),
             )
-            for r in release.rows
+            for r in rows
         ],
         dimensions=["/".join(taxonomy.path(d.id)) for d in taxonomy.leaves()],
         docs=release.run.root / "reports" / "data_docs",
@@ -242,6 +262,10 @@ def _card_inputs(release: Release, data: list[Path]) -> CardInputs:
         allow_unreviewed=options.allow_unreviewed,
         num_bytes=sum(p.stat().st_size for p in data),
         tsv_differences=len(release.tsv_differences),
+        languages={
+            lang: sum(t.language == lang for t in release.twins)
+            for lang in sorted({t.language for t in release.twins})
+        },
     )
 
 
@@ -252,13 +276,23 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
     if (spool / CLIPS).exists():  # the clips and keyframes the gate decoded, beside the data
         shutil.move(spool / CLIPS / "videos", tmp / "videos")
         copy_frames(rows, spool, tmp)
+    languages = sorted({t.language for t in release.twins})
+    for language in languages:  # a config per language: data/<language>/test-*.parquet
+        of = [t for t in release.twins if t.language == language]
+        data += write_parquet(
+            of, spool, tmp / "data" / language, options.rows_per_file, options.row_group_rows
+        )
     crash_point("publish.after_data")
-    tsv = tmp / f"{release.name}.tsv"
-    write_tsv(rows, spool, tsv)
-    try:
-        release.tsv_differences = tsv_differences(rows, tsv)
-    except ValueError as exc:
-        raise PublishError(f"the VLMEvalKit TSV is broken: {exc}") from None
+    # VLMEvalKit names a bilingual set's files by language (MMBench_DEV_EN, MMBench_DEV_CN).
+    suffix = {"en": "_EN", "zh": "_CN"} if languages else {"en": ""}
+    for language in ["en", *languages]:
+        of = rows if language == "en" else [t for t in release.twins if t.language == language]
+        tsv = tmp / f"{release.name}{suffix.get(language, '_' + language.upper())}.tsv"
+        write_tsv(of, spool, tsv)
+        try:
+            release.tsv_differences += tsv_differences(of, tsv)
+        except ValueError as exc:
+            raise PublishError(f"the VLMEvalKit TSV {tsv.name} is broken: {exc}") from None
     shutil.rmtree(spool)
     inputs = _card_inputs(release, data)
     write_card(rows, inputs, release.taxonomy, tmp)
@@ -279,6 +313,8 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
             "rows": len(rows),
             "images": len({r.image_id for r in rows}),
             "videos": len({r.video for r in rows if r.video}),
+            "languages": {"en": len(rows)}
+            | {lang: sum(t.language == lang for t in release.twins) for lang in languages},
             "files": files,
             "spec": portable(release.spec),
             "spec_hash": content_hash(release.spec, length=16),

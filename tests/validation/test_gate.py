@@ -66,6 +66,9 @@ def _defect(name: str) -> list[GateRow]:
         return _with(rows, 3, image_decodes=False)
     if name == "video_decodes":
         return _with(rows, 3, video_decodes=False)
+    if name == "twin_pairs":  # a twin of q03 with another key (a twin of q05 passes)
+        twin = rows[3].model_copy(update={"index": 99, "language": "zh", "answer": "A"})
+        return [*rows, rows[5].model_copy(update={"index": 98, "language": "zh"}), twin]
     if name == "dimension_in_taxonomy":
         return _with(rows, 3, dimension="made_up")
     if name == "human_decision":
@@ -91,7 +94,8 @@ def test_each_defect_is_refused_by_its_expectation(check, tmp_path):
     assert message.startswith(check)
     failure = result.failures()[0]
     if failure.observed is None:  # a row check names its rows
-        named = "q02" if check == "unique_question_id" else "q03"  # the id given twice
+        # the id given twice; a twin is named with its language
+        named = {"unique_question_id": "q02", "twin_pairs": "q03@zh"}.get(check, "q03")
         assert named in failure.failing and named in message
     else:
         assert "allowed" in message

@@ -8,7 +8,6 @@ import re
 
 import pytest
 
-from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import CandidateRecord, QuarantineRecord, TranslationRecord
 from benchfoundry.storage.tables import RunFolder
 
@@ -16,25 +15,36 @@ pytestmark = pytest.mark.usefixtures("prefect_api")
 NUMBER = re.compile(r"\d+")
 
 
-def test_a_build_writes_a_chinese_twin_of_every_template_question(tmp_path):
+def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_both(
+    tmp_path, monkeypatch
+):
+    import pandas as pd
+    import yaml
+
     from benchfoundry.devtools.synthetic import write_corpus
     from benchfoundry.devtools.synthetic_video import write_clips
+    from benchfoundry.devtools.testserver import Oracle, Script, TestServer
     from benchfoundry.flows.build import build
 
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
     write_corpus(tmp_path / "scenes", n_objects=4, n_text=2, seed=5, n_contact=2, n_flat=2)
     write_clips(tmp_path / "video", 3, 2, seed=5)
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        "name: twins\n"
-        "sources:\n"
-        "  - {kind: folder, path: scenes/images}\n"
-        "  - {kind: videos, path: video/procedures, annotations: video/procedures/segments.csv}\n"
-        "stages: [ingest, extract, generate, translate]\n"
-        "options: {generate: {llm: false}, ingest: {keyframes: 2},\n"
-        "          translate: {languages: [zh], include: all}}\n"
-        "output: run\n"
-    )
-    summary = build(str(spec))
+    oracle = Oracle(tmp_path / "run")  # a VLM that knows the keys: questions reach the release
+    with TestServer(Script(default=lambda request: oracle.answer(request.text))) as server:
+        spec = tmp_path / "spec.yaml"
+        spec.write_text(
+            "name: twins\n"
+            "sources:\n"
+            "  - {kind: folder, path: scenes/images}\n"
+            "  - {kind: videos, path: video/procedures, annotations: video/procedures/segments.csv}\n"
+            f"models: {{text_only: [blind/random], vlm: ['openai/oracle@{server.base_url}']}}\n"
+            "stages: [ingest, extract, generate, filter, consensus, select, translate, review, publish]\n"
+            "options: {generate: {llm: false}, ingest: {keyframes: 2}, select: {target: 4},\n"
+            "          translate: {languages: [zh], include: all}, review: {auto: true},\n"
+            "          publish: {allow_unreviewed: true, letter_tolerance: 1, longest_answer_share: 1}}\n"
+            "output: run\n"
+        )
+        summary = build(str(spec))
     run = RunFolder(tmp_path / "run")
     candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
     twins = {t.question_id: t for t in run.table(TranslationRecord).records()}
@@ -47,12 +57,34 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question(tmp_path):
         assert re.search("[\u4e00-\u9fff]", twin.question), twin.question
         for en, zh in zip(english.options, twin.options, strict=True):
             assert NUMBER.findall(en) == NUMBER.findall(zh), (en, zh)
-        key = twin.options[LETTERS.index(twin.answer)]
-        assert key == twin.options[LETTERS.index(english.answer)]
     kinds = {candidates[q].generator for q in twins}
     assert {"template:count", "template:action_label", "template:action_order"} <= kinds
     translate = summary.of("translate")
     assert translate.by_method == {"template": len(twins)} and translate.items == len(candidates)
+
+    # The release: English as before, each twin in data/zh with its item's id, image and key.
+    release = summary.of("publish")
+    folder = tmp_path / "releases" / "twins" / release.version
+    en = pd.concat(pd.read_parquet(p) for p in sorted((folder / "data").glob("test-*.parquet")))
+    zh = pd.concat(
+        pd.read_parquet(p) for p in sorted((folder / "data" / "zh").glob("test-*.parquet"))
+    )
+    assert set(en.language) == {"en"} and set(zh.language) == {"zh"} and len(zh) == len(en)
+    pairs = en.set_index("question_id")[["answer", "image_id"]].join(
+        zh.set_index("question_id")[["answer", "image_id", "question"]], rsuffix="_zh"
+    )
+    assert (pairs.answer == pairs.answer_zh).all() and (pairs.image_id == pairs.image_id_zh).all()
+    assert all(re.search("[\u4e00-\u9fff]", q) for q in pairs.question)
+    card = (folder / "README.md").read_text(encoding="utf-8").split("---")[1]
+    configs = {
+        c["config_name"]: c["data_files"][0]["path"] for c in yaml.safe_load(card)["configs"]
+    }
+    assert configs == {"default": "data/test-*", "zh": "data/zh/test-*"}
+    # VLMEvalKit reads a TSV with pandas (sep='\t'): the CN file row for row, in Chinese.
+    cn = pd.read_csv(folder / "twins_CN.tsv", sep="\t")
+    assert len(cn) == len(zh) and (folder / "twins_EN.tsv").is_file()
+    assert all(re.search("[\u4e00-\u9fff]", q) for q in cn.question)
+    assert summary.of("publish").written
     again = build(str(spec), stages=["translate"]).of("translate")
     assert again.twins_added == 0 and again.already_done == len(twins)
 
