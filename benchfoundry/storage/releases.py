@@ -80,6 +80,16 @@ def data_files(version_dir: Path) -> list[Path]:
     return sorted((version_dir / "data").glob("test-*.parquet"))
 
 
+def language_files(version_dir: Path) -> dict[str, list[Path]]:
+    """A bilingual release's twins: language -> its `data/<language>/test-*.parquet` files."""
+    folder = version_dir / "data"
+    return {
+        d.name: sorted(d.glob("test-*.parquet"))
+        for d in sorted(folder.iterdir() if folder.is_dir() else [])
+        if d.is_dir() and any(d.glob("test-*.parquet"))
+    }
+
+
 def digests(version_dir: Path) -> dict[str, str]:
     """question id -> a hash of what the question is (text, options, answer, image, dimension),
     read from the release's Parquet files (only those columns)."""

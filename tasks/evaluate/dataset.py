@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from benchfoundry.answering.engine import MCQItem
 from benchfoundry.core.errors import UserError
 from benchfoundry.core.ids import image_id, question_id
+from benchfoundry.tasks.evaluate.languages import twin_id
 
 FORMATS = {
     "release": "benchfoundry release",
@@ -47,6 +48,7 @@ class EvalQuestion:
     difficulty: str | None = None
     dimension: str | None = None
     index: str | None = None  # the dataset's own index (a release's row, a TSV's index)
+    language: str = "en"  # a bilingual release's twin: asked as `<question_id>@<language>`
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,7 @@ def _release_folder(path: Path) -> Path:
 
 
 def _release(folder: Path) -> EvalDataset:
-    from benchfoundry.storage.releases import data_files, read_manifest
+    from benchfoundry.storage.releases import data_files, language_files, read_manifest
 
     manifest = read_manifest(folder)
     files = data_files(folder)
@@ -184,7 +186,8 @@ def _release(folder: Path) -> EvalDataset:
         "question_id", "question", "hint", "options", "answer", "image", "image_id",
         "category", "l2_category", "difficulty", "dimension", "index",
     ]  # fmt: skip
-    for file in files:
+    twins = [(f, lang) for lang, fs in language_files(folder).items() for f in fs]
+    for file, language in [(f, "en") for f in files] + twins:
         present = set(pq.ParquetFile(file).schema_arrow.names)
         clip_columns = [c for c in ("video", "video_start", "video_end") if c in present]
         for batch in pq.ParquetFile(file).iter_batches(
@@ -194,7 +197,7 @@ def _release(folder: Path) -> EvalDataset:
                 questions.append(
                     EvalQuestion(
                         item=MCQItem(
-                            question_id=row["question_id"],
+                            question_id=twin_id(row["question_id"], language),
                             question=row["question"],
                             options=tuple(row["options"]),
                             answer=row["answer"],
@@ -208,6 +211,7 @@ def _release(folder: Path) -> EvalDataset:
                         difficulty=row["difficulty"],
                         dimension=row["dimension"],
                         index=str(row["index"]),
+                        language=language,
                     )
                 )
     return EvalDataset(

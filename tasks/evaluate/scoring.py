@@ -88,6 +88,9 @@ def score(
         circular=accuracy([(q.image_id, c) for q, _, c, _ in rows]) if circular else None,
         by_category=_grouped(rows, lambda q: q.item.l2_category or q.item.category, circular),
         by_difficulty=_grouped(rows, lambda q: q.difficulty, circular),
+        by_language=_grouped(rows, lambda q: q.language, circular)
+        if any(q.language != "en" for q, *_ in rows)
+        else {},
         refusal_rate=refused / n,
         upper_bound=(vanilla_right + refused) / n,
         asked_now=job.asked,

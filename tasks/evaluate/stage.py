@@ -40,6 +40,7 @@ from benchfoundry.tasks.evaluate.dataset import (
 )
 from benchfoundry.tasks.evaluate.debias import debias, human_grades_for
 from benchfoundry.tasks.evaluate.in_build import BuildRoles
+from benchfoundry.tasks.evaluate.languages import gaps
 from benchfoundry.tasks.evaluate.open_sets import evaluate_open_model, job_run, score_open
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
 from benchfoundry.tasks.evaluate.probes import (
@@ -51,6 +52,7 @@ from benchfoundry.tasks.evaluate.scoring import (
     compare_scores,
     gains,
     mark_in_build,
+    paired_outcomes,
     score,
     score_probes,
 )
@@ -282,6 +284,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     circular = options.mode == "circular"
     comparisons: list[Comparison] = []
     notes: list[str] = []
+    language_gaps: list = []
     built = BuildRoles()
     probes = score_probes(dataset, records, ran, options.mode) if probing else []
     if dataset.open_ended:
@@ -291,6 +294,12 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     else:
         scores = [score(dataset, records, j, circular) for j in done]
         comparisons, notes = compare_scores(dataset, records, done, scores, options.mode)
+        label = f"{dataset.name} {dataset.version or ''}".strip()
+        language_gaps = gaps(
+            [(j.model, j.with_image, paired_outcomes(dataset, records, j, circular)) for j in done],
+            label,
+            options.mode,
+        )
         built = mark_in_build(dataset, scores, stage.catalogue, options.families)
         open_scores = []
         chance, mode = (
@@ -320,6 +329,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         results=str(Path(stage.run) / "results"),
         comparisons=comparisons,
         comparison_notes=notes,
+        language_gaps=language_gaps,
         probes=probes,
         probe_notes=probe_notes,
         debiased=debiased,

@@ -19,6 +19,7 @@ from benchfoundry.tasks.evaluate.comparisons import Comparison, markdown_lines, 
 from benchfoundry.tasks.evaluate.debias import Debiased, text_lines
 from benchfoundry.tasks.evaluate.debias import markdown_lines as debias_markdown
 from benchfoundry.tasks.evaluate.in_build import InBuild, labels
+from benchfoundry.tasks.evaluate.languages import LanguageGap
 from benchfoundry.tasks.evaluate.probes import SwapProbe
 from benchfoundry.tasks.evaluate.stats import Accuracy
 
@@ -49,6 +50,7 @@ class ModelScore(BaseModel):
     circular: Accuracy | None
     by_category: dict[str, dict[str, Accuracy]]  # category -> vanilla / circular
     by_difficulty: dict[str, dict[str, Accuracy]]
+    by_language: dict[str, dict[str, Accuracy]] = {}  # a bilingual release: en, zh...
     refusal_rate: float  # first answers extracted as Z
     upper_bound: float  # vanilla accuracy with refusals counted right (MMBench)
     asked_now: int
@@ -147,6 +149,7 @@ class EvaluateSummary(StageSummary):
     debiased: list[Debiased] = []  # open-ended: judge scores corrected with people's grades
     debias_notes: list[str] = []  # models not corrected, grades that matched nothing, and why
     human_grades: str | None = None  # the human-grades file
+    language_gaps: list[LanguageGap] = []  # a bilingual release: each model's loss per language
 
     def probe_lines(self) -> list[str]:
         """The probes' Markdown: the image-swap table, its warnings and notes."""
@@ -197,6 +200,9 @@ class EvaluateSummary(StageSummary):
             lines += ["", *_anchor_lines(self, "| "), ""]
         if self.comparisons or self.comparison_notes:
             lines += ["", *markdown_lines(self.comparisons, self.comparison_notes)]
+        if self.language_gaps:
+            lines += ["", "## Across languages (the same items, paired)", ""]
+            lines += [f"- {g.line()}" for g in self.language_gaps]
         if d.refused:
             lines += ["", "Rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items())]
         return "\n".join(lines) + "\n"
@@ -228,6 +234,7 @@ class EvaluateSummary(StageSummary):
         if len(shown) > SHOWN_PAIRS:
             out.append(f"  ... and {len(shown) - SHOWN_PAIRS} more pairs in the report")
         out += [f"  {x}" for x in self.comparison_notes]
+        out += [f"  language gap: {g.line()}" for g in self.language_gaps]
         names = capabilities(self)
         for s in sorted(self.open_scores, key=lambda s: s.total.mean, reverse=True):
             out.append(

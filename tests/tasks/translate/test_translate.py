@@ -38,10 +38,12 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
             "  - {kind: folder, path: scenes/images}\n"
             "  - {kind: videos, path: video/procedures, annotations: video/procedures/segments.csv}\n"
             f"models: {{text_only: [blind/random], vlm: ['openai/oracle@{server.base_url}']}}\n"
-            "stages: [ingest, extract, generate, filter, consensus, select, translate, review, publish]\n"
+            "stages: [ingest, extract, generate, filter, consensus, select, translate, review, "
+            "publish, evaluate]\n"
             "options: {generate: {llm: false}, ingest: {keyframes: 2}, select: {target: 4},\n"
             "          translate: {languages: [zh], include: all}, review: {auto: true},\n"
-            "          publish: {allow_unreviewed: true, letter_tolerance: 1, longest_answer_share: 1}}\n"
+            "          publish: {allow_unreviewed: true, letter_tolerance: 1, longest_answer_share: 1},\n"
+            f"          evaluate: {{models: ['openai/oracle@{server.base_url}'], mode: vanilla}}}}\n"
             "output: run\n"
         )
         summary = build(str(spec))
@@ -85,6 +87,17 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
     assert len(cn) == len(zh) and (folder / "twins_EN.tsv").is_file()
     assert all(re.search("[\u4e00-\u9fff]", q) for q in cn.question)
     assert summary.of("publish").written
+    # Evaluation asks each model in both languages and measures its loss on the same items: the
+    # oracle knows the English keys only, so it loses everything in Chinese.
+    evaluation = summary.of("evaluate")
+    assert evaluation.dataset.questions == len(en) + len(zh)
+    (score,) = evaluation.scores
+    assert score.by_language["en"]["vanilla"].accuracy == 1.0
+    assert score.by_language["zh"]["vanilla"].accuracy == 0.0
+    (gap,) = evaluation.language_gaps
+    assert (gap.from_, gap.to, gap.items, gap.difference) == ("en", "zh", len(en), 1.0)
+    assert gap.p_value < 0.01
+    assert evaluation.model_dump(mode="json")["language_gaps"][0]["from"] == "en"
     again = build(str(spec), stages=["translate"]).of("translate")
     assert again.twins_added == 0 and again.already_done == len(twins)
 

@@ -1,0 +1,81 @@
+"""Evaluation across languages (MMBench's EN/CN): a bilingual release's twins are asked as
+items of their own (`<question_id>@<language>`), and each model's loss from English to another
+language is measured on the same items: the paired accuracy difference with a 95% interval from
+the image-clustered bootstrap and the exact McNemar test, as the model comparisons are."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchfoundry.tasks.evaluate.comparisons import Outcomes, pair
+
+SEPARATOR = "@"
+
+
+def twin_id(question_id: str, language: str) -> str:
+    """The item id a twin is asked and stored under (its English item's id, and the language)."""
+    return question_id if language == "en" else f"{question_id}{SEPARATOR}{language}"
+
+
+def language_of(item_id: str) -> tuple[str, str]:
+    """(English question id, language) of an item id."""
+    base, _, language = item_id.partition(SEPARATOR)
+    return base, language or "en"
+
+
+class LanguageGap(BaseModel):
+    """A model's accuracy in English minus in another language, on the items asked in both."""
+
+    model: str
+    with_image: bool
+    from_: str = Field(alias="from")
+    to: str
+    items: int
+    accuracy_from: float | None
+    accuracy_to: float | None
+    difference: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None  # exact McNemar on the items right in one language only
+    note: str | None = None
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    def line(self) -> str:
+        if self.difference is None:
+            return f"{self.model}: {self.from_} -> {self.to}: {self.note}"
+        interval = (
+            f" [{self.low:+.1%}, {self.high:+.1%}]" if self.low is not None else f" ({self.note})"
+        )
+        return (
+            f"{self.model}{'' if self.with_image else ' (no image)'}: {self.from_} "
+            f"{self.accuracy_from:.1%} -> {self.to} {self.accuracy_to:.1%}, loses "
+            f"{self.difference:+.1%}{interval}, McNemar p {self.p_value:.4g} on {self.items} items"
+        )
+
+
+def gaps(
+    entries: Sequence[tuple[str, bool, Outcomes]], dataset: str, metric: str
+) -> list[LanguageGap]:
+    """For each (model, with_image, outcomes by item id): its gap from English to each other
+    language the outcomes hold, paired over the items asked in both."""
+    out = []
+    for model, with_image, outcomes in entries:
+        by_language: dict[str, Outcomes] = {}
+        for item, outcome in outcomes.items():
+            base, language = language_of(item)
+            by_language.setdefault(language, {})[base] = outcome
+        english = by_language.pop("en", {})
+        for language, other in sorted(by_language.items()):
+            c = pair(model, english, model, other, dataset, with_image, metric)
+            out.append(
+                LanguageGap(
+                    model=model, with_image=with_image, from_="en", to=language, items=c.items,
+                    accuracy_from=c.accuracy_a, accuracy_to=c.accuracy_b,
+                    difference=c.difference, low=c.low, high=c.high, p_value=c.p_value,
+                    note=c.note,
+                )
+            )  # fmt: skip
+    return out
