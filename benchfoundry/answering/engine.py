@@ -46,6 +46,7 @@ class MCQItem:
     # A temporal question's clip: (bytes or a path, start, end in seconds); `image` is then the
     # keyframe that stands for it.
     video: tuple[Any, float, float] | None = None
+    language: str = "en"  # the item's language: the prompt is in it (`mcq`, `mcq_zh`)
 
 
 def item_messages(item: MCQItem, text: str, with_image: bool) -> list[dict[str, Any]]:
@@ -149,6 +150,7 @@ class AnsweringEngine:
         self.judge = judge
         self.judge_tries = judge_tries
         self.template = load("mcq")
+        self.templates = {"en": self.template, "zh": load("mcq_zh")}  # by the item's language
         self.params = (params or GenerateParams(max_tokens=64)).model_copy(
             update={"prompt_version": self.template.prompt_id}
         )
@@ -157,12 +159,14 @@ class AnsweringEngine:
     def _request(self, item: MCQItem, model: str, k: int) -> tuple[Request, list[str], str]:
         order = rotation(len(item.options), k)
         shown = tuple(item.options[i] for i in order)
-        text = self.template.render(
+        template = self.templates.get(item.language, self.template)
+        text = template.render(
             hint=item.hint, question=item.question, options=list(zip(LETTERS, shown, strict=False))
         )
         messages = item_messages(item, text, self.with_image)
         mcq = MCQ(question=item.question, options=shown, hint=item.hint)
-        return Request(model, messages, self.params, mcq), [LETTERS[i] for i in order], text
+        params = self.params.model_copy(update={"prompt_version": template.prompt_id})
+        return Request(model, messages, params, mcq), [LETTERS[i] for i in order], text
 
     def answers_by_likelihood(self, model: str) -> bool:
         """Whether the catalogue says the model answers multiple-choice questions by ranking the
@@ -222,8 +226,8 @@ class AnsweringEngine:
                         correct=correct,
                         error=error,
                         error_kind=error_kind,
-                        prompt_id=self.template.prompt_id,
-                        prompt_hash=self.template.version,
+                        prompt_id=self.templates.get(item.language, self.template).prompt_id,
+                        prompt_hash=self.templates.get(item.language, self.template).version,
                     )
                 )
                 if circular and correct and wave + 1 < len(item.options):

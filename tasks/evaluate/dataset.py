@@ -206,6 +206,7 @@ def _release(folder: Path) -> EvalDataset:
                             category=row["category"],
                             l2_category=row["l2_category"],
                             video=_clip(folder, row),
+                            language=language,
                         ),
                         image_id=row["image_id"],
                         difficulty=row["difficulty"],

@@ -47,6 +47,7 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
             "output: run\n"
         )
         summary = build(str(spec))
+        bodies = list(server.stats.bodies)
     run = RunFolder(tmp_path / "run")
     candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
     twins = {t.question_id: t for t in run.table(TranslationRecord).records()}
@@ -98,6 +99,9 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
     assert (gap.from_, gap.to, gap.items, gap.difference) == ("en", "zh", len(en), 1.0)
     assert gap.p_value < 0.01
     assert evaluation.model_dump(mode="json")["language_gaps"][0]["from"] == "en"
+    # Each twin was asked in Chinese (the `mcq_zh` prompt), once (vanilla), over HTTP.
+    in_chinese = [b for b in bodies if "问题：" in json.dumps(b, ensure_ascii=False)]
+    assert len(in_chinese) == len(zh)
     again = build(str(spec), stages=["translate"]).of("translate")
     assert again.twins_added == 0 and again.already_done == len(twins)
 
