@@ -57,6 +57,19 @@ REASONS: dict[str, str] = register(
 )
 
 
+def read_file(path: Path) -> bytes:
+    """A source file's bytes, or `ImageRejected('unreadable_file')` saying why not (a pipe, socket
+    or device is refused before it is opened: reading one would block)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ImageRejected("unreadable_file", "not a regular file (a pipe, socket or device)")
+        return path.read_bytes()
+    except OSError as exc:
+        raise ImageRejected(
+            "unreadable_file", f"{type(exc).__name__}: {exc.strerror or exc}"
+        ) from None
+
+
 @dataclass(frozen=True)
 class RawImage:
     """An image as a source gives it: bytes in hand, or a file to read when decoding."""
@@ -72,16 +85,7 @@ class RawImage:
         if self.data is not None:
             return self.data
         assert self.path is not None, "a RawImage holds bytes or a path"
-        try:
-            if not stat.S_ISREG(self.path.stat().st_mode):
-                raise ImageRejected(
-                    "unreadable_file", "not a regular file (a pipe, socket or device)"
-                )
-            return self.path.read_bytes()
-        except OSError as exc:
-            raise ImageRejected(
-                "unreadable_file", f"{type(exc).__name__}: {exc.strerror or exc}"
-            ) from None
+        return read_file(self.path)
 
 
 @dataclass(frozen=True)
@@ -114,12 +118,7 @@ class RawClip:
     meta: dict[str, str] = field(default_factory=dict)
 
     def read(self) -> bytes:
-        try:
-            return self.path.read_bytes()
-        except OSError as exc:
-            raise ImageRejected(
-                "unreadable_file", f"{type(exc).__name__}: {exc.strerror or exc}"
-            ) from None
+        return read_file(self.path)
 
 
 @dataclass(frozen=True)
