@@ -73,9 +73,12 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
         pd.read_parquet(p) for p in sorted((folder / "data" / "zh").glob("test-*.parquet"))
     )
     assert set(en.language) == {"en"} and set(zh.language) == {"zh"} and len(zh) == len(en)
-    pairs = en.set_index("question_id")[["answer", "image_id"]].join(
-        zh.set_index("question_id")[["answer", "image_id", "question"]], rsuffix="_zh"
+    pairs = en[["question_id", "answer", "image_id"]].merge(
+        zh[["question_id", "answer", "image_id", "question"]],
+        on="question_id",
+        suffixes=("", "_zh"),
     )
+    assert len(pairs) == len(en)
     assert (pairs.answer == pairs.answer_zh).all() and (pairs.image_id == pairs.image_id_zh).all()
     assert all(re.search("[\u4e00-\u9fff]", q) for q in pairs.question)
     card = (folder / "README.md").read_text(encoding="utf-8").split("---")[1]
