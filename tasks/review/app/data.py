@@ -19,6 +19,7 @@ from benchfoundry.core.records import (
     ReviewBatchRecord,
     ReviewRecord,
     ScoredRecord,
+    TranslationRecord,
     VisualFactsRecord,
 )
 from benchfoundry.decisions.store import ReviewStore
@@ -163,6 +164,17 @@ class ReviewData:
     def candidates(self) -> dict[str, CandidateRecord]:
         return self._table(CandidateRecord, lambda rs: {c.question_id: c for c in rs})
 
+    def translations(self) -> dict[str, list[TranslationRecord]]:
+        """question_id -> its twins in other languages (the translate stage's)."""
+
+        def build(rs: list[TranslationRecord]) -> dict[str, list[TranslationRecord]]:
+            out: dict[str, list[TranslationRecord]] = defaultdict(list)
+            for t in sorted(rs, key=lambda t: t.language):
+                out[t.question_id].append(t)
+            return out
+
+        return self._table(TranslationRecord, build)
+
     def scored(self) -> dict[str, ScoredRecord]:
         return self._table(ScoredRecord, lambda rs: {s.question_id: s for s in rs})
 
@@ -248,6 +260,7 @@ class ReviewData:
         candidates = {q: every[q] for q in asked if q in every}
         scored = self.scored()
         judgements = self.judgements()
+        twins = self.translations()
         answers: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for j in (j for q in asked for j in judgements.get(q, [])):
             chosen = None
@@ -298,6 +311,17 @@ class ReviewData:
                     "n_vlm_models": s.n_vlm_models if s else None,
                     "answers": sorted(answers.get(qid, []), key=lambda a: (a["mode"], a["model"])),
                     "review": mine.model_dump(mode="json") if mine else None,
+                    "twins": [  # shown beside the English item; decided on with it for now
+                        {
+                            "language": t.language,
+                            "question": t.question,
+                            "options": [
+                                {"letter": LETTERS[i], "text": o} for i, o in enumerate(t.options)
+                            ],
+                            "method": t.method,
+                        }
+                        for t in twins.get(qid, [])
+                    ],
                 }
             )
         return out

@@ -55,3 +55,37 @@ def test_label_studio_tasks_of_clip_questions_carry_the_clip(tmp_path, scored_re
         assert media == "data:video/mp4" and base64.b64decode(encoded) == clip.bytes
         meta = by_id[data["question_id"]].meta
         assert data["stretch"] == f"{meta['video']}: {meta['start']} to {meta['end']} s asked about"
+
+
+def test_a_batch_shows_each_items_chinese_twin_beside_it_escaped(run, serve_app):
+    """The desk and the API show the translate stage's twin under the English item, its key
+    marked, its text escaped like everything else from data."""
+    import urllib.request
+
+    from benchfoundry.core.records import TranslationRecord
+    from benchfoundry.tasks.review.app import create_app
+
+    english = {c.question_id: c for c in run.table(CandidateRecord).records()}
+    run.table(TranslationRecord).append(
+        [
+            TranslationRecord(
+                question_id="q1", language="zh", question="图中写的是<b>什么</b>？",
+                options=[f"选项{i}" for i in range(len(english["q1"].options))], hint=None,
+                answer=english["q1"].answer, method="llm:translator", checks=["option_count"],
+            )
+        ]
+    )  # fmt: skip
+    url = serve_app(create_app(run.root))
+    (batch,) = run.table(ReviewBatchRecord).records()
+    headers = {"Authorization": "Bearer ann-token-for-the-review-tests-0123456789"}
+    request = urllib.request.Request(f"{url}/api/batches/{batch.batch_id}", headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        samples = {s["question_id"]: s for s in json.loads(response.read())["samples"]}
+    (twin,) = samples["q1"]["twins"]
+    assert twin["language"] == "zh" and twin["question"] == "图中写的是<b>什么</b>？"
+    assert samples["q0"]["twins"] == []
+    request = urllib.request.Request(f"{url}/batches/{batch.batch_id}", headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        page = response.read().decode()
+    assert 'class="twin" lang="zh"' in page and "图中写的是&lt;b&gt;什么&lt;/b&gt;？" in page
+    assert "<b>什么</b>" not in page
