@@ -166,6 +166,29 @@ def frames_at(data: bytes, times: list[float]) -> list[Image.Image]:
         container.close()
 
 
+def cut(data: bytes, start: float, end: float) -> bytes:
+    """The frames of [start, end) as a clip of their own (MP4, H.264, the clip's frame rate), so
+    a model shown a stretch is sent nothing outside it (an action prediction's answer, say)."""
+    container = _open(data)
+    try:
+        stream = container.streams.video[0]
+        rate = float(stream.average_rate or stream.guessed_rate or 0) or 25.0
+        frames = []
+        for index, frame in enumerate(container.decode(stream)):
+            at = float(frame.time) if frame.time is not None else index / rate
+            if at >= end - 1e-6:
+                break
+            if at >= start - 1e-6:
+                array = frame.to_ndarray(format="rgb24")
+                height, width = array.shape[:2]
+                frames.append(array[: height - height % 2, : width - width % 2])  # even sides
+    finally:
+        container.close()
+    if not frames:
+        raise ClipRejected("truncated_clip", f"no frame between {start:g} and {end:g} s")
+    return encode_clip(frames, fps=max(1, round(rate)))
+
+
 def png_bytes(image: Image.Image) -> bytes:
     """A frame as PNG bytes (lossless: the same frame always gives the same image id)."""
     out = io.BytesIO()

@@ -99,12 +99,15 @@ class TransformersModel(Provider):
         return "pixels" if self._is_vlm else "nothing"
 
     def cache_identity(self) -> dict[str, str]:
-        return {
+        identity = {
             "provider": "hf",
             "model": str(Path(self.spec.model).resolve())
             if Path(self.spec.model).exists()
             else self.spec.model,
         }
+        if self.spec.video:  # a clip reaches its processor as this many frames
+            identity["video_frames"] = str(self.spec.frames)
+        return identity
 
     def _load_source(self) -> tuple[str, dict[str, Any]]:
         return self.spec.model, {}

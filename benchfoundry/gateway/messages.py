@@ -154,6 +154,13 @@ def _frames(data: bytes, start: float, end: float, n: int) -> tuple[bytes, ...]:
     return tuple(video.png_bytes(f) for f in video.frames_at(data, times))
 
 
+@functools.lru_cache(maxsize=64)
+def _cut(data: bytes, start: float, end: float) -> bytes:
+    from benchfoundry.core import video
+
+    return video.cut(data, start, end)
+
+
 def clip_frames(part: VideoPart, n: int) -> list[Any]:
     """The clip's stretch as `n` RGB frames (H x W x 3 arrays), for a processor's `videos`."""
     import io
@@ -177,8 +184,18 @@ def clip_input(parts: Sequence[Part], sees: str, frames: int, takes_video: bool)
             out.append(part)
         elif sees != "pixels":
             out.append(part.keyframe)
-        elif takes_video:
-            out.append(part)
+        elif takes_video:  # the stretch alone: nothing after `end` reaches the model
+            stretch = _cut(part.data, part.start, part.end)
+            out.append(
+                part.model_copy(
+                    update={
+                        "data": stretch,
+                        "sha256": sha256_hex(stretch),
+                        "start": 0.0,
+                        "end": round(part.end - part.start, 3),
+                    }
+                )
+            )
         else:
             out += [
                 ImagePart(data=f, sha256=sha256_hex(f))

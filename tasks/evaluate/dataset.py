@@ -197,7 +197,11 @@ def _release(folder: Path) -> EvalDataset:
                 questions.append(
                     EvalQuestion(
                         item=MCQItem(
-                            question_id=twin_id(row["question_id"], language),
+                            question_id=twin_id(
+                                row["question_id"],
+                                language,
+                                "\n".join([row["question"], row["hint"] or "", *row["options"]]),
+                            ),
                             question=row["question"],
                             options=tuple(row["options"]),
                             answer=row["answer"],

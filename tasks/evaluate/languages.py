@@ -9,20 +9,24 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchfoundry.core.ids import content_hash
 from benchfoundry.tasks.evaluate.comparisons import Outcomes, pair
 
 SEPARATOR = "@"
 
 
-def twin_id(question_id: str, language: str) -> str:
-    """The item id a twin is asked and stored under (its English item's id, and the language)."""
-    return question_id if language == "en" else f"{question_id}{SEPARATOR}{language}"
+def twin_id(question_id: str, language: str, content: str = "") -> str:
+    """The item id a twin is asked and stored under: its English item's id, the language, and a
+    hash of the twin's own text (a twin translated again is asked again)."""
+    if language == "en":
+        return question_id
+    return f"{question_id}{SEPARATOR}{language}:{content_hash(content, length=8)}"
 
 
 def language_of(item_id: str) -> tuple[str, str]:
     """(English question id, language) of an item id."""
-    base, _, language = item_id.partition(SEPARATOR)
-    return base, language or "en"
+    base, _, rest = item_id.partition(SEPARATOR)
+    return base, rest.split(":", 1)[0] or "en"
 
 
 class LanguageGap(BaseModel):

@@ -191,7 +191,8 @@ def evaluate_model(
     dataset = asked_dataset(run_root, path, options)
     gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
     engine = AnsweringEngine(gateway, judge=options.judge, with_image=with_image)
-    rid = run_id(options, with_image, engine.template.prompt_id, probe)
+    prompts = "+".join(t.prompt_id for t in engine.templates.values())  # every language's
+    rid = run_id(options, with_image, prompts, probe)
     table = RunFolder(run_root).table(ResultRecord)
     stored = {q for r, m, q, _ in table.key_set() if r == rid and m == model}
     questions = swapped_questions(dataset.questions) if probe else dataset.questions

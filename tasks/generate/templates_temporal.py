@@ -33,6 +33,8 @@ NOT_ASKED = {
     "single_segment": "the clip has one annotated action: nothing comes next",
     "few_segments": "fewer than three distinct key actions: no order to ask about",
     "repeated_actions": "an action repeats among the key actions, so orders are ambiguous",
+    "overlapping_segments": "annotated actions overlap in time (EPIC-KITCHENS' narrations often "
+    "do), so what is shown would hold the next one, or the order is not one",
 }
 KEY_ACTIONS = 5  # at most this many actions in an order question
 _SLOT = re.compile(r"\[[^\]]+\]")
@@ -184,9 +186,9 @@ def temporal_drafts(
     for segment in segments:
         by_kind[segment.source_kind].append(segment)
     vocabularies = {kind: Vocabulary.of(group, encode) for kind, group in by_kind.items()}
-    by_clip: dict[str, list[SegmentRecord]] = defaultdict(list)
-    for segment in segments:
-        by_clip[segment.clip_id].append(segment)
+    by_clip: dict[tuple[str, str], list[SegmentRecord]] = defaultdict(list)
+    for segment in segments:  # the same bytes under two names: two videos, two orders
+        by_clip[(segment.clip_id, segment.video)].append(segment)
     k = n_options - 1
     for clip_id in sorted(by_clip):
         clip = sorted(by_clip[clip_id], key=lambda s: (s.order, s.start))
@@ -211,6 +213,9 @@ def temporal_drafts(
                 out.not_asked[(dimension, "single_segment")] += 1
             for i in range(1, len(clip)):
                 answer = clip[i]
+                if any(s.end > answer.start + 1e-6 for s in clip[:i]):
+                    out.not_asked[(dimension, "overlapping_segments")] += 1
+                    continue  # the stretch shown would hold the answer
                 later = [s.label for s in clip[i + 1 :]]
                 wrong = vocabulary.distractors(answer.label, k, prefer=later)
                 out.drafts.append(
@@ -233,8 +238,10 @@ def temporal_drafts(
                 out.not_asked[(dimension, "few_segments")] += 1
             elif len({norm(x) for x in labels}) < len(labels):
                 out.not_asked[(dimension, "repeated_actions")] += 1
+            elif any(a.end > b.start + 1e-6 for a, b in itertools.pairwise(order)):
+                out.not_asked[(dimension, "overlapping_segments")] += 1
             else:
-                rng = random.Random(content_hash({"clip": clip_id, "seed": seed}))
+                rng = random.Random(content_hash({"clip": clip_id[0], "seed": seed}))
                 wrong = _wrong_orders(labels, k, rng)
                 question = (
                     "In what order are these actions performed in the video: "

@@ -274,3 +274,11 @@ def test_a_clip_goes_as_frames_or_as_the_clip_itself(server, secret, tmp_path):
     parts = server.stats.bodies[-1]["messages"][-1]["content"]
     assert [p["type"] for p in parts] == ["video_url", "text"]
     assert parts[0]["video_url"]["url"].startswith("data:video/mp4;base64,")
+    # Only the stretch asked about is sent (nothing after it: an action prediction's answer).
+    import base64
+
+    from benchfoundry.core.video import inspect_clip
+
+    sent = base64.b64decode(parts[0]["video_url"]["url"].split(",", 1)[1])
+    info = inspect_clip(sent)
+    assert info.frames == 12 and info.duration == 1.0

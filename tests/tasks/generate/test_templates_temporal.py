@@ -65,6 +65,21 @@ def test_keys_are_the_annotations_and_no_option_repeats():
     assert made.not_asked[("procedure_understanding", "few_segments")] == 4
 
 
+def test_overlapping_actions_are_not_asked_in_order_or_as_what_comes_next():
+    """EPIC-KITCHENS narrations overlap: a stretch that holds the next action is never shown
+    as 'what comes next', and overlapping actions are not put in an order."""
+    steps = [
+        segment("kitchen", i, label)
+        for i, label in enumerate(["open fridge", "take milk", "close fridge"])
+    ]
+    steps[0] = steps[0].model_copy(update={"end": 5.0})  # open fridge 0-5 s holds take milk 2-4 s
+    made = temporal_drafts(steps, load_taxonomy("seed_bench"), seed=1)
+    kinds = [d.generator for d in made.drafts]
+    assert kinds.count("template:next_action") == 0 and "template:action_order" not in kinds
+    assert made.not_asked[("action_prediction", "overlapping_segments")] == 2
+    assert made.not_asked[("procedure_understanding", "overlapping_segments")] == 1
+
+
 def test_the_generator_llm_writes_distractors_and_a_bad_reply_keeps_the_offline_ones(tmp_path):
     """Over real HTTP: recognition and prediction drafts get the model's distractors; a reply
     that is not JSON, or whose options repeat the answer, leaves the offline ones, counted."""
