@@ -18,21 +18,16 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from benchfoundry.core.video import encode_clip
+from benchfoundry.devtools.scene_shapes import PALETTE, SHAPES
 
 WIDTH, HEIGHT, FPS = 160, 120, 12
 STEP_FRAMES = 18  # 1.5 s per action
-COLOURS = {
-    "red": (220, 40, 40),
-    "blue": (40, 80, 220),
-    "green": (40, 170, 60),
-    "yellow": (230, 200, 30),
-    "purple": (140, 60, 180),
-}
-SHAPES = ("circle", "square", "triangle")
+# The scenes' palette (named as the describer names it) and shapes, five colours of it.
+COLOURS = {name: PALETTE[name] for name in ("red", "blue", "green", "yellow", "purple")}
 BOX = (112, 36, 152, 84)  # the box that things are put into and taken out of
 
-# SSv2-style templates: (template, placeholders after the object, start state, end state).
-# A state is (x, y, size, visible) in [0,1] coordinates; None keeps the start's value.
+# SSv2-style templates: template -> (start state, end state) of its object. A state is
+# (x, y, size, visible): x and y in [0, 1] of the frame, size a factor of the base radius.
 TEMPLATES: dict[str, tuple[tuple[float, float, float, bool], tuple[float, float, float, bool]]] = {
     "Moving [something] from left to right": ((0.2, 0.5, 1, True), (0.55, 0.5, 1, True)),
     "Moving [something] from right to left": ((0.55, 0.5, 1, True), (0.2, 0.5, 1, True)),

@@ -97,7 +97,15 @@ def decode_clip(
     kept.sort(key=lambda k: (k[1], k[2], k[0].label))
     times = {(s, e): video.sample_times(s, e, keyframes) for _, s, e in kept}
     wanted = sorted({t for ts in times.values() for t in ts})
-    images = dict(zip(wanted, video.frames_at(data, wanted), strict=True)) if wanted else {}
+    try:
+        images = dict(zip(wanted, video.frames_at(data, wanted), strict=True)) if wanted else {}
+    except video.ClipRejected as exc:  # decoded once to verify, not again: refuse, never crash
+        why = f"its clip {clip.name} was refused ({exc.reason}: {exc.detail})"
+        return DecodedClip(
+            None,
+            rejections=[Rejection(clip.source, clip.source_kind, exc.reason, exc.detail)]
+            + [Rejection(s.source, s.source_kind, "clip_rejected", why) for s, _, _ in kept],
+        )
     ids: dict[float, str] = {}
     for at, frame in images.items():
         png = video.png_bytes(frame)
