@@ -248,7 +248,9 @@ class AnsweringEngine:
         # Questions about one image one after another, and scored together: a local model runs
         # the image's part of the prompt once for them. Results keep the given order.
         order = sorted(range(len(items)), key=lambda i: (str(items[i].image), i))
-        size = max(1, int(self.gateway.spec(model).options.get("batch", 16)))
+        # A call scores `score_batch` questions (a local model packs them into a few passes;
+        # a GPU wants hundreds); the response cache keeps every call's answers.
+        size = max(1, int(self.gateway.spec(model).options.get("score_batch", 64)))
         for chunk in (order[at : at + size] for at in range(0, len(order), size)):
             prompts = {
                 i: template.render(hint=items[i].hint, question=items[i].question) for i in chunk

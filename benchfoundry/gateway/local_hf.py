@@ -17,6 +17,8 @@ from typing import Any
 from benchfoundry.gateway.batching import MicroBatcher
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, ProviderError, permanent
+from benchfoundry.gateway.local_packing import can_pack, score_packed
+from benchfoundry.gateway.local_placement import load_arguments, pack_sizes, placed_device
 from benchfoundry.gateway.local_scoring import (
     PrefixCache,
     ScoringItem,
@@ -119,7 +121,6 @@ class TransformersModel(Provider):
 
     def _load_once(self) -> tuple[Any, Any, bool]:
         if self._loaded is None:
-            import torch
             from transformers import (
                 AutoConfig,
                 AutoModelForCausalLM,
@@ -132,21 +133,26 @@ class TransformersModel(Provider):
             try:
                 config = AutoConfig.from_pretrained(source, **extra)
                 is_vlm = _is_vision_config(config)
-                dtype = torch.float16 if self.device == "cuda" else torch.float32
-                if is_vlm:
-                    model = AutoModelForImageTextToText.from_pretrained(
-                        source, dtype=dtype, **extra
-                    )
-                    processor = AutoProcessor.from_pretrained(source, **extra)
-                else:
-                    model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **extra)
-                    processor = AutoTokenizer.from_pretrained(source, **extra)
+                placement = load_arguments(source, config, self.device, self.spec.options)
+                auto = AutoModelForImageTextToText if is_vlm else AutoModelForCausalLM
+                try:
+                    model = auto.from_pretrained(source, **placement, **extra)
+                except ValueError as exc:  # a model with no SDPA: its own attention
+                    if "attn_implementation" not in str(exc) and "sdpa" not in str(exc).lower():
+                        raise
+                    placement.pop("attn_implementation")
+                    model = auto.from_pretrained(source, **placement, **extra)
+                loader = AutoProcessor if is_vlm else AutoTokenizer
+                processor = loader.from_pretrained(source, **extra)
             except OSError as exc:
                 raise ModelConfigError(
                     f"model '{self.spec.name}': cannot load {source}: {exc}"
                 ) from None
+            if "device_map" not in placement:
+                model = model.to(self.device)
+            self.device = placed_device(model, self.device)
             self._is_vlm = is_vlm
-            self._loaded = (model.to(self.device).eval(), processor, is_vlm)
+            self._loaded = (model.eval(), processor, is_vlm)
         return self._loaded
 
     def _inputs(self, parts: Sequence[Part], system: str | None) -> Any:
@@ -358,6 +364,10 @@ class TransformersModel(Provider):
                     )
                 except ProviderError as exc:
                     prepared.append(exc)
+            ready = [item for item in prepared if isinstance(item, ScoringItem)]
+            if self.spec.options.get("pack", True) and ready and can_pack(model, ready):
+                row, per_pass = pack_sizes(model, self.device, self.spec.options)
+                return score_packed(model, self.device, pad, prepared, row, per_pass)
             return score_many(model, self.device, pad, self._prefixes, prepared)
 
     def _score_alone(

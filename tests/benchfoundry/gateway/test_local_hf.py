@@ -169,7 +169,8 @@ def test_smollm2_answers_the_same_alone_and_in_a_batch():
 
 
 def test_option_scores_are_the_same_when_a_prompt_continues_from_a_shared_prefix():
-    """Questions about one image share the long facts part of their prompt: the second is
+    """Questions about one image share the long facts part of their prompt: on the unpacked
+    path (`pack: false`, the one a model that cannot take a 4D mask takes) the second is
     continued from the first's keys and values, and scores as a fresh run does."""
     from benchfoundry.gateway.models import ModelSpec
 
@@ -183,8 +184,10 @@ def test_option_scores_are_the_same_when_a_prompt_continues_from_a_shared_prefix
         ("Which shape is in the middle?", ["a circle", "a square", "a triangle", "a star"]),
         ("What do the words say?", ["OPEN DAILY", "CLOSED", "SALE", "EXIT"]),
     ]
-    shared = Gateway({"m": ModelSpec(name="m", provider="smollm2")})
-    fresh = Gateway({"m": ModelSpec(name="m", provider="smollm2", options={"prefix_cache": 0})})
+    shared = Gateway({"m": ModelSpec(name="m", provider="smollm2", options={"pack": False})})
+    fresh = Gateway(
+        {"m": ModelSpec(name="m", provider="smollm2", options={"pack": False, "prefix_cache": 0})}
+    )
     for question, options in questions:
         messages = [{"type": "text", "value": f"{facts}\nQuestion: {question}\nAnswer:"}]
         a = shared.score_options("m", messages, options)

@@ -1,0 +1,115 @@
+"""Packed likelihood scoring (prefix trees in a 4D mask) against the unpacked path, on the
+packaged SmolLM2: the same numbers however the questions are cut into rows and passes, and a
+pass that runs out of memory is halved, not failed."""
+
+import pytest
+
+from benchfoundry.gateway import Gateway
+from benchfoundry.gateway.local_packing import can_pack
+from benchfoundry.gateway.local_placement import choose_dtype, pack_sizes
+from benchfoundry.gateway.messages import TextPart
+from benchfoundry.gateway.models import ModelSpec
+
+pytestmark = pytest.mark.slow
+
+FACTS = {
+    "a": "[Image described by extracted visual facts]\nA red circle above a blue square.",
+    "b": "[Image described by extracted visual facts]\nThe words OPEN DAILY on a green door.",
+}
+ASKED = [
+    ("a", "What colour is the circle?", ["bright red", "blue", "green", "purple"]),
+    ("a", "What colour is the circle?", ["blue", "bright red", "purple", "green"]),  # same words
+    ("a", "Which shape is below the circle?", ["a square", "a star", "a square with a dot"]),
+    ("b", "What do the words say?", ["OPEN DAILY", "CLOSED FOR THE WINTER", "SALE", "EXIT"]),
+    (None, "Is the sky blue?", ["yes", "no"]),
+    ("b", "Is it a door?", ["yes, it is a door", "no"]),
+]
+
+
+def _items():
+    return [
+        (
+            ([TextPart(value=FACTS[image])] if image else [])
+            + [TextPart(value=f"Question: {q}\nAnswer:")],
+            options,
+        )
+        for image, q, options in ASKED
+    ]
+
+
+def _provider(**options):
+    return Gateway({"m": ModelSpec(name="m", provider="smollm2", options=options)}).provider("m")
+
+
+def test_packed_scores_equal_unpacked_ones_however_rows_and_passes_are_cut():
+    reference = _provider(pack=False).score_options_many(_items())
+    for cut in ({}, {"row_tokens": 40, "pass_tokens": 60}, {"row_tokens": 1, "pass_tokens": 1}):
+        packed = _provider(**cut).score_options_many(_items())
+        for a, b in zip(packed, reference, strict=True):
+            assert a.n_tokens == b.n_tokens
+            assert a.summed == pytest.approx(b.summed, abs=1e-3), cut
+            assert a.best(normalised=True) == b.best(normalised=True)
+
+
+def test_a_pass_out_of_memory_is_halved_until_it_fits():
+    """The model's forward raises the error CUDA raises when a pass holds more than one row:
+    every question is still scored, as it is unpacked."""
+    import torch
+
+    provider = _provider(row_tokens=1, pass_tokens=100000)
+    model, _, _ = provider.load()
+    forward = model.forward
+    rows_seen = []
+
+    def tight(*args, **kwargs):
+        rows_seen.append(kwargs["input_ids"].shape[0])
+        if kwargs["input_ids"].shape[0] > 1:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return forward(*args, **kwargs)
+
+    model.forward = tight
+    try:
+        packed = provider.score_options_many(_items())
+    finally:
+        model.forward = forward
+    assert rows_seen[0] > 1 and 1 in rows_seen, "a wide pass was tried, then halved"
+    reference = _provider(pack=False).score_options_many(_items())
+    for a, b in zip(packed, reference, strict=True):
+        assert a.summed == pytest.approx(b.summed, abs=1e-3)
+
+
+def test_a_cpu_loads_in_float32_and_an_asked_dtype_is_checked():
+    import torch
+
+    from benchfoundry.gateway.errors import ModelConfigError
+
+    provider = _provider()
+    model, _, _ = provider.load()
+    assert next(model.parameters()).dtype == torch.float32
+    assert model.config._attn_implementation == "sdpa"
+    assert choose_dtype(model.config, "cpu", {"dtype": "bfloat16"}) == torch.bfloat16
+    with pytest.raises(ModelConfigError, match="dtype 'half'"):
+        choose_dtype(model.config, "cpu", {"dtype": "half"})
+    assert pack_sizes(model, "cpu", {}) == (1024, 4096)
+    assert pack_sizes(model, "cpu", {"pass_tokens": 99}) == (1024, 99)
+
+
+def test_models_that_cannot_take_a_tree_mask_are_not_packed():
+    """Flash attention takes no 4D mask; a sliding window shorter than a prompt would see
+    more than the model does: both go the unpacked way."""
+    from types import SimpleNamespace
+
+    from benchfoundry.gateway.local_scoring import ScoringItem
+
+    item = ScoringItem(group=None, prompt=list(range(50)), options=["a"], encoded=[[1, 2]])
+
+    def model(**config):
+        return SimpleNamespace(config=SimpleNamespace(**config))
+
+    assert can_pack(model(_attn_implementation="sdpa"), [item])
+    assert not can_pack(model(_attn_implementation="flash_attention_2"), [item])
+    assert not can_pack(model(_attn_implementation="sdpa", sliding_window=32), [item])
+    assert can_pack(model(_attn_implementation="sdpa", sliding_window=4096), [item])
+    assert can_pack(
+        model(_attn_implementation="sdpa", sliding_window=32, use_sliding_window=False), [item]
+    )
