@@ -161,6 +161,13 @@ def serve_test(
         ),
     ] = 5.0,
     seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
+    limit_mm_per_prompt: Annotated[
+        str | None,
+        typer.Option(
+            help="At most this many images and clips per request, as vLLM's option: "
+            "image=4,video=1 (more is answered 400)."
+        ),
+    ] = None,
 ) -> None:
     """Run the local OpenAI-compatible test server (scripted answers, injected faults)."""
 
@@ -174,6 +181,12 @@ def serve_test(
         except ValueError as exc:
             raise UserError(f"--faults: {exc}") from None
         raw = yaml.safe_load(script.read_text(encoding="utf-8")) if script else {}
+        limits = {}
+        for item in filter(None, (limit_mm_per_prompt or "").split(",")):
+            kind, _, count = item.partition("=")
+            if kind.strip() not in ("image", "video") or not count.strip().isdigit():
+                raise UserError(f"--limit-mm-per-prompt: {item!r} is not image=N or video=N")
+            limits[kind.strip()] = int(count)
         server = TestServer(
             Script.from_dict(raw or {}),
             latency_s=latency,
@@ -182,6 +195,7 @@ def serve_test(
             fault_rates=rates,
             fault_delay=fault_delay,
             seed=seed,
+            limit_mm_per_prompt=limits,
         ).start()
         injected = ", ".join(f"{k} {v:.0%}" for k, v in rates.items()) or "none"
         # Ctrl-C or a plain `kill` stops it, even when started in the background (where a

@@ -1,7 +1,8 @@
 """A real OpenAI-compatible HTTP server on loopback, with scripted answers and injected faults.
 
 Tests and benchmarks talk to it over real HTTP; users can point a build at it to dry-run.
-It answers `POST /v1/chat/completions` (text and image parts, `response_format`) and
+It answers `POST /v1/chat/completions` (text, image and video parts, checked as vLLM checks
+them, `response_format`) and
 `GET /v1/models`, counts what it receives, and on demand answers 429 with Retry-After, 500 or
 503, answers too slowly, drops the connection, sends malformed JSON or an empty `choices` list.
 """
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from benchfoundry.devtools.testserver_media import Media, MediaError, media_of
 
 FAULTS = ("400", "429", "500", "503", "slow", "drop", "malformed", "empty")
 # Names a user may give with a rate (`serve-test --faults 429:0.1,5xx:0.05`): `5xx` is 500 or
@@ -58,9 +61,10 @@ class ChatRequest:
     model: str
     text: str
     system: str | None
-    n_images: int
+    n_images: int  # image and video parts
     json_schema: dict[str, Any] | None
     body: dict[str, Any]
+    media: tuple[Media, ...] = ()  # each image and clip, decoded (`testserver_media`)
 
 
 Reply = str | Callable[[ChatRequest], str]
@@ -199,10 +203,14 @@ class TestServer:
         fault_rates: dict[str, float] | None = None,
         fault_delay: float = 5.0,
         seed: int = 0,
+        limit_mm_per_prompt: dict[str, int] | None = None,
     ) -> None:
         """`fault_rates` (kind -> share, see `parse_fault_rates`) injects faults at random, drawn
-        from `seed`, besides those queued with `inject`."""
+        from `seed`, besides those queued with `inject`. `limit_mm_per_prompt` caps images and
+        clips per request as vLLM's option does ({"image": 4, "video": 1}); media parts are
+        checked as vLLM checks them either way (`testserver_media`)."""
         self.script = script or Script()
+        self.limit_mm_per_prompt = dict(limit_mm_per_prompt or {})
         self.fault_rates = dict(fault_rates or {})
         self.fault_delay = fault_delay
         self._random = random.Random(seed)
@@ -363,8 +371,13 @@ class TestServer:
                 if server.latency_s:
                     time.sleep(server.latency_s)
                 text, system, n_images = _text_of(body.get("messages", []))
+                try:
+                    media = media_of(body.get("messages", []), server.limit_mm_per_prompt)
+                except MediaError as exc:
+                    self._send(400, {"error": {"message": str(exc), "type": "BadRequestError"}})
+                    return
                 schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
-                request = ChatRequest(model, text, system, n_images, schema, body)
+                request = ChatRequest(model, text, system, n_images, schema, body, tuple(media))
                 reply = server.script.reply(request)
                 self._send(
                     200,

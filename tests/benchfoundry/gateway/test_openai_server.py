@@ -282,3 +282,52 @@ def test_a_clip_goes_as_frames_or_as_the_clip_itself(server, secret, tmp_path):
     sent = base64.b64decode(parts[0]["video_url"]["url"].split(",", 1)[1])
     info = inspect_clip(sent)
     assert info.frames == 12 and info.duration == 1.0
+
+
+def test_several_images_and_a_clip_reach_the_server_as_vllm_takes_them(secret, tmp_path):
+    """Two images and a clip in one message arrive as two `image_url` parts and one
+    `video_url` part, each decoded by the server; past the server's per-prompt limit (vLLM's
+    `limit_mm_per_prompt`) or with a part it cannot decode, the call fails with the server's
+    reason, never a silent answer."""
+    import numpy as np
+
+    from benchfoundry.core.video import encode_clip
+
+    clip = encode_clip([np.full((48, 64, 3), 10 * i, np.uint8) for i in range(24)], fps=12)
+    red = _png()
+    buffer = io.BytesIO()
+    Image.new("RGB", (20, 16), (0, 0, 200)).save(buffer, format="PNG")
+    shown = [
+        {"type": "image", "value": red},
+        {"type": "image", "value": buffer.getvalue()},
+        {"type": "video", "value": clip, "start": 0.0, "end": 1.0, "keyframe": red},
+        {"type": "text", "value": "Which image matches the clip?"},
+    ]
+    with TestServer(limit_mm_per_prompt={"image": 2, "video": 1}) as server:
+        gateway = Gateway(cache=ResponseCache(tmp_path / "cache.sqlite"))
+        assert gateway.generate(_spec(server, video=True), shown).text == "A"
+        request = server.stats.bodies[-1]["messages"][-1]["content"]
+        assert [p["type"] for p in request] == ["image_url", "image_url", "video_url", "text"]
+        assert server.stats.by_status["200"] == 1
+        # Each as the server decoded it: the images' sizes, the clip's 12 frames of 1 s.
+        from benchfoundry.devtools.testserver_media import media_of
+
+        media = media_of(server.stats.bodies[-1]["messages"], {})
+        assert [(m.kind, m.width, m.height) for m in media[:2]] == [
+            ("image", 40, 30),
+            ("image", 20, 16),
+        ]
+        assert media[2].kind == "video" and media[2].frames == 12
+        # To an image model the clip goes as two frames: four images, over the limit; the
+        # server's 400 and its reason reach the caller.
+        with pytest.raises(ModelCallError, match="At most 2 image"):
+            gateway.generate(_spec(server, frames=2), shown)
+        with pytest.raises(ModelCallError, match="cannot decode the image"):
+            gateway.generate(
+                _spec(server),
+                [
+                    {"type": "image", "value": b"\x89PNG\r\n\x1a\nbroken"},
+                    {"type": "text", "value": "?"},
+                ],
+            )
+        assert server.stats.by_status["400"] == 2
