@@ -27,14 +27,8 @@ from benchfoundry.gateway.local_scoring import (
     last_logits_only,
     score_many,
 )
-from benchfoundry.gateway.messages import (
-    ImagePart,
-    Part,
-    TextPart,
-    VideoPart,
-    clip_frames,
-    has_images,
-)
+from benchfoundry.gateway.local_vision import forget_rope_offset, vision_inputs
+from benchfoundry.gateway.messages import Part, TextPart, has_images
 from benchfoundry.gateway.models import ModelSpec
 from benchfoundry.gateway.providers import Provider
 from benchfoundry.gateway.types import MCQ, Completion, GenerateParams, OptionScores
@@ -148,6 +142,12 @@ class TransformersModel(Provider):
                 raise ModelConfigError(
                     f"model '{self.spec.name}': cannot load {source}: {exc}"
                 ) from None
+            except ImportError as exc:  # e.g. a processor with a video part needs torchvision
+                reason = " ".join(str(exc).split()).split(". ")[0]
+                raise ModelConfigError(
+                    f"model '{self.spec.name}': cannot load {source}: {reason} (install it "
+                    "beside torch to run this model)"
+                ) from None
             if "device_map" not in placement:
                 model = model.to(self.device)
             self.device = placed_device(model, self.device)
@@ -162,46 +162,15 @@ class TransformersModel(Provider):
                 "no_vision",
                 f"model '{self.spec.name}' reads text only; give it no images (or use facts/...)",
             )
-        content: list[dict[str, Any]] = []
-        images = []
-        videos: list[Any] = []
-        for part in parts:
-            if isinstance(part, TextPart):
-                content.append({"type": "text", "text": part.value})
-            elif isinstance(part, ImagePart):
-                import io
-
-                from PIL import Image
-
-                images.append(Image.open(io.BytesIO(part.data)).convert("RGB"))
-                content.append({"type": "image"})
-            elif isinstance(part, VideoPart):  # the model's `video: true`: its processor's videos
-                videos.append(clip_frames(part, self.spec.frames))
-                content.append({"type": "video"})
-        messages = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": content}
-        ]
         if is_vlm:
-            prompt = processor.apply_chat_template(
-                messages, add_generation_prompt=True, tokenize=False
+            return vision_inputs(processor, parts, system, self.spec.frames, self.spec.name).to(
+                self.device
             )
-            if videos and getattr(processor, "video_processor", None) is None:
-                raise permanent(
-                    "no_video",
-                    f"model '{self.spec.name}': its processor takes no videos; leave `video` "
-                    "off to show it frames",
-                )
-            extra = {"videos": videos} if videos else {}
-            inputs = processor(text=prompt, images=images or None, return_tensors="pt", **extra)
-            return inputs.to(self.device)
-        text_messages = [
+        text_messages = ([{"role": "system", "content": system}] if system else []) + [
             {
-                "role": m["role"],
-                "content": m["content"]
-                if isinstance(m["content"], str)
-                else "\n".join(c["text"] for c in m["content"]),
+                "role": "user",
+                "content": "\n".join(p.value for p in parts if isinstance(p, TextPart)),
             }
-            for m in messages
         ]
         if processor.chat_template:
             return processor.apply_chat_template(
@@ -373,8 +342,9 @@ class TransformersModel(Provider):
     def _score_alone(
         self, parts: Sequence[Part], options: Sequence[str]
     ) -> OptionScores | ProviderError:
-        """One prompt with images: the prompt's pass, then every option continuing from its
-        keys and values, all options in one batch."""
+        """One prompt with images: the prompt's pass (with everything its processor made:
+        pixels, grids, token types), then every option continuing from its keys and values,
+        all options in one batch."""
         import torch
 
         model, _, _ = self.load()
@@ -387,28 +357,31 @@ class TransformersModel(Provider):
             except ProviderError as exc:
                 return exc
             extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
-            with torch.no_grad():
-                first = model(
-                    input_ids=prompt_ids, use_cache=True, **last_logits_only(model), **extra
-                )
-                first_logprobs = torch.log_softmax(first.logits[0, -1].float(), dim=-1)
-                n, width = len(encoded), max(len(ids) for ids in encoded)
-                pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-                batch = torch.full((n, width), pad, dtype=torch.long)
-                mask = torch.zeros((n, prompt_ids.shape[1] + width), dtype=torch.long)
-                mask[:, : prompt_ids.shape[1]] = 1
-                for i, ids in enumerate(encoded):
-                    batch[i, : len(ids)] = torch.tensor(ids)
-                    mask[i, prompt_ids.shape[1] : prompt_ids.shape[1] + len(ids)] = 1
-                cache = first.past_key_values
-                cache.batch_repeat_interleave(n)
-                rest = model(
-                    input_ids=batch.to(self.device),
-                    attention_mask=mask.to(self.device),
-                    use_cache=True,
-                    **{cache_argument(model): cache},
-                ).logits.float()
-                rest_logprobs = torch.log_softmax(rest, dim=-1)
+            forget_rope_offset(model)
+            try:
+                with torch.no_grad():
+                    first = model(
+                        input_ids=prompt_ids, use_cache=True, **last_logits_only(model), **extra
+                    )
+                    first_logprobs = torch.log_softmax(first.logits[0, -1].float(), dim=-1)
+                    n, width = len(encoded), max(len(ids) for ids in encoded)
+                    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+                    batch = torch.full((n, width), pad, dtype=torch.long)
+                    for i, ids in enumerate(encoded):
+                        batch[i, : len(ids)] = torch.tensor(ids)
+                    cache = first.past_key_values
+                    cache.batch_repeat_interleave(n)
+                    # No attention mask: the options are padded on the right, so no scored token
+                    # sees padding, and each model places the continuation from its own cache
+                    # (a full-length mask here misplaces multimodal RoPE positions).
+                    rest = model(
+                        input_ids=batch.to(self.device),
+                        use_cache=True,
+                        **{cache_argument(model): cache},
+                    ).logits.float()
+                    rest_logprobs = torch.log_softmax(rest, dim=-1)
+            except (RuntimeError, ValueError, TypeError) as exc:
+                return permanent("local_model_error", f"{type(exc).__name__}: {exc}")
         summed, normalised, counts = [], [], []
         for i, ids in enumerate(encoded):
             total = float(first_logprobs[ids[0]])
