@@ -79,7 +79,8 @@ class TransformersModel(Provider):
         )
         self._loaded: tuple[Any, Any, bool] | None = None
         self._is_vlm: bool | None = None
-        self.device = device()
+        # `options.device` pins it (`cpu`, `cuda:1`); else the GPU when there is one.
+        self.device = str(spec.options.get("device") or device())
         # Option scoring continues each prompt from the prefix it shares with a recent one.
         self._prefixes = PrefixCache(size=int(spec.options.get("prefix_cache", 4)))
 
