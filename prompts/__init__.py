@@ -67,3 +67,11 @@ def load(name: str, folder: Path = PROMPTS) -> Template:
         return Template(name, path.read_text(encoding="utf-8"))
     except OSError:
         raise PromptError(f"no prompt template {path}") from None
+
+
+def load_for(name: str, language: str, folder: Path = PROMPTS) -> Template:
+    """The template of `name` in `language` (`name_zh.j2` for Chinese), or `name.j2` for
+    English and for a language that has no form of its own."""
+    if language != "en" and (folder / f"{name}_{language}.j2").is_file():
+        return load(f"{name}_{language}", folder)
+    return load(name, folder)

@@ -28,7 +28,7 @@ from benchfoundry.gateway import (
     OptionScores,
     Request,
 )
-from benchfoundry.prompts import load
+from benchfoundry.prompts import load, load_for
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class AnsweringEngine:
         self.judge = judge
         self.judge_tries = judge_tries
         self.template = load("mcq")
-        self.templates = {"en": self.template, "zh": load("mcq_zh")}  # by the item's language
+        self.templates = {"en": self.template, "zh": load_for("mcq", "zh")}  # by item language
         self.params = (params or GenerateParams(max_tokens=64)).model_copy(
             update={"prompt_version": self.template.prompt_id}
         )
@@ -196,7 +196,9 @@ class AnsweringEngine:
             texts = [None if isinstance(r, ModelCallError) else r.text for r in replies]
             extractions = extract_all(
                 [
-                    ToExtract(results[i].item.question, b[0].mcq.options, t)
+                    ToExtract(
+                        results[i].item.question, b[0].mcq.options, t, results[i].item.language
+                    )
                     for i, b, t in zip(alive, built, texts, strict=True)
                 ],
                 self.gateway,
@@ -243,7 +245,7 @@ class AnsweringEngine:
         """One likelihood ranking per question. The ranking does not depend on the order the
         options are shown in, so every CircularEval pass makes the same choice: the passes are
         recorded (until the first wrong one) from that one call."""
-        template = load("likelihood")
+        templates = {lang: load_for("likelihood", lang) for lang in {i.language for i in items}}
         results: dict[int, QuestionResult] = {}
         # Questions about one image one after another, and scored together: a local model runs
         # the image's part of the prompt once for them. Results keep the given order.
@@ -253,7 +255,10 @@ class AnsweringEngine:
         size = max(1, int(self.gateway.spec(model).options.get("score_batch", 64)))
         for chunk in (order[at : at + size] for at in range(0, len(order), size)):
             prompts = {
-                i: template.render(hint=items[i].hint, question=items[i].question) for i in chunk
+                i: templates[items[i].language].render(
+                    hint=items[i].hint, question=items[i].question
+                )
+                for i in chunk
             }
             try:
                 answers = self.gateway.score_options_many(
@@ -269,7 +274,12 @@ class AnsweringEngine:
                 ) from None
             for index, scores in zip(chunk, answers, strict=True):
                 results[index] = self._ranked(
-                    items[index], model, prompts[index], scores, circular, template
+                    items[index],
+                    model,
+                    prompts[index],
+                    scores,
+                    circular,
+                    templates[items[index].language],
                 )
             done(len(chunk))
         return [results[i] for i in range(len(items))]

@@ -13,7 +13,7 @@ from operator import attrgetter, is_
 from benchfoundry.answering.choice import Extraction, Z, extract_choice
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.gateway import Gateway, GenerateParams, ModelCallError, Request
-from benchfoundry.prompts import load
+from benchfoundry.prompts import load_for
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class ToExtract:
     question: str
     options: tuple[str, ...]
     response: str | None
+    language: str = "en"  # the judge is asked in the question's language
 
 
 def _judge_letter(text: str, valid: str) -> str | None:
@@ -59,13 +60,13 @@ def judge_undecided(
             results[i] = Extraction(Z, "none", f"undecided ({results[i].reason}); no judge model")
         return results
     items = {i: item_at(i) for i in pending}
-    template = load("choice_extraction")
     for attempt in range(tries):
         if not pending:
             break
         requests = []
         for i in pending:
             item = items[i]
+            template = load_for("choice_extraction", item.language)
             prompt = template.render(
                 question=item.question,
                 options=list(zip(LETTERS, item.options, strict=False)),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from benchfoundry.answering.engine import MCQItem, item_messages
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.gateway import Gateway, OptionScores
-from benchfoundry.prompts import load
+from benchfoundry.prompts import load_for
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,9 @@ def rank_by_likelihood(
     with_image: bool = True,
 ) -> list[RankedAnswer]:
     """Choose, for each question, the option with the highest likelihood."""
-    template = load("likelihood")
     ranked = []
     for item in items:
+        template = load_for("likelihood", item.language)
         prompt = template.render(hint=item.hint, question=item.question)
         messages = item_messages(item, prompt, with_image)
         scores = gateway.score_options(model, messages, item.options)

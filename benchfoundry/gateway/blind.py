@@ -18,6 +18,7 @@ from typing import Any
 
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.letters import LETTERS
+from benchfoundry.core.text import width
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, permanent
 from benchfoundry.gateway.messages import Part
@@ -73,7 +74,7 @@ class BlindBaseline(Provider):
                 )
             return min(LETTERS.index(self.prior), n - 1)
         if self.kind == "longest":
-            return max(range(n), key=lambda i: (len(mcq.options[i]), -i))
+            return max(range(n), key=lambda i: (width(mcq.options[i]), -i))
         similarities = _similarities(mcq.question, tuple(mcq.options))
         return max(range(n), key=lambda i: (similarities[i], -i))
 

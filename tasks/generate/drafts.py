@@ -17,6 +17,7 @@ from benchfoundry.core.ids import content_hash, question_id
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.reasons import Rejection, register
 from benchfoundry.core.records import CandidateRecord
+from benchfoundry.core.text import width
 
 REASONS = register(
     "generate",
@@ -139,8 +140,9 @@ def validate(draft: Draft, rules: Rules, dimensions: set[str]) -> Rejection | No
 
 
 def length_flags(options: list[str], ratio: float) -> list[str]:
-    """`length_outlier` when one option is much longer than the others (a cue that leaks)."""
-    lengths = sorted(len(o) for o in options)
+    """`length_outlier` when one option is much longer than the others (a cue that leaks);
+    lengths by display width, so that Chinese options compare as English ones do."""
+    lengths = sorted(width(o) for o in options)
     median = lengths[len(lengths) // 2]
     return ["length_outlier"] if median and lengths[-1] > ratio * median else []
 

@@ -6,8 +6,9 @@ distinct, and a length within bounds. Each failure is a reason the twin is quara
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
+
+from benchfoundry.core.text import width
 
 REASONS = {
     "option_count_changed": "the twin has another number of options than the English item",
@@ -25,11 +26,6 @@ REASONS = {
 CHECKS = ("option_count", "answer", "numbers", "language", "distinct", "length")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _LATIN = re.compile(r"[A-Za-z]{2,}")
-
-
-def width(text: str) -> int:
-    """Display width: a CJK character counts two (it carries about a word)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _is_chinese(text: str) -> bool:

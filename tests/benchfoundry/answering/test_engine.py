@@ -132,6 +132,25 @@ def test_undecided_answers_go_to_the_judge_or_become_z(server):
     assert (result.extracted, result.extracted_by, result.correct) == ("Z", "none", False)
 
 
+def test_a_chinese_item_is_asked_and_judged_in_chinese(server):
+    """A twin's prompt is Chinese (`mcq_zh`); a reply that names no option is read by the judge
+    with the Chinese form of its prompt, which restates the options in Chinese."""
+    server.script.rules[:0] = [
+        Rule("可能是乙，也可能是丙。", model="hedger-zh"),
+        Rule("B", model="judge-zh", pattern="你的输出"),
+    ]
+    item = MCQItem("z1", "哪个是水果？", ("汽车", "苹果", "石头"), "B", language="zh")
+    engine = AnsweringEngine(Gateway(), judge=_model(server, "judge-zh"))
+    results, _ = engine.run([item], _model(server, "hedger-zh"), circular=False)
+    only_pass = results[0].passes[0]
+    assert (only_pass.extracted, only_pass.extracted_by, only_pass.correct) == ("B", "llm", True)
+    asked = [b for b in server.stats.bodies if b["model"] == "hedger-zh"][-1]
+    judged = [b for b in server.stats.bodies if b["model"] == "judge-zh"][-1]
+    assert "问题：哪个是水果？" in asked["messages"][-1]["content"]
+    prompt = judged["messages"][-1]["content"]
+    assert "选项：A. 汽车 B. 苹果 C. 石头" in prompt and "回答：可能是乙" in prompt
+
+
 def test_failures_are_recorded_not_guessed(server):
     server.inject("400", times=1, model="oracle")
     results, report = AnsweringEngine(Gateway()).run(ITEMS[:1], _model(server, "oracle"))

@@ -58,6 +58,11 @@ def test_a_model_answering_by_likelihood_takes_one_call_for_every_circular_pass(
         assert result.circular_correct == (chosen == {result.item.answer})
         assert len(passes) == (len(result.item.options) if result.vanilla_correct else 1)
         assert passes[0].raw_response.startswith("log-likelihood per token: A ")
+    # A Chinese twin is ranked after a Chinese prompt (`likelihood_zh`).
+    twin = MCQItem("c1@zh", "晴天的天空是什么颜色？", ("蓝色", "绿色", "红色"), "A", language="zh")
+    (result,), _ = AnsweringEngine(gateway, with_image=False).run([twin], "smollm2")
+    assert result.passes[0].prompt.startswith("问题：晴天的天空是什么颜色？")
+    assert result.passes[0].prompt_id.startswith("likelihood_zh@")
 
 
 def test_likelihood_set_on_a_model_that_cannot_score_is_a_config_error():

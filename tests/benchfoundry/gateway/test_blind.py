@@ -38,6 +38,8 @@ def test_letter_longest_and_frequent():
         "a letter past the options takes the last"
     )
     assert _ask(gateway, "blind/longest", "q?", ["a cat", "a small grey cat", "a dog"]) == "B"
+    # By display width: six Chinese characters say more than a printed word of eight letters.
+    assert _ask(gateway, "blind/longest", "q?", ["EXIT NOW", "一只灰色小猫", "猫"]) == "B"
     with pytest.raises(ModelCallError, match="not_prepared"):
         _ask(gateway, "blind/frequent", "q?", ["a", "b"])
     gateway.prepare("blind/frequent", ["B", "C", "B", "a"])
