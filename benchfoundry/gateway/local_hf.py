@@ -143,11 +143,11 @@ class TransformersModel(Provider):
                 raise ModelConfigError(
                     f"model '{self.spec.name}': cannot load {source}: {exc}"
                 ) from None
-            except ImportError as exc:  # e.g. a processor with a video part needs torchvision
-                reason = " ".join(str(exc).split()).split(". ")[0]
+            except ImportError as exc:  # a processor with a video part needs torchvision,
+                reason = " ".join(str(exc).split()).split(". ")[0]  # SmolVLM's num2words
                 raise ModelConfigError(
-                    f"model '{self.spec.name}': cannot load {source}: {reason} (install it "
-                    "beside torch to run this model)"
+                    f"model '{self.spec.name}': cannot load {source}: {reason}; install what "
+                    "it names to run this model"
                 ) from None
             if "device_map" not in placement:
                 model = model.to(self.device)
