@@ -83,3 +83,61 @@ def gaps(
                 )
             )  # fmt: skip
     return out
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _interval(g: LanguageGap) -> str:
+    return "-" if g.low is None or g.high is None else f"[{g.low:+.1%}, {g.high:+.1%}]"
+
+
+def _rows(gaps_: Sequence[LanguageGap]) -> list[list[str]]:
+    return [
+        [
+            g.model + ("" if g.with_image else " (no image)"),
+            f"{g.from_} {_pct(g.accuracy_from)}",
+            f"{g.to} {_pct(g.accuracy_to)}",
+            "-" if g.difference is None else f"{g.difference:+.1%}",
+            _interval(g),
+            "-" if g.p_value is None else f"{g.p_value:.4g}",
+            str(g.items) + (f" ({g.note})" if g.note else ""),
+        ]
+        for g in sorted(gaps_, key=lambda g: (g.difference is None, -(g.difference or 0)))
+    ]
+
+
+HEADER = ["model", "from", "to", "gap", "95% interval", "McNemar p", "items"]
+
+
+def languages_markdown(label: str, gaps_: Sequence[LanguageGap]) -> list[str]:
+    """The report's section on a bilingual release: each model's accuracy per language and its
+    gap, largest loss first (empty when the release has one language)."""
+    if not gaps_:
+        return []
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("<", "&lt;")
+
+    lines = ["", f"## Across languages: {cell(label)} (the same items, paired)", ""]
+    lines += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in _rows(gaps_)]
+    return lines
+
+
+def languages_html(label: str, gaps_: Sequence[LanguageGap]) -> str:
+    """`languages_markdown` as an HTML section (every value escaped)."""
+    import html
+
+    if not gaps_:
+        return ""
+    e = html.escape
+    head = "".join(f"<th>{e(h)}</th>" for h in HEADER)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in _rows(gaps_)
+    )
+    return (
+        f"<h2>Across languages: {e(label)} (the same items, paired)</h2>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )

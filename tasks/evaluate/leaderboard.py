@@ -31,6 +31,7 @@ from benchfoundry.tasks.evaluate.items import FILE as ITEMS
 from benchfoundry.tasks.evaluate.items import ItemAnalysis, write_items
 from benchfoundry.tasks.evaluate.items import html_section as items_html
 from benchfoundry.tasks.evaluate.items import markdown_lines as items_markdown
+from benchfoundry.tasks.evaluate.languages import languages_html, languages_markdown
 from benchfoundry.tasks.evaluate.pairing import RunComparisons, compare_runs, rank_key
 from benchfoundry.tasks.evaluate.plots import plots as draw
 from benchfoundry.tasks.evaluate.responses import FILE as RESPONSES
@@ -269,6 +270,7 @@ def markdown(
     if compared is not None and (compared.comparisons or compared.notes):
         lines += ["", *markdown_lines(compared.comparisons, compared.notes)]
     for s in summaries:
+        lines += languages_markdown(_label_of(s), s.language_gaps)
         if s.probes or s.probe_notes:
             label = f"{s.dataset.name} {s.dataset.version or ''}".strip()
             lines += ["", f"## Probes of looking: {cell(label)}", *s.probe_lines()]
@@ -279,6 +281,10 @@ def markdown(
     if items:
         lines += ["", *(cell(x) for x in items_markdown(items))]
     return "\n".join(lines) + "\n"
+
+
+def _label_of(s: EvaluateSummary) -> str:
+    return f"{s.dataset.name} {s.dataset.version or ''}".strip()
 
 
 def _open_html(summaries: Sequence[EvaluateSummary]) -> str:
@@ -421,7 +427,8 @@ def _html(
         "</style></head><body><h1>Leaderboard</h1>"
         f"<ul>{datasets}</ul><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         f"<dl class='legend'>{explained}</dl>{warned}{html_section(compared.comparisons, compared.notes)}"
-        f"{_probe_html(summaries)}{items_html(items)}{_open_html(summaries)}{images}"
+        + "".join(languages_html(_label_of(s), s.language_gaps) for s in summaries)
+        + f"{_probe_html(summaries)}{items_html(items)}{_open_html(summaries)}{images}"
         "</body></html>\n"
     )
 

@@ -5,6 +5,7 @@ a twin that loses a number, each quarantined with its reason."""
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -102,6 +103,14 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
     assert (gap.from_, gap.to, gap.items, gap.difference) == ("en", "zh", len(en), 1.0)
     assert gap.p_value < 0.01
     assert evaluation.model_dump(mode="json")["language_gaps"][0]["from"] == "en"
+    # The report of the run shows the gap per model, with its interval, in both forms.
+    from benchfoundry.tasks.evaluate.leaderboard import write_report
+
+    files = write_report([tmp_path / "run"], tmp_path / "report")
+    board = Path(files.leaderboard_markdown).read_text(encoding="utf-8")
+    assert "## Across languages: twins" in board
+    assert re.search(r"\| en 100\.0% \| zh 0\.0% \| \+100\.0% \| \[\+\d", board)
+    assert "Across languages: twins" in Path(files.html).read_text(encoding="utf-8")
     # Each twin was asked in Chinese (the `mcq_zh` prompt), once (vanilla), over HTTP.
     in_chinese = [b for b in bodies if "问题：" in json.dumps(b, ensure_ascii=False)]
     assert len(in_chinese) == len(zh)
