@@ -195,3 +195,71 @@ def test_a_video_build_publishes_its_clips_and_evaluates_them_as_frames_or_video
     assert "videos: " in (folder / "README.md").read_text()  # the source, without its folders
     assert str(tmp_path) not in (folder / "README.md").read_text()
     assert summary["summaries"]["evaluate"]
+
+
+def test_a_killed_evaluation_of_images_and_clips_makes_no_call_twice(video_build, tmp_path):
+    """The release's clips (and keyframe images) evaluated by a served model shown frames and a
+    local vision-language model (a tiny Gemma 3 of the real classes), killed after its first
+    stored batch and run again by the CLI: together the two processes make exactly the calls of
+    one uninterrupted evaluation, to the server and to the local model alike."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from benchfoundry.devtools.testserver import Script, TestServer
+    from benchfoundry.gateway.usage import read_journal
+    from tests.benchfoundry.gateway.tiny_families import gemma3
+
+    root, _, _, summary = video_build
+    release = root / "releases" / "clips" / summary["summaries"]["publish"]["version"]
+    local = gemma3(tmp_path / "gemma3")
+    repo = Path(__file__).resolve().parents[2]
+    script = (
+        "import sys\n"
+        "from benchfoundry.tasks.evaluate.options import EvaluateOptions\n"
+        "from benchfoundry.pipeline.registry import STAGES, StageRun\n"
+        "options = EvaluateOptions(dataset=sys.argv[2], models=sys.argv[3:], batch_size=4)\n"
+        "STAGES['evaluate'].run(StageRun.make(sys.argv[1], evaluate=options))\n"
+    )
+    with TestServer(Script(default="B")) as server:
+        (tmp_path / "models.yaml").write_text(
+            "models:\n"
+            f"  - {{name: served, provider: openai, model: v, base_url: '{server.base_url}', "
+            "frames: 3}\n"
+            f"  - {{name: local, provider: hf, model: '{local}', frames: 2}}\n"
+        )
+        env = {
+            **os.environ,
+            "BENCHFOUNDRY_MODELS": str(tmp_path / "models.yaml"),
+            "OPENAI_API_KEY": "sk-test-not-a-secret",
+        }
+
+        def cli(out):
+            done = subprocess.run(
+                [sys.executable, "-m", "benchfoundry", "evaluate", "--out", str(out),
+                 "--dataset", str(release), "--model", "served", "--model", "local", "--json"],
+                env=env, cwd=repo, capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-2000:]
+            return json.loads(done.stdout)
+
+        cli(tmp_path / "whole")
+        whole_requests = server.stats.requests
+        killed = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path / "run"), str(release), "served", "local"],
+            env={**env, "BENCHFOUNDRY_CRASH_AT": "evaluate.after_batch"},
+            cwd=repo, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+        resumed = cli(tmp_path / "run")
+        assert server.stats.requests - whole_requests == whole_requests
+    assert any(s["reused"] > 0 for s in resumed["scores"]), "the kill left answers to reuse"
+    calls = {
+        out: {m: u.calls for m, u in read_journal(tmp_path / out)["evaluate"].items()}
+        for out in ("whole", "run")
+    }
+    assert calls["run"] == calls["whole"] and set(calls["whole"]) == {"served", "local"}
+    clips = [b for b in server.stats.bodies if len(b["messages"][-1]["content"]) == 4]
+    assert clips, "the served model was shown three frames of each clip's stretch"
