@@ -2,7 +2,7 @@
 the answering engine calls it, beside plain transformers on the same device.
 
     python bench/gpu_check.py [--sizes 135m,1.7b] [--questions 4000] [--device cuda]
-                              [--chunk 512] [--json out.json]
+                              [--chunk 512] [--sam 20] [--json out.json]
 
 For each size (SmolLM2-135M's shape and a 1.7B Llama shape, random weights, the packaged
 SmolLM2 tokenizer or `--tokenizer PATH`) it builds groups of 8 four-option questions that share
@@ -16,6 +16,8 @@ a ~260-token prefix, scores them with `Gateway.score_options_many` in the engine
 - whether the packed choices equal one-by-one choices (`pack: false`, the first 64 questions)
   and CPU float32 choices (the first 16);
 - the generate path's tokens per second (32 greedy prompts of 32 new tokens, batched).
+`--sam N` also times the `hf-sam` segmenter at SAM ViT-B's size (random weights) on N synthetic
+scenes: images, masks and point prompts per second, on the GPU when there is one.
 It runs on a CPU too (`--device cpu --sizes tiny --questions 64`: the suite's smoke test), but
 its figures mean something on a GPU. Nothing is downloaded: weights are random, the tokenizer
 is the packaged one. The GPU machine needs this repository and its Python dependencies
@@ -224,6 +226,38 @@ def check_size(shape: str, args, tokenizer, work: Path) -> dict:
     }
 
 
+def check_sam(args, work: Path) -> dict:
+    """The `hf-sam` segmenter at SAM ViT-B's size (transformers' default SAM configuration),
+    random weights, on synthetic scenes: images and masks per second."""
+    import torch
+    from transformers import SamConfig, SamImageProcessor, SamModel, SamProcessor
+
+    from benchfoundry.devtools.synthetic import make_scenes, render
+    from extractors.registry import create
+
+    folder = work / "sam-vit-b"
+    torch.manual_seed(0)
+    SamModel(SamConfig()).save_pretrained(folder)
+    SamProcessor(image_processor=SamImageProcessor()).save_pretrained(folder)
+    settings = {"checkpoint": str(folder), "pred_iou_thresh": 0.0, "stability_score_thresh": 0.0}
+    segmenter = create("segmenter", "hf-sam", settings)
+    images = [render(scene) for scene in make_scenes(n_objects=args.sam, n_text=0, seed=3)]
+    segmenter.segment(images[0])  # warm-up
+    sync(args.device)
+    start = time.perf_counter()
+    masks = sum(len(segmenter.segment(image)) for image in images)
+    sync(args.device)
+    seconds = time.perf_counter() - start
+    return {
+        "extractor": "hf-sam (ViT-B size, random weights)",
+        "device": segmenter.device,
+        "images": len(images),
+        "images_per_s": round(len(images) / seconds, 2),
+        "masks_per_s": round(masks / seconds, 1),
+        "point_masks_per_s": round(len(images) * segmenter.points_per_side**2 / seconds, 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="135m,1.7b")
@@ -232,6 +266,7 @@ def main() -> None:
     parser.add_argument("--device", default=None, help="cuda (default when there is one) or cpu")
     parser.add_argument("--tokenizer", type=Path, help="a tokenizer folder (default: SmolLM2's)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--sam", type=int, default=0, help="also time hf-sam on this many scenes")
     args = parser.parse_args()
     import torch
     from transformers import AutoTokenizer
@@ -257,9 +292,17 @@ def main() -> None:
         row = check_size(shape.strip(), args, tokenizer, work)
         rows.append(row)
         print(json.dumps(row))
+    if args.sam:
+        row = check_sam(args, work)
+        rows.append(row)
+        print(json.dumps(row))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
-    bad = [r["size"] for r in rows if not (r["all_finite"] and r["batched_equals_one_by_one"])]
+    bad = [
+        r["size"]
+        for r in rows
+        if "size" in r and not (r["all_finite"] and r["batched_equals_one_by_one"])
+    ]
     if bad:
         sys.exit(f"not clean: {', '.join(bad)}")
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchfoundry.gateway.errors import ProviderError, permanent
-from benchfoundry.gateway.local_scoring import ScoringItem
+from benchfoundry.gateway.local_scoring import ScoringItem, option_scores
 from benchfoundry.gateway.types import OptionScores
 
 
@@ -221,16 +221,5 @@ def _run_pass(
                 for k in range(1, len(ids_j)):
                     total += float(logprobs[at[base + nodes[k - 1]], ids_j[k]])
                 summed.append(total)
-            counts = [len(e) for e in item.encoded]
-            out.append(
-                (
-                    index,
-                    OptionScores(
-                        options=list(item.options),
-                        summed=summed,
-                        normalised=[s / max(1, n) for s, n in zip(summed, counts, strict=True)],
-                        n_tokens=counts,
-                    ),
-                )
-            )
+            out.append((index, option_scores(item, summed)))
     return out

@@ -108,16 +108,19 @@ def _score_group(
             for k in range(1, len(ids)):
                 total += float(later[(row, j)][k - 1, ids[k]])
             summed.append(total)
-        counts = [len(ids) for ids in item.encoded]
-        out.append(
-            OptionScores(
-                options=list(item.options),
-                summed=summed,
-                normalised=[s / max(1, n) for s, n in zip(summed, counts, strict=True)],
-                n_tokens=counts,
-            )
-        )
+        out.append(option_scores(item, summed))
     return out
+
+
+def option_scores(item: ScoringItem, summed: list[float]) -> OptionScores:
+    """An item's scores from the summed log-probabilities of its options (and per token)."""
+    counts = [len(ids) for ids in item.encoded]
+    return OptionScores(
+        options=list(item.options),
+        summed=summed,
+        normalised=[s / max(1, n) for s, n in zip(summed, counts, strict=True)],
+        n_tokens=counts,
+    )
 
 
 def _common_prefix(prompts: Sequence[list[int]]) -> int:
