@@ -17,6 +17,7 @@ shorter than a prompt is scored by `local_scoring` instead (`can_pack`).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -144,12 +145,17 @@ def score_packed(
 
 def _keeps_positions(model: Any) -> bool:
     """Whether the model computes logits only at the positions a 2D boolean `logits_to_keep`
-    names (transformers' `slice_logits_to_keep`); otherwise it computes them all."""
-    import transformers.modeling_utils as modeling
+    names: its forward slices with transformers' `slice_logits_to_keep` (a few older models
+    slice by hand and take an int or 1D positions only). Otherwise it computes them all."""
+    return _slices_by_mask(type(model))
 
-    return hasattr(modeling, "slice_logits_to_keep") and (
-        "logits_to_keep" in inspect.signature(model.forward).parameters
-    )
+
+@functools.lru_cache(maxsize=32)
+def _slices_by_mask(model_class: type) -> bool:
+    try:
+        return "slice_logits_to_keep(" in inspect.getsource(model_class.forward)
+    except (OSError, TypeError):  # no source to read: compute every position
+        return False
 
 
 def _out_of_memory(exc: BaseException) -> bool:
