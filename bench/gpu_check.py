@@ -2,7 +2,7 @@
 the answering engine calls it, beside plain transformers on the same device.
 
     python bench/gpu_check.py [--sizes 135m,1.7b] [--questions 4000] [--device cuda]
-                              [--chunk 512] [--sam 20] [--json out.json]
+                              [--chunk 512] [--vlm 256] [--sam 20] [--json out.json]
 
 For each size (SmolLM2-135M's shape and a 1.7B Llama shape, random weights, the packaged
 SmolLM2 tokenizer or `--tokenizer PATH`) it builds groups of 8 four-option questions that share
@@ -16,7 +16,9 @@ a ~260-token prefix, scores them with `Gateway.score_options_many` in the engine
 - whether the packed choices equal one-by-one choices (`pack: false`, the first 64 questions)
   and CPU float32 choices (the first 16);
 - the generate path's tokens per second (32 greedy prompts of 32 new tokens, batched).
-`--sam N` also times the `hf-sam` segmenter at SAM ViT-B's size (random weights) on N synthetic
+`--vlm N` also asks a LLaVA of about 220M parameters (CLIP ViT-B/16 and the 135M text shape,
+random weights) N questions with an image each: likelihood and generate questions per second,
+finite scores, batched = one by one. `--sam N` also times the `hf-sam` segmenter at SAM ViT-B's size (random weights) on N synthetic
 scenes: images, masks and point prompts per second, on the GPU when there is one.
 It runs on a CPU too (`--device cpu --sizes tiny --questions 64`: the suite's smoke test), but
 its figures mean something on a GPU. Nothing is downloaded: weights are random, the tokenizer
@@ -27,6 +29,7 @@ is the packaged one. The GPU machine needs this repository and its Python depend
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import random
@@ -226,6 +229,112 @@ def check_size(shape: str, args, tokenizer, work: Path) -> dict:
     }
 
 
+def build_vlm(folder: Path, tokenizer, dtype) -> Path:
+    """A LLaVA of about 220M parameters: CLIP ViT-B/16 on 224-pixel images (196 patches an
+    image) and the 135M Llama shape, random weights, SmolLM2's tokenizer with an `<image>`
+    token and a ChatML template that places each image."""
+    import copy
+
+    import torch
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    tokenizer = copy.deepcopy(tokenizer)
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    template = (
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['content'] is string %}"
+        "{{ m['content'] }}{% else %}{% for c in m['content'] %}{% if c['type'] == 'image' %}"
+        "<image>\n{% else %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n"
+        "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(
+            size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224}
+        ),
+        tokenizer=tokenizer,
+        patch_size=16,
+        vision_feature_select_strategy="default",
+        chat_template=template,
+        image_token="<image>",
+        num_additional_image_tokens=1,
+    )
+    hidden, inner, layers, heads, kv = SHAPES["135m"]
+    config = LlavaConfig(
+        vision_config=CLIPVisionConfig(image_size=224, patch_size=16),  # ViT-B/16's defaults
+        text_config=LlamaConfig(
+            vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=inner,
+            num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv,
+            max_position_embeddings=2048, pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        ),
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-2,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    LlavaForConditionalGeneration(config).to(dtype).save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+def check_vlm(args, tokenizer, work: Path) -> dict:
+    """The VLM through the gateway: questions with an image each, answered by generation and
+    ranked by likelihood (one question at a time: prompts with images are not packed)."""
+    import torch
+
+    from benchfoundry.devtools.synthetic import make_scenes, render
+    from benchfoundry.gateway import Gateway, GenerateParams, ModelSpec, Request
+
+    cuda = args.device.startswith("cuda")
+    folder = build_vlm(work / "llava-220m", tokenizer, torch.bfloat16 if cuda else torch.float32)
+    spec = ModelSpec(name="vlm", provider="hf", model=str(folder), options={"device": args.device})
+    gateway = Gateway({"vlm": spec})
+    pictures = []
+    for scene in make_scenes(n_objects=8, n_text=0, seed=4):
+        buffer = io.BytesIO()
+        render(scene).save(buffer, format="PNG")
+        pictures.append(buffer.getvalue())
+    items = [
+        (
+            [{"type": "image", "value": pictures[i % len(pictures)]}]
+            + [{"type": "text", "value": f"Question {i}: which shape is largest?\nAnswer:"}],
+            ["a red circle", "a blue square", "a green triangle", "a yellow star"],
+        )
+        for i in range(args.vlm)
+    ]
+    model, _, _ = gateway.provider("vlm").load()
+    gateway.score_options_many("vlm", items[:2])  # warm-up
+    sync(args.device)
+    start = time.perf_counter()
+    results = gateway.score_options_many("vlm", items)
+    sync(args.device)
+    scored = len(results) / (time.perf_counter() - start)
+    requests = [Request("vlm", m, GenerateParams(max_tokens=16)) for m, _ in items]
+    start = time.perf_counter()
+    replies = gateway.generate_many(requests)
+    sync(args.device)
+    generated = time.perf_counter() - start
+    return {
+        "size": "llava-220m",
+        "device": args.device,
+        "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
+        "parameters_m": round(sum(p.numel() for p in model.parameters()) / 1e6, 1),
+        "questions": len(items),
+        "likelihood_questions_per_s": round(scored, 2),
+        "generate_questions_per_s": round(len(items) / generated, 2),
+        "generate_tokens_per_s": round(sum(r.tokens_out for r in replies) / generated, 1),
+        "all_finite": all(math.isfinite(v) for r in results for v in r.summed),
+        "batched_equals_one_by_one": [r.best(normalised=True) for r in results[:8]]
+        == [gateway.score_options("vlm", m, o).best(normalised=True) for m, o in items[:8]],
+    }
+
+
 def check_sam(args, work: Path) -> dict:
     """The `hf-sam` segmenter at SAM ViT-B's size (transformers' default SAM configuration),
     random weights, on synthetic scenes: images and masks per second."""
@@ -267,6 +376,7 @@ def main() -> None:
     parser.add_argument("--tokenizer", type=Path, help="a tokenizer folder (default: SmolLM2's)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--sam", type=int, default=0, help="also time hf-sam on this many scenes")
+    parser.add_argument("--vlm", type=int, default=0, help="also ask a 220M LLaVA this many")
     args = parser.parse_args()
     import torch
     from transformers import AutoTokenizer
@@ -290,6 +400,10 @@ def main() -> None:
     rows = []
     for shape in args.sizes.split(","):
         row = check_size(shape.strip(), args, tokenizer, work)
+        rows.append(row)
+        print(json.dumps(row))
+    if args.vlm:
+        row = check_vlm(args, tokenizer, work)
         rows.append(row)
         print(json.dumps(row))
     if args.sam:
