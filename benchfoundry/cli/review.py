@@ -404,7 +404,7 @@ def labelstudio_export(
         written = tasks(samples, images, chosen, clips)
         atomic_write_bytes(to, json.dumps(written, indent=1).encode("utf-8"))
         config = to.with_name("label_config.xml")
-        xml = label_config(data.dimensions(), videos=bool(clips))
+        xml = label_config(data.dimensions(), videos=bool(clips), twins=chosen.language is not None)
         atomic_write_bytes(config, xml.encode("utf-8"))
         sys.stdout.write(f"{len(written)} tasks: {to}\nlabelling configuration: {config}\n")
 

@@ -405,6 +405,7 @@ class ReviewBatchRecord(Record):
     cross_check: bool
     created_at: str
     spec_hash: str
+    language: str | None = None  # a batch of twins in this language; None: English items
 
 
 REVIEW_DECISIONS = ("accept", "reject", "fix_answer", "edit", "move")
@@ -436,6 +437,7 @@ class ReviewRecord(Record):
     lead_time_s: float | None = None
     adjudication: bool = False  # an adjudicator's decision, settling a conflict between reviewers
     role: str | None = None  # the signed-in user's role when decided (none from a file or auto)
+    language: str | None = None  # a decision on a twin in this language (`<id>@<language>`)
 
 
 class ResultRecord(Record):

@@ -48,6 +48,7 @@ reviews = sa.Table(
     sa.Column("decided_at", sa.String, nullable=False),  # ISO time to the nanosecond
     sa.Column("lead_time_s", sa.Float, nullable=True),
     sa.Column("adjudication", sa.Boolean, nullable=False, default=False),
+    sa.Column("language", sa.String, nullable=True),  # a twin's (`<id>@<language>`); None: English
     sa.UniqueConstraint("question_id", "reviewer", "decided_at", name="uq_reviews_key"),
 )
 current = sa.Table(

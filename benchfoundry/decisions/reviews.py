@@ -20,9 +20,17 @@ from benchfoundry.core.records import (
     CandidateRecord,
     ReviewBatchRecord,
     ReviewRecord,
+    TranslationRecord,
 )
 from benchfoundry.decisions.status import PairAgreement, ReviewStatus
 from benchfoundry.decisions.store import ReviewStore
+from benchfoundry.decisions.twins import (
+    TWIN_DECISIONS,
+    language_of,
+    review_items,
+    twin_parts,
+    twin_review_id,
+)
 from benchfoundry.storage.tables import RunFolder
 
 AUTO = "auto"  # the automatic reviewer: never counted as a person
@@ -97,6 +105,9 @@ def check(
         raise ReviewError(
             f"decision '{decision.decision}' is not one of {', '.join(REVIEW_DECISIONS)}"
         )
+    language = language_of(candidate)
+    if language is not None:
+        _check_twin(decision, candidate)
     options = decision.new_options if decision.new_options is not None else candidate.options
     if decision.decision == "reject" and not (decision.reason or "").strip():
         raise ReviewError("a rejection needs a reason")
@@ -148,7 +159,26 @@ def check(
         decided_at=decision.decided_at or now(),
         lead_time_s=decision.lead_time_s,
         adjudication=decision.adjudication,
+        language=language,
     )
+
+
+def _check_twin(decision: Decision, twin: CandidateRecord) -> None:
+    """A twin keeps its English item's key, option count and dimension: it is accepted,
+    rejected or its text edited."""
+    english = twin.meta["twin_of"]
+    if decision.decision not in TWIN_DECISIONS:
+        raise ReviewError(
+            f"a twin is accepted, rejected or edited ({', '.join(TWIN_DECISIONS)}); it keeps its "
+            f"English item's key and dimension, so '{decision.decision}' is a decision on "
+            f"{english}"
+        )
+    if decision.new_answer not in (None, twin.answer):
+        raise ReviewError(f"a twin keeps its English item's key {twin.answer}")
+    if decision.new_options is not None and len(decision.new_options) != len(twin.options):
+        raise ReviewError(
+            f"a twin keeps its English item's {len(twin.options)} options: edit their text"
+        )
 
 
 def run_dimensions(run: RunFolder) -> list[str]:
@@ -183,7 +213,7 @@ def record(
     (importing a file twice changes nothing). `role` is the signed-in decider's role."""
     store = store or ReviewStore.open(run)
     if candidates is None:
-        candidates = {c.question_id: c for c in run.table(CandidateRecord).records()}
+        candidates = review_items(run)
     current = store.latest({d.question_id for d in decisions})
     dims = list(dimensions) if dimensions is not None else run_dimensions(run)
     good, refused, repeated = [], [], 0
@@ -295,15 +325,37 @@ def krippendorff_alpha(units: Sequence[Sequence[str]]) -> float | None:
     return round(1 - (n - 1) * observed / expected, 4)
 
 
+def _language(item_id: str) -> str:
+    return twin_parts(item_id)[1] or "en"
+
+
+def _pooled(people: list[str], xs: list[str], ys: list[str]) -> PairAgreement:
+    """Agreement over the pairs of verdicts of a group of items (a dimension, a language)."""
+    same = sum(x == y for x, y in zip(xs, ys, strict=True))
+    return PairAgreement(
+        reviewers=people,
+        items=len(xs),
+        agreement=round(same / len(xs), 4) if xs else None,
+        kappa=cohen_kappa(xs, ys),
+    )
+
+
 def status(run: RunFolder, store: ReviewStore | None = None) -> ReviewStatus:
     """Progress per reviewer and batch, conflicts, stale decisions and agreement (people only),
     from the run's review database."""
     store = store or ReviewStore.open(run)
-    # the candidates' columns status needs, without a model per row
+    # the candidates' columns status needs, without a model per row; twins as items of theirs
     columns = ["question_id", "question", "hint", "options", "answer", "dimension"]
     table = run.table(CandidateRecord)
     rows = table.read(columns=columns).to_pylist() if table.exists() else []
     dimension_of = {r["question_id"]: r["dimension"] for r in rows}
+    twins = run.table(TranslationRecord)
+    for t in twins.read(columns=columns[:5] + ["language"]).to_pylist() if twins.exists() else []:
+        if t["question_id"] in dimension_of:
+            t["dimension"] = dimension_of[t["question_id"]]
+            t["question_id"] = twin_review_id(t["question_id"], t["language"])
+            rows.append(t)
+            dimension_of[t["question_id"]] = t["dimension"]
     content_of = {
         r["question_id"]: shown_hash(
             r["question"], r["hint"], r["options"], r["answer"], r["dimension"]
@@ -321,6 +373,7 @@ def status(run: RunFolder, store: ReviewStore | None = None) -> ReviewStatus:
                 "batch_id": b.batch_id,
                 "reviewer": b.reviewer,
                 "dimension": b.dimension,
+                "language": b.language,
                 "part": b.part,
                 "cross_check": b.cross_check,
                 "decided": decided,
@@ -346,6 +399,7 @@ def status(run: RunFolder, store: ReviewStore | None = None) -> ReviewStatus:
     people = sorted({r.reviewer for r in reviews if r.reviewer != AUTO and not r.adjudication})
     pairs = []
     pooled: dict[str, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+    pooled_language: dict[str, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
     shared: dict[tuple[str, str], list[str]] = defaultdict(list)  # a pair's common questions
     for q, by in current.items():
         here = sorted(n for n, r in by.items() if n != AUTO and not r.adjudication)
@@ -365,20 +419,14 @@ def status(run: RunFolder, store: ReviewStore | None = None) -> ReviewStatus:
             )
         )
         for q, x, y in zip(both, va, vb, strict=True):
-            dim = dimension_of.get(q, "?")
-            pooled[dim][0].append(x)
-            pooled[dim][1].append(y)
-    by_dimension = {
-        dim: PairAgreement(
-            reviewers=people,
-            items=len(xs),
-            agreement=round(sum(x == y for x, y in zip(xs, ys, strict=True)) / len(xs), 4)
-            if xs
-            else None,
-            kappa=cohen_kappa(xs, ys),
-        )
-        for dim, (xs, ys) in sorted(pooled.items())
-    }
+            for key, into in ((dimension_of.get(q, "?"), pooled), (_language(q), pooled_language)):
+                into[key][0].append(x)
+                into[key][1].append(y)
+    by_language: dict[str, dict[str, Any]] = defaultdict(lambda: {"states": Counter()})
+    for qid in asked:
+        by_language[_language(qid)]["states"][outcome(current.get(qid, {}))[0]] += 1
+    for language, (xs, ys) in pooled_language.items():
+        by_language[language]["agreement"] = _pooled(people, xs, ys)
     units = [
         [str(_verdict(r)) for name, r in by.items() if name != AUTO and not r.adjudication]
         for by in current.values()
@@ -391,7 +439,11 @@ def status(run: RunFolder, store: ReviewStore | None = None) -> ReviewStatus:
         conflicts=conflicts,
         stale=stale,
         pairs=pairs,
-        by_dimension=by_dimension,
+        by_dimension={d: _pooled(people, xs, ys) for d, (xs, ys) in sorted(pooled.items())},
+        by_language={
+            k: {"states": dict(sorted(v["states"].items())), "agreement": v.get("agreement")}
+            for k, v in sorted(by_language.items())
+        },
         alpha=krippendorff_alpha(units),
         alpha_items=sum(1 for u in units if len(u) >= 2),
         decisions=sum(1 for r in reviews if r.reviewer != AUTO),

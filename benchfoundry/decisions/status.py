@@ -24,6 +24,8 @@ class ReviewStatus(BaseModel):
     stale: list[str]  # decisions on a candidate that changed since: "question_id (reviewer)"
     pairs: list[PairAgreement]
     by_dimension: dict[str, PairAgreement]
+    # "en" and each twin language: {"states": state -> items, "agreement": PairAgreement | None}
+    by_language: dict[str, dict[str, Any]] = {}
     alpha: float | None
     alpha_items: int
     decisions: int
@@ -33,6 +35,25 @@ class ReviewStatus(BaseModel):
 
 def _value(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
+
+
+def _language_lines(state: ReviewStatus) -> list[str]:
+    """Per language, when twins are reviewed too: states and the agreement of people."""
+    if set(state.by_language) <= {"en"}:
+        return []
+    lines = [
+        "",
+        "| language | states | items | raw agreement | Cohen's kappa |",
+        "|---|---|---|---|---|",
+    ]
+    for language, entry in state.by_language.items():
+        states = ", ".join(f"{k} {v}" for k, v in entry["states"].items()) or "-"
+        pair = entry.get("agreement")
+        if isinstance(pair, dict):
+            pair = PairAgreement(**pair)
+        items, raw, kappa = (pair.items, pair.agreement, pair.kappa) if pair else (0, None, None)
+        lines.append(f"| {language} | {states} | {items} | {_value(raw)} | {_value(kappa)} |")
+    return lines
 
 
 def status_markdown(state: ReviewStatus) -> str:
@@ -54,7 +75,7 @@ def status_markdown(state: ReviewStatus) -> str:
         "|---|---|---|---|---|",
         *(
             f"| `{b['batch_id']}`{' (cross-check)' if b['cross_check'] else ''} | {b['reviewer']} | "
-            f"{b['dimension']} {b['part']} | {b['decided']} | {b['total']} |"
+            f"{b['dimension']}{' (' + b['language'] + ')' if b.get('language') else ''} {b['part']} | {b['decided']} | {b['total']} |"
             for b in state.batches
         ),
         "",
@@ -73,6 +94,7 @@ def status_markdown(state: ReviewStatus) -> str:
             f"| {d} | {p.items} | {_value(p.agreement)} | {_value(p.kappa)} |"
             for d, p in state.by_dimension.items()
         ),
+        *_language_lines(state),
         "",
         f"Krippendorff's alpha over all reviewers: {_value(state.alpha)} ({state.alpha_items} items "
         "decided by two or more)",

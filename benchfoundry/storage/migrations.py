@@ -8,7 +8,8 @@ Layout 1 (up to 2026-12-01) packed data into strings: `meta` was JSON text (a ca
 (`candidate:<question_id>#<dimension>`, `image:<image_id>#<dimension>`), a judgement's error was
 `"kind: message"`, and judgements and captions recorded no prompt id; results had no grader
 columns (`grader_reply`, `grade_error`: empty for a multiple-choice answer); review decisions had
-no `role` (added empty: decisions made before user accounts).
+no `role` (added empty: decisions made before user accounts). Decisions and review batches
+had no `language` (added empty: English items, before twins were reviewed).
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ UPGRADES: dict[str, Callable[[Row], Row]] = {
     "judgements": _judgement,
     "visual_facts": _facts,
     "results": dict,  # the grader columns are added empty
-    "reviews": dict,  # the decider's role is added empty (decisions before user accounts)
+    "reviews": dict,  # role and language added empty (decisions before accounts and twins)
+    "review_batches": dict,  # language added empty: batches of English items
 }
 
 

@@ -20,6 +20,7 @@ from benchfoundry.core.records import (
 )
 from benchfoundry.core.taxonomy import Taxonomy
 from benchfoundry.decisions.reviews import AUTO, candidate_hash, latest, outcome
+from benchfoundry.decisions.twins import twin_candidate
 
 SPLIT = "test"
 
@@ -151,14 +152,45 @@ def video_fields(meta: dict[str, str]) -> dict[str, object]:
     }
 
 
+def settle(
+    item: CandidateRecord, decisions: dict[str, ReviewRecord], include_auto: bool
+) -> tuple[str | None, ReviewRecord | None, str, list[str]]:
+    """(why the item is not released, or None; the decision that counts; the review state;
+    who decided) from the latest decisions on an item. No counting decision and no reason:
+    nobody decided yet."""
+    state, counting = outcome(decisions)
+    if state == "conflict":
+        return "reviewers disagree (not adjudicated)", None, state, []
+    if counting is None:
+        return None, None, state, []
+    counted = [counting] + [r for n, r in decisions.items() if state == "agreed" and n != AUTO]
+    if any(r.candidate_hash != candidate_hash(item) for r in counted):
+        return "decided on content that has changed since", None, state, []
+    if counting.decision == "reject":
+        return "rejected", None, state, []
+    if state == "auto" and not include_auto:
+        why = "accepted by the automatic reviewer only (publish needs allow_unreviewed)"
+        return why, None, state, []
+    if state == "agreed":
+        who = sorted(n for n, r in decisions.items() if n != AUTO and not r.adjudication)
+    else:
+        who = [counting.reviewer]
+    return None, counting, state, who
+
+
 def twin_rows(
-    rows: Sequence[ReleaseRow], twins: Sequence[TranslationRecord], include_auto: bool
+    rows: Sequence[ReleaseRow],
+    twins: Sequence[TranslationRecord],
+    candidates: dict[str, CandidateRecord],
+    reviews: Sequence[ReviewRecord],
+    include_auto: bool,
 ) -> tuple[list[ReleaseRow], Counter[str]]:
     """The released English rows' twins (indices after theirs), and why others are left out: a
     twin is released only beside its English item, with its key, written from the item as it was
-    released, and, until translations have a review of their own, only with `include_auto`
-    (its checks then stand as the automatic reviewer's acceptance, which the data says)."""
+    released, and as its own review decided (an edit of its text applied; accepted by the
+    automatic reviewer only with `include_auto`, which the row's `review_state` says)."""
     by_key = {(t.question_id, t.language): t for t in twins}
+    current = latest(r for r in reviews if r.language is not None)
     out: list[ReleaseRow] = []
     left: Counter[str] = Counter()
     for language in sorted({t.language for t in twins}):
@@ -166,30 +198,37 @@ def twin_rows(
             twin = by_key.get((r.question_id, language))
             if twin is None:
                 left[f"{language}: no twin (refused or not translated)"] += 1
-            elif twin.answer != r.answer or r.review_changes:
+                continue
+            if twin.answer != r.answer or r.review_changes:
                 left[
                     f"{language}: the English item changed in review after its twin was written"
                 ] += 1
-            elif not include_auto:
-                left[f"{language}: twin not reviewed by a person (needs allow_unreviewed)"] += 1
-            else:
-                out.append(
-                    r.model_copy(
-                        update={
-                            "index": len(rows) + len(out),
-                            "language": language,
-                            "question": twin.question,
-                            "hint": twin.hint,
-                            "options": list(twin.options),
-                            "reviewers": ["auto"],
-                            "review_decision": "accept",
-                            "review_state": "auto",
-                            "human_reviewed": False,
-                            "review_changes": [],
-                            "generator": f"{r.generator} -> {twin.method}",
-                        }
-                    )
+                continue
+            item = twin_candidate(candidates[r.question_id], twin)
+            why, counting, state, who = settle(
+                item, current.get(item.question_id, {}), include_auto
+            )
+            if counting is None:
+                left[f"{language}: twin {why or 'not decided in review yet'}"] += 1
+                continue
+            final, changes = apply(item, counting)
+            out.append(
+                r.model_copy(
+                    update={
+                        "index": len(rows) + len(out),
+                        "language": language,
+                        "question": final.question,
+                        "hint": final.hint or None,
+                        "options": list(final.options),
+                        "reviewers": who,
+                        "review_decision": counting.decision,
+                        "review_state": state,
+                        "human_reviewed": state != "auto",
+                        "review_changes": changes,
+                        "generator": f"{r.generator} -> {twin.method}",
+                    }
                 )
+            )
     return out, left
 
 
@@ -217,9 +256,9 @@ def select(
     missing = []
     for c in candidates:
         decisions = current.get(c.question_id, {})
-        state, counting = outcome(decisions)
-        if state == "conflict":
-            left["reviewers disagree (not adjudicated)"] += 1
+        why, counting, state, who = settle(c, decisions, include_auto)
+        if why is not None:
+            left[why] += 1
             continue
         if counting is None:
             if c.question_id in batched:
@@ -228,23 +267,9 @@ def select(
                 qc = scored[c.question_id].decision if c.question_id in scored else "unassessed"
                 left[f"not sent to review (quality control: {qc})"] += 1
             continue
-        counted = [counting] + [r for n, r in decisions.items() if state == "agreed" and n != AUTO]
-        if any(r.candidate_hash != candidate_hash(c) for r in counted):
-            left["decided on content that has changed since"] += 1
-            continue
-        if counting.decision == "reject":
-            left["rejected"] += 1
-            continue
-        if state == "auto" and not include_auto:
-            left["accepted by the automatic reviewer only (publish needs allow_unreviewed)"] += 1
-            continue
         if c.image_id not in images:
             missing.append(c.question_id)
             continue
-        if state == "agreed":
-            who = sorted(n for n, r in decisions.items() if n != AUTO and not r.adjudication)
-        else:
-            who = [counting.reviewer]
         final, changes = apply(c, counting)
         kept.append((final, counting, state, who, changes))
     rows = []

@@ -189,7 +189,11 @@ def prepare(stage: StageRun) -> Release:
         why = ", ".join(f"{v} {k}" for k, v in selection.left_out.items()) or "no candidates"
         raise PublishError(f"nothing to publish: no question was accepted in review ({why})")
     twins, twins_left = twin_rows(
-        selection.rows, run.table(TranslationRecord).records(), options.allow_unreviewed
+        selection.rows,
+        run.table(TranslationRecord).records(),
+        {c.question_id: c for c in run.table(CandidateRecord).records()},
+        run.table(ReviewRecord).records(),
+        options.allow_unreviewed,
     )
     for reason, n in twins_left.items():
         selection.left_out[f"twin {reason}"] = n

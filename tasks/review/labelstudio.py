@@ -2,7 +2,8 @@
 Label Studio's JSON export read back as review decisions.
 
 A task's `data` carries the image (inline as a data URI), hint, question, the options as text,
-and `question_id`, `batch_id`, `reviewer`; quality control's decision goes in as a prediction so
+and `question_id`, `batch_id`, `reviewer` (a twin's task also its `language` and its English
+item's question and options, shown beside it); quality control's decision goes in as a prediction so
 the Data Manager can sort by it. From an export, each annotation that was not cancelled becomes a
 decision: `decision` (choices), `answer` and `dimension` (choices), `new_question`, `new_options`
 (one option per line) and `reason` (text areas); `lead_time` is kept.
@@ -28,11 +29,17 @@ from benchfoundry.core.errors import UserError
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import REVIEW_DECISIONS
 from benchfoundry.decisions.reviews import Decision
+from benchfoundry.decisions.twins import TWIN_DECISIONS
 
 
-def label_config(dimensions: list[str], n_letters: int = 10, videos: bool = False) -> str:
+def label_config(
+    dimensions: list[str], n_letters: int = 10, videos: bool = False, twins: bool = False
+) -> str:
     """The labelling configuration (XML) for review tasks; with `videos`, a Video player for
-    the tasks of questions on a clip (their `video` and the `stretch` asked about)."""
+    the tasks of questions on a clip (their `video` and the `stretch` asked about); with
+    `twins`, for a batch of twins: the English item's text beside the twin's, and only the
+    decisions a twin takes (accept, reject, edit: it keeps its item's key and dimension)."""
+    decisions = list(TWIN_DECISIONS if twins else REVIEW_DECISIONS)
 
     def choices(values: list[str]) -> str:
         return "".join(f"<Choice value={quoteattr(v)}/>" for v in values)
@@ -49,10 +56,21 @@ def label_config(dimensions: list[str], n_letters: int = 10, videos: bool = Fals
         '  <Text name="question" value="$question"/>\n'
         '  <Text name="options" value="$options_text"/>\n'
         '  <Text name="key" value="$key_text"/>\n'
-        f'  <Choices name="decision" toName="question" choice="single" required="true">{choices(list(REVIEW_DECISIONS))}</Choices>\n'
-        f'  <Choices name="answer" toName="question" choice="single">{choices(list(LETTERS[:n_letters]))}</Choices>\n'
-        f'  <Choices name="dimension" toName="question" choice="single">{choices(dimensions)}</Choices>\n'
-        '  <TextArea name="new_question" toName="question" placeholder="the edited question"/>\n'
+        + (
+            '  <Header value="The English item"/>\n'
+            '  <Text name="english_question" value="$english_question"/>\n'
+            '  <Text name="english_options" value="$english_options_text"/>\n'
+            if twins
+            else ""
+        )
+        + f'  <Choices name="decision" toName="question" choice="single" required="true">{choices(decisions)}</Choices>\n'
+        + (
+            ""
+            if twins
+            else f'  <Choices name="answer" toName="question" choice="single">{choices(list(LETTERS[:n_letters]))}</Choices>\n'
+            f'  <Choices name="dimension" toName="question" choice="single">{choices(dimensions)}</Choices>\n'
+        )
+        + '  <TextArea name="new_question" toName="question" placeholder="the edited question"/>\n'
         '  <TextArea name="new_options" toName="question" placeholder="edited options, one per line"/>\n'
         '  <TextArea name="reason" toName="question" placeholder="why (required to reject)"/>\n'
         "</View>\n"
@@ -87,6 +105,18 @@ def tasks(
                 "qc_decision": s["decision"] or "",
                 "hits_text": s["hits_text"],
                 "hits_vlm": s["hits_vlm"],
+                **(
+                    {
+                        "language": s["language"],
+                        "english_question_id": s["english"]["question_id"],
+                        "english_question": s["english"]["question"],
+                        "english_options_text": "\n".join(
+                            f"{o['letter']}. {o['text']}" for o in s["english"]["options"]
+                        ),
+                    }
+                    if s.get("english")
+                    else {}
+                ),
                 **(
                     {
                         "video": f"data:{clip[0]};base64,{base64.b64encode(clip[1]).decode('ascii')}",

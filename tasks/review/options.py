@@ -12,13 +12,19 @@ from benchfoundry.core.options import Fix, SpecModel, StageOptionsModel
 
 
 class Reviewer(SpecModel):
-    """A person who reviews candidates; `dimensions` empty: every dimension."""
+    """A person who reviews candidates; `dimensions` empty: every dimension, `languages` empty:
+    the items and every language's twins."""
 
     name: str = Field(
         pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$", description="the reviewer's user name"
     )
     dimensions: list[str] = Field(
         default_factory=list, description="the dimensions they review (empty: all)"
+    )
+    languages: list[str] = Field(
+        default_factory=list,
+        description="the languages they review: `en` for the items, a twin's language (e.g. "
+        "`zh`) for its twins; empty: all",
     )
 
     @field_validator("name")

@@ -17,11 +17,13 @@ from benchfoundry.core.records import (
     ReviewBatchRecord,
     ReviewRecord,
     ScoredRecord,
+    TranslationRecord,
     VisualFactsRecord,
 )
 from benchfoundry.decisions.reviews import AUTO, candidate_hash, now
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.decisions.suspects import read_suspects
+from benchfoundry.decisions.twins import language_of, twin_candidates
 from benchfoundry.extractors.objects import objects_of, unplain
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.storage.visual_context import current_facts
@@ -40,6 +42,10 @@ def _share(question_id: str, salt: str) -> float:
 # --- batches ------------------------------------------------------------------------------------
 
 
+def _key(item: CandidateRecord) -> str:
+    return item.question_id
+
+
 def _order(scored: ScoredRecord) -> tuple[int, int, str]:
     return (
         0 if scored.decision == "flagged" else 1,
@@ -55,11 +61,14 @@ def plan(
     earlier: Sequence[ReviewBatchRecord],
     spec_hash: str,
     suspects: dict[str, str] | None = None,
+    language: str | None = None,
 ) -> tuple[list[ReviewBatchRecord], dict[str, int], int]:
     """New batches for the included candidates not yet in one of their reviewer's `earlier`
     batches; the dimensions no reviewer covers; how many questions are cross-checked. With
     `suspects` (question id -> why), those candidates instead, whatever their decision and
-    whoever saw them before: they go back to people (the same suspects give the same batches)."""
+    whoever saw them before: they go back to people (the same suspects give the same batches).
+    With `language`, the candidates are twins in that language (`decisions.twins`), batched
+    for the reviewers who read it."""
     if suspects is not None:
         batched: set[tuple[str, str]] = set()
         included = [c for c in candidates if c.question_id in suspects and c.question_id in scored]
@@ -73,16 +82,17 @@ def plan(
     by_dimension: dict[str, list[CandidateRecord]] = defaultdict(list)
     for c in included:
         by_dimension[c.dimension].append(c)
-    people = [r.name for r in options.reviewers]
+    speaks = language or "en"
+    readers = [r for r in options.reviewers if not r.languages or speaks in r.languages]
+    people = [r.name for r in readers]
     assigned: dict[tuple[str, str, bool], list[str]] = defaultdict(list)
     unassigned: dict[str, int] = {}
     cross = 0
     for dimension in sorted(by_dimension):
-        eligible = [
-            r.name for r in options.reviewers if not r.dimensions or dimension in r.dimensions
-        ]
+        eligible = [r.name for r in readers if not r.dimensions or dimension in r.dimensions]
         if not eligible:
-            unassigned[dimension] = len(by_dimension[dimension])
+            where = dimension if language is None else f"{dimension} ({language})"
+            unassigned[where] = len(by_dimension[dimension])
             continue
         ordered = sorted(by_dimension[dimension], key=lambda c: _order(scored[c.question_id]))
         for c in ordered:
@@ -101,22 +111,23 @@ def plan(
     created = now()
     batches = []
     # New batches continue the numbering of the reviewer's earlier ones in the dimension.
-    parts = Counter((b.reviewer, b.dimension) for b in earlier)
+    parts = Counter((b.reviewer, b.dimension, b.language) for b in earlier)
     for (reviewer, dimension, is_cross), qids in sorted(assigned.items()):
         for start in range(0, len(qids), options.batch_size):
             chunk = qids[start : start + options.batch_size]
-            parts[(reviewer, dimension)] += 1
+            parts[(reviewer, dimension, language)] += 1
             key = [reviewer, dimension, chunk] + (["suspects"] if suspects is not None else [])
             batches.append(
                 ReviewBatchRecord(
                     batch_id=content_hash(key, length=16),
                     reviewer=reviewer,
                     dimension=dimension,
-                    part=parts[(reviewer, dimension)],
+                    part=parts[(reviewer, dimension, language)],
                     question_ids=chunk,
                     cross_check=is_cross,
                     created_at=created,
                     spec_hash=spec_hash,
+                    language=language,
                 )
             )
     return batches, unassigned, cross
@@ -145,9 +156,11 @@ def auto_reviews(
     scored: dict[str, ScoredRecord],
     done: set[tuple[str, str]],
     withheld: dict[str, str] | None = None,
+    reason: str = "passed every automatic check (selected, no flags)",
 ) -> list[ReviewRecord]:
     """The automatic reviewer's acceptances: candidates that passed every automatic check
-    (selected, no flag, not `withheld`), once per candidate content."""
+    (selected, no flag, not `withheld`), once per candidate content; twins with their
+    English item's scores and `withheld`."""
     decided = now()
     out = []
     for c in candidates:
@@ -162,10 +175,11 @@ def auto_reviews(
                 question_id=c.question_id,
                 reviewer=AUTO,
                 decision="accept",
-                reason="passed every automatic check (selected, no flags)",
+                reason=reason,
                 tool="auto",
                 candidate_hash=digest,
                 decided_at=decided,
+                language=language_of(c),
             )
         )
     return out
@@ -180,6 +194,27 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
     stored = batch_table.records()
     suspects = read_suspects(options.suspects) if options.suspects else None
     batches, unassigned, cross = plan(candidates, scored, options, stored, spec_hash, suspects)
+    twins = twin_candidates(
+        {c.question_id: c for c in candidates}, run.table(TranslationRecord).records()
+    )
+    twin_scored = {
+        q: scored[t.meta["twin_of"]].model_copy(update={"question_id": q})
+        for q, t in twins.items()
+        if t.meta["twin_of"] in scored
+    }
+    twin_suspects = (
+        {q: suspects[t.meta["twin_of"]] for q, t in twins.items() if t.meta["twin_of"] in suspects}
+        if suspects is not None
+        else None
+    )
+    for language in sorted({t.meta["language"] for t in twins.values()}):
+        of = sorted((t for t in twins.values() if language_of(t) == language), key=_key)
+        more, left, crossed = plan(
+            of, twin_scored, options, stored, spec_hash, twin_suspects, language
+        )
+        batches += more
+        unassigned.update(left)
+        cross += crossed
     written = batch_table.append(batches)
     known = {c.question_id for c in candidates if c.question_id in scored}
     auto_now: list[ReviewRecord] = []
@@ -194,6 +229,14 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
             if scored[q].decision == "selected"
         }
         auto_now = auto_reviews(candidates, scored, done, withheld)
+        auto_now += auto_reviews(
+            sorted(twins.values(), key=_key),
+            twin_scored,
+            done,
+            {q: "english_withheld" for q, t in twins.items() if t.meta["twin_of"] in withheld},
+            reason="its English item passed every automatic check (selected, no flags) and the "
+            "twin passed the translation checks",
+        )
         store.add(auto_now)
     store.snapshot()
     every = stored + batches
@@ -221,6 +264,14 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
         serve=f"benchfoundry review serve --out {run.root}",
         suspects={q: why for q, why in (suspects or {}).items() if q in known},
         suspects_unknown=sorted(set(suspects or {}) - known),
+        twins=dict(
+            Counter(
+                language_of(t)
+                for q, t in twins.items()
+                if q in twin_scored
+                and (suspects is not None or twin_scored[q].decision in options.include)
+            )
+        ),
     )
 
 

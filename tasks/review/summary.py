@@ -25,6 +25,7 @@ class ReviewSummary(StageSummary):
     # those this run has no candidate for (another run's items?)
     suspects: dict[str, str] = {}
     suspects_unknown: list[str] = []
+    twins: dict[str, int] = {}  # language -> twins of included candidates, batched as their own
 
     def _suspect_lines(self) -> list[str]:
         out = [f"suspect {q}: {why}" for q, why in self.suspects.items()]
@@ -57,6 +58,12 @@ class ReviewSummary(StageSummary):
             "|---|---|",
             *(f"| {k} | {v} |" for k, v in self.per_reviewer.items()),
         ]
+        if self.twins:
+            lines += [
+                "",
+                "Twins reviewed as items of their own: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(self.twins.items())),
+            ]
         if self.unassigned:
             lines += [
                 "",

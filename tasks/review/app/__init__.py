@@ -303,7 +303,7 @@ def create_app(
                 "web",
                 data.dimensions(),
                 store=data.store,
-                candidates=data.candidates(),
+                candidates=data.items(),
                 role=principal.role,
             )
         except ReviewError as exc:  # pragma: no cover - record collects refusals

@@ -23,6 +23,7 @@ from benchfoundry.core.records import (
     VisualFactsRecord,
 )
 from benchfoundry.decisions.store import ReviewStore
+from benchfoundry.decisions.twins import twin_candidates, twin_parts
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.review.app.evidence import overlay_shapes
 
@@ -55,6 +56,7 @@ class ReviewData:
         self._pairs: set[tuple[str, str]] = set()
         self._pairs_mark = 0
         self._pairs_read_at = float("-inf")
+        self._items: tuple[tuple[int, int], dict[str, CandidateRecord]] | None = None
 
     def warm_in_background(self) -> threading.Thread:
         """Read the run's tables into the caches in a thread, so that the first pages are as
@@ -121,7 +123,7 @@ class ReviewData:
             return 403, f"only an adjudicator or an admin adjudicates; you are {principal.role}"
         if principal.role != "annotator":
             return None
-        if decision.question_id not in self.candidates():
+        if decision.question_id not in self.items():
             return 404, f"no candidate with question id '{decision.question_id}' in this run"
         stored = self._stored_batches()
         moved = self.store.assignments()
@@ -163,6 +165,20 @@ class ReviewData:
 
     def candidates(self) -> dict[str, CandidateRecord]:
         return self._table(CandidateRecord, lambda rs: {c.question_id: c for c in rs})
+
+    def items(self) -> dict[str, CandidateRecord]:
+        """Everything a decision may be about: the candidates and their twins
+        (`<question_id>@<language>`), rebuilt when either table changes."""
+        candidates, twins = self.candidates(), self.translations()
+        key = (id(candidates), id(twins))
+        with self._lock:
+            if self._items is not None and self._items[0] == key:
+                return self._items[1]
+        every = dict(candidates)
+        every.update(twin_candidates(candidates, (t for ts in twins.values() for t in ts)))
+        with self._lock:
+            self._items = (key, every)
+        return every
 
     def translations(self) -> dict[str, list[TranslationRecord]]:
         """question_id -> its twins in other languages (the translate stage's)."""
@@ -256,13 +272,14 @@ class ReviewData:
         """The batch's samples from `offset` (at most `limit`), in the batch's order."""
         asked = batch.question_ids[offset : None if limit is None else offset + limit]
         wanted = set(asked)
-        every = self.candidates()
+        every = self.items()
         candidates = {q: every[q] for q in asked if q in every}
         scored = self.scored()
         judgements = self.judgements()
         twins = self.translations()
+        english = {q: twin_parts(q)[0] for q in asked}
         answers: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for j in (j for q in asked for j in judgements.get(q, [])):
+        for j in (j for q in asked for j in judgements.get(english[q], [])):
             chosen = None
             if j.extracted and j.extracted in LETTERS[: len(j.option_order)]:
                 chosen = j.option_order[LETTERS.index(j.extracted)]
@@ -282,8 +299,9 @@ class ReviewData:
             c = candidates.get(qid)
             if c is None:
                 continue
-            s = scored.get(qid)
+            s = scored.get(english[qid])
             mine = current.get(qid, {}).get(batch.reviewer)
+            original = every.get(english[qid]) if qid != english[qid] else None
             out.append(
                 {
                     "question_id": qid,
@@ -309,9 +327,24 @@ class ReviewData:
                     "n_text_models": s.n_text_models if s else None,
                     "hits_vlm": s.hits_vlm if s else None,
                     "n_vlm_models": s.n_vlm_models if s else None,
-                    "answers": sorted(answers.get(qid, []), key=lambda a: (a["mode"], a["model"])),
+                    "answers": sorted(
+                        answers.get(english[qid], []), key=lambda a: (a["mode"], a["model"])
+                    ),
+                    # a twin's page shows its English item beside it (the twin is decided on)
+                    "language": c.meta.get("language") if original else None,
+                    "english": None
+                    if original is None
+                    else {
+                        "question_id": original.question_id,
+                        "question": original.question,
+                        "hint": original.hint,
+                        "options": [
+                            {"letter": LETTERS[i], "text": t}
+                            for i, t in enumerate(original.options)
+                        ],
+                    },
                     "review": mine.model_dump(mode="json") if mine else None,
-                    "twins": [  # shown beside the English item; decided on with it for now
+                    "twins": [  # shown under the English item; decided on in their own batches
                         {
                             "language": t.language,
                             "question": t.question,
@@ -320,7 +353,7 @@ class ReviewData:
                             ],
                             "method": t.method,
                         }
-                        for t in twins.get(qid, [])
+                        for t in (twins.get(qid, []) if original is None else [])
                     ],
                 }
             )
@@ -333,7 +366,7 @@ class ReviewData:
 
         current = self.store.latest()
         open_ = {q: by for q, by in current.items() if outcome(by)[0] == "conflict"}
-        every = self.candidates()
+        every = self.items()
         candidates = {q: every[q] for q in open_ if q in every}
         overlays = self.overlays(list(candidates.values()))
         out = []
@@ -368,6 +401,7 @@ class ReviewData:
             "batch_id": batch.batch_id,
             "reviewer": batch.reviewer,
             "dimension": batch.dimension,
+            "language": batch.language,
             "part": batch.part,
             "cross_check": batch.cross_check,
             "decided": decided,

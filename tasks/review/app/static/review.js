@@ -107,6 +107,12 @@
       if (/^[A-J]$/.test(letter)) decide(target, { decision: "fix_answer", new_answer: letter });
       return;
     }
+    const twin = sample.dataset.twin;
+    if (twin && (event.key === "f" || event.key === "m")) {  // the English item's decisions
+      event.preventDefault();
+      sample.querySelector(".message").textContent = "a " + twin + " twin keeps its English item's key and dimension: accept, reject or edit its text";
+      return;
+    }
     const keys = {
       j: () => move(1), k: () => move(-1),
       a: () => decide(sample, { decision: "accept" }),
