@@ -58,18 +58,38 @@ class OcrBackend(Backend, ABC):
         """Text lines with their box (x0, y0, x1, y1) and confidence."""
 
 
+def default_batch_size(settings: dict[str, Any], device: str) -> int:
+    """Images per batched call: the `batch_size` setting, else 8 on a GPU and 1 on a CPU (where a
+    batch saves little time and costs a batch's memory)."""
+    return max(1, int(settings.get("batch_size") or (8 if device.startswith("cuda") else 1)))
+
+
 class Segmenter(Backend, ABC):
     role = "segmenter"
+    batch_size = 1  # images the extract stage hands `segment_many` at once
 
     @abstractmethod
     def segment(self, image: Image.Image) -> list[Region]:
         """Object regions, largest first."""
 
+    def segment_many(self, images: list[Image.Image]) -> list[list[Region]]:
+        """`segment` of each image, in order; backends whose model batches override it."""
+        return [self.segment(image) for image in images]
+
 
 class Captioner(Backend, ABC):
     role = "captioner"
+    batch_size = 1  # images the extract stage hands `caption_many` at once
 
     @abstractmethod
     def caption(self, image: Image.Image, context: str | None = None) -> list[Caption]:
         """Captions of the whole image (or of a crop); `context` is what the other extractors
         found, for captioners that compose from it."""
+
+    def caption_many(
+        self, images: list[Image.Image], contexts: list[str | None] | None = None
+    ) -> list[list[Caption]]:
+        """`caption` of each image with its context, in order; backends whose model batches
+        override it."""
+        contexts = contexts if contexts is not None else [None] * len(images)
+        return [self.caption(image, context) for image, context in zip(images, contexts, strict=True)]

@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, Region, Segmenter
+from benchfoundry.extractors.base import (
+    ExtractorFailed,
+    ExtractorUnavailable,
+    Region,
+    Segmenter,
+    default_batch_size,
+)
 
 _LOCK = threading.Lock()
 
@@ -75,6 +81,7 @@ class TransformersSAM(Segmenter):
         self.min_share = float(settings.get("min_share", 0.002))
         self.max_regions = int(settings.get("max_regions", 12))
         self.max_side = int(settings.get("max_side", 512))
+        self.batch_size = default_batch_size(settings, self.device)
 
     @property
     def model(self) -> str:
@@ -90,57 +97,61 @@ class TransformersSAM(Segmenter):
         ys = (np.arange(n) + 0.5) / n * height
         return [[float(x), float(y)] for y in ys for x in xs]
 
+    def _bounded(self, image: Image.Image) -> Image.Image:
+        """RGB at a bounded size: the masks of every point are upscaled to this size before
+        filtering, so a 50-megapixel image would otherwise need tens of GB."""
+        rgb = image.convert("RGB")
+        factor = min(1.0, self.max_side / max(rgb.size))
+        if factor == 1:
+            return rgb
+        return rgb.resize((max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor))))
+
     def segment(self, image: Image.Image) -> list[Region]:
+        return self.segment_many([image])[0]
+
+    def segment_many(self, images: list[Image.Image]) -> list[list[Region]]:
+        """The image encoder once over the batch (the processor resizes and pads every image to
+        the same square), then each chunk of point prompts decoded for every image at once; the
+        masks are upscaled and filtered one image at a time, as for a single image."""
         import torch
 
-        original = image.convert("RGB")
-        # Work at a bounded size: the masks of every point are upscaled to this size before
-        # filtering, so a 50-megapixel image would otherwise need tens of GB.
-        factor = min(1.0, self.max_side / max(original.size))
-        rgb = (
-            original.resize(
-                (max(1, round(original.width * factor)), max(1, round(original.height * factor)))
-            )
-            if factor < 1
-            else original
-        )
-        points = self._grid(rgb.width, rgb.height)
+        rgbs = [self._bounded(image) for image in images]
+        grids = [[[p] for p in self._grid(rgb.width, rgb.height)] for rgb in rgbs]
+        found: list[tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = [
+            ([], [], []) for _ in rgbs
+        ]
         try:
             with _LOCK, torch.no_grad():
-                base = self.processor(images=rgb, return_tensors="pt").to(self.device)
-                embeddings = self.sam.get_image_embeddings(base["pixel_values"])
-                masks, scores, stability = [], [], []
-                for start in range(0, len(points), self.points_per_batch):
-                    batch = [[[p] for p in points[start : start + self.points_per_batch]]]
-                    inputs = self.processor(images=rgb, input_points=batch, return_tensors="pt").to(
-                        self.device
-                    )
+                inputs = self.processor(images=rgbs, input_points=grids, return_tensors="pt")
+                embeddings = self.sam.get_image_embeddings(inputs["pixel_values"].to(self.device))
+                for start in range(0, len(grids[0]), self.points_per_batch):
+                    points = inputs["input_points"][:, start : start + self.points_per_batch]
                     out = self.sam(
                         image_embeddings=embeddings,
-                        input_points=inputs["input_points"],
+                        input_points=points.to(self.device),
                         multimask_output=True,
                     )
-                    logits = self.processor.image_processor.post_process_masks(
-                        out.pred_masks.cpu(),
-                        inputs["original_sizes"].cpu(),
-                        inputs["reshaped_input_sizes"].cpu(),
-                        binarize=False,
-                    )[0]  # (points, 3, H, W)
-                    iou = out.iou_scores[0].cpu()  # (points, 3)
-                    best = iou.argmax(dim=1)
-                    chosen = logits[torch.arange(len(best)), best]
-                    masks.append((chosen > 0).numpy())
-                    scores.append(iou[torch.arange(len(best)), best].numpy())
-                    high, low = (
-                        (chosen > 1.0).sum((1, 2)).float(),
-                        (chosen > -1.0).sum((1, 2)).float(),
-                    )
-                    stability.append((high / low.clamp(min=1)).numpy())
+                    for i, (masks, scores, stability) in enumerate(found):
+                        logits = self.processor.image_processor.post_process_masks(
+                            out.pred_masks[i : i + 1].cpu(),
+                            inputs["original_sizes"][i : i + 1],
+                            inputs["reshaped_input_sizes"][i : i + 1],
+                            binarize=False,
+                        )[0]  # (points, 3, H, W)
+                        iou = out.iou_scores[i].cpu()  # (points, 3)
+                        best = iou.argmax(dim=1)
+                        chosen = logits[torch.arange(len(best)), best]
+                        masks.append((chosen > 0).numpy())
+                        scores.append(iou[torch.arange(len(best)), best].numpy())
+                        high = (chosen > 1.0).sum((1, 2)).float()
+                        low = (chosen > -1.0).sum((1, 2)).float()
+                        stability.append((high / low.clamp(min=1)).numpy())
         except (RuntimeError, ValueError) as exc:
             raise ExtractorFailed(f"SAM: {type(exc).__name__}: {exc}") from None
-        return self._select(
-            np.concatenate(masks), np.concatenate(scores), np.concatenate(stability)
-        )
+        return [
+            self._select(np.concatenate(m), np.concatenate(s), np.concatenate(t))
+            for m, s, t in found
+        ]
 
     def _select(self, masks: np.ndarray, scores: np.ndarray, stability: np.ndarray) -> list[Region]:
         total = masks.shape[1] * masks.shape[2]

@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.core.records import CandidateRecord, QuarantineRecord, TranslationRecord
+from benchfoundry.core.records import (
+    CandidateRecord,
+    QuarantineRecord,
+    ReviewBatchRecord,
+    TranslationRecord,
+)
 from benchfoundry.storage.tables import RunFolder
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
@@ -116,6 +121,36 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
     assert len(in_chinese) == len(zh)
     again = build(str(spec), stages=["translate"]).of("translate")
     assert again.twins_added == 0 and again.already_done == len(twins)
+    # Twins were reviewed as items of their own (the automatic reviewer accepted the twins of
+    # the items it accepted); a person's decisions on twins make the next release: a rejected
+    # twin leaves it, an edited one is released as edited, each row saying who decided.
+    from benchfoundry.decisions.reviews import Decision, record
+
+    assert set(zh.review_state) == {"auto"}
+    assert {b.language for b in run.table(ReviewBatchRecord).records()} == {None, "zh"}
+    gone, edited = sorted(zh.question_id)[:2]
+    added, _, refused = record(
+        run,
+        [
+            Decision(f"{gone}@zh", "li", "reject", reason="mistranslated"),
+            Decision(f"{edited}@zh", "li", "edit", new_question="改过的问题？"),
+        ],
+        "file",
+    )
+    assert (added, refused) == (2, [])
+    second = build(str(spec), stages=["publish"]).of("publish")
+    assert second.left_out["twin zh: twin rejected"] == 1
+    zh2 = pd.concat(
+        pd.read_parquet(p)
+        for p in sorted(
+            (tmp_path / "releases" / "twins" / second.version / "data" / "zh").glob("*.parquet")
+        )
+    ).set_index("question_id")
+    assert gone not in zh2.index and len(zh2) == len(zh) - 1
+    assert zh2.loc[edited, "question"] == "改过的问题？"
+    assert zh2.loc[edited, "review_state"] == "agreed" and list(zh2.loc[edited, "reviewers"]) == [
+        "li"
+    ]
 
 
 def test_the_translator_writes_the_other_items_and_bad_twins_are_quarantined(tmp_path):
