@@ -44,6 +44,7 @@ class CardInputs(BaseModel):
     num_bytes: int
     tsv_differences: int = 0  # questions VLMEvalKit's TSV reader reads otherwise
     languages: dict[str, int] = {}  # twins per language besides English (bilingual releases)
+    languages_by_people: dict[str, int] = {}  # of those, the twins a person accepted in review
 
 
 def size_category(n: int) -> str:
@@ -209,6 +210,16 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
     return out
 
 
+def _twin_review(n: int, by_people: int) -> str:
+    if by_people == n:
+        return "each accepted (or edited) by a person"
+    return (
+        f"{by_people} accepted (or edited) by a person, {n - by_people} by the automatic reviewer "
+        "only (their English item passed every automatic check; `human_reviewed` is false and "
+        "`review_state` is `auto` on those rows)"
+    )
+
+
 def body(
     rows: Sequence[ReleaseRow], inputs: CardInputs, taxonomy: Taxonomy, licences: Counter[str]
 ) -> list[str]:
@@ -331,8 +342,9 @@ def body(
         *(
             f"- `data/{language}/test-*.parquet`: the {n} twins in `{language}` (config "
             f"`{language}`): the same `question_id`, image and key as their English items, "
-            "written by benchfoundry's translate stage and accepted by its checks (the automatic "
-            "reviewer), not by a person"
+            "written by benchfoundry's translate stage, checked (option count, key, numbers, "
+            "nothing left untranslated) and reviewed as items of their own: "
+            + _twin_review(n, inputs.languages_by_people.get(language, 0))
             for language, n in sorted(inputs.languages.items())
         ),
         (

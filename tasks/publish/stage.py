@@ -266,10 +266,10 @@ def _card_inputs(release: Release, data: list[Path]) -> CardInputs:
         allow_unreviewed=options.allow_unreviewed,
         num_bytes=sum(p.stat().st_size for p in data),
         tsv_differences=len(release.tsv_differences),
-        languages={
-            lang: sum(t.language == lang for t in release.twins)
-            for lang in sorted({t.language for t in release.twins})
-        },
+        languages=dict(sorted(Counter(t.language for t in release.twins).items())),
+        languages_by_people=dict(
+            Counter(t.language for t in release.twins if t.human_reviewed).items()
+        ),
     )
 
 
