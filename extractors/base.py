@@ -92,4 +92,6 @@ class Captioner(Backend, ABC):
         """`caption` of each image with its context, in order; backends whose model batches
         override it."""
         contexts = contexts if contexts is not None else [None] * len(images)
-        return [self.caption(image, context) for image, context in zip(images, contexts, strict=True)]
+        return [
+            self.caption(image, context) for image, context in zip(images, contexts, strict=True)
+        ]

@@ -1,5 +1,5 @@
 """Captions from a local `transformers` image-to-text model given by path or id (BLIP, BLIP-2,
-GIT, ...), on the GPU when there is one."""
+GIT, ...), on the GPU when there is one; a batch of images is captioned by one `generate`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from typing import Any
 from PIL import Image
 
 from benchfoundry.core.records import Caption
-from benchfoundry.extractors.base import Captioner, ExtractorFailed, ExtractorUnavailable
+from benchfoundry.extractors.base import (
+    Captioner,
+    ExtractorFailed,
+    ExtractorUnavailable,
+    default_batch_size,
+)
 
 _LOCK = threading.Lock()
 
@@ -42,6 +47,7 @@ class TransformersCaptioner(Captioner):
             ) from None
         self.max_new_tokens = int(settings.get("max_new_tokens", 30))
         self.prompt = settings.get("prompt")
+        self.batch_size = default_batch_size(settings, self.device)
 
     @property
     def model(self) -> str:
@@ -52,11 +58,21 @@ class TransformersCaptioner(Captioner):
         return importlib.metadata.version("transformers")
 
     def caption(self, image: Image.Image, context: str | None = None) -> list[Caption]:
+        return self.caption_many([image], [context])[0]
+
+    def caption_many(
+        self, images: list[Image.Image], contexts: list[str | None] | None = None
+    ) -> list[list[Caption]]:
+        """One greedy `generate` over the batch (the processor resizes every image to the
+        model's size; every prompt is the same, so no row is padded); `contexts` are unused."""
         import torch
 
-        kwargs: dict[str, Any] = {"images": image.convert("RGB"), "return_tensors": "pt"}
+        kwargs: dict[str, Any] = {
+            "images": [image.convert("RGB") for image in images],
+            "return_tensors": "pt",
+        }
         if self.prompt:
-            kwargs["text"] = self.prompt
+            kwargs["text"] = [self.prompt] * len(images)
         try:
             with _LOCK, torch.no_grad():
                 inputs = self.processor(**kwargs).to(self.device)
@@ -70,5 +86,10 @@ class TransformersCaptioner(Captioner):
             if "input_ids" in inputs and self.net.config.is_encoder_decoder is False
             else 0
         )
-        text = self.processor.decode(output[0][start:], skip_special_tokens=True).strip()
-        return [Caption(text=text, backend=self.name, model=self.source)] if text else []
+        texts = self.processor.batch_decode(output[:, start:], skip_special_tokens=True)
+        return [
+            [Caption(text=text.strip(), backend=self.name, model=self.source)]
+            if text.strip()
+            else []
+            for text in texts
+        ]

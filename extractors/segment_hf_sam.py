@@ -2,7 +2,8 @@
 copy of facebook/sam-vit-base); on the GPU when there is one. Automatic mask generation is done
 here: a grid of point prompts, the best of SAM's three masks per point, filtered by predicted
 IoU and stability, then non-maximum suppression in numpy. It needs no torchvision, which
-transformers' own mask-generation pipeline does."""
+transformers' own mask-generation pipeline does. `segment_many` encodes a batch of images at
+once (`batch_size`, default 8 on a GPU, 1 on a CPU) and gives what `segment` gives one by one."""
 
 from __future__ import annotations
 
@@ -131,21 +132,21 @@ class TransformersSAM(Segmenter):
                         input_points=points.to(self.device),
                         multimask_output=True,
                     )
+                    best = out.iou_scores.argmax(dim=2)  # (images, points): the best of 3
+                    rows = torch.arange(best.shape[1], device=best.device)
                     for i, (masks, scores, stability) in enumerate(found):
+                        # Only the chosen mask is upscaled, on the model's device.
                         logits = self.processor.image_processor.post_process_masks(
-                            out.pred_masks[i : i + 1].cpu(),
+                            [out.pred_masks[i, rows, best[i]][:, None]],
                             inputs["original_sizes"][i : i + 1],
                             inputs["reshaped_input_sizes"][i : i + 1],
                             binarize=False,
-                        )[0]  # (points, 3, H, W)
-                        iou = out.iou_scores[i].cpu()  # (points, 3)
-                        best = iou.argmax(dim=1)
-                        chosen = logits[torch.arange(len(best)), best]
-                        masks.append((chosen > 0).numpy())
-                        scores.append(iou[torch.arange(len(best)), best].numpy())
-                        high = (chosen > 1.0).sum((1, 2)).float()
-                        low = (chosen > -1.0).sum((1, 2)).float()
-                        stability.append((high / low.clamp(min=1)).numpy())
+                        )[0][:, 0]  # (points, H, W)
+                        masks.append((logits > 0).cpu().numpy())
+                        scores.append(out.iou_scores[i, rows, best[i]].cpu().numpy())
+                        high = (logits > 1.0).sum((1, 2)).float()
+                        low = (logits > -1.0).sum((1, 2)).float()
+                        stability.append((high / low.clamp(min=1)).cpu().numpy())
         except (RuntimeError, ValueError) as exc:
             raise ExtractorFailed(f"SAM: {type(exc).__name__}: {exc}") from None
         return [

@@ -149,3 +149,21 @@ def test_non_max_suppression_keeps_the_best_of_overlapping_boxes():
     boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30]], dtype=float)
     assert box_iou(boxes[:1], boxes[1:2])[0, 0] == pytest.approx(81 / 119)
     assert non_max_suppression(boxes, np.array([0.5, 0.9, 0.7]), 0.5) == [1, 2]
+
+
+def test_a_backend_without_a_batched_method_takes_a_batch_one_image_at_a_time():
+    """`segment_many` and `caption_many` default to the single-image method in a loop, and such
+    a backend asks the extract stage for one image at a time."""
+    segmenter, captioner = create("segmenter", "classical"), create("captioner", "composed")
+    assert segmenter.batch_size == captioner.batch_size == 1
+    images = [render(s) for s in make_scenes(n_objects=2, n_text=0, seed=23)]
+    images[1] = images[1].resize((150, 100))
+    regions = [[(r.box, r.area) for r in found] for found in segmenter.segment_many(images)]
+    assert regions == [[(r.box, r.area) for r in segmenter.segment(i)] for i in images]
+    assert all(regions)
+    contexts = ["2 objects: a red object at the top left", None]
+    many = captioner.caption_many(images, contexts)
+    assert many == [captioner.caption(i, c) for i, c in zip(images, contexts, strict=True)]
+    assert "a red object" in many[0][0].text and "150x100" in many[1][0].text
+    assert captioner.caption_many(images) == [captioner.caption(i) for i in images]
+    assert segmenter.segment_many([]) == [] and captioner.caption_many([]) == []

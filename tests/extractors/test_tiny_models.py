@@ -148,3 +148,45 @@ def test_transformers_captioner_captions_images(tmp_path):
     assert len(captions) == 1, "random weights still say some words of the vocabulary"
     assert captions[0].backend == "hf" and captions[0].model.endswith("blip")
     assert set(captions[0].text.split()) <= {"a", "red", "square", "on", "grey", "picture", "of"}
+
+
+def _sizes_apart():
+    """Three scenes at different sizes and shapes: the processors resize them to one size."""
+    first, second, third = (render(s) for s in make_scenes(n_objects=3, n_text=0, seed=7))
+    return [first, second.resize((200, 90)), third.resize((300, 460))]
+
+
+def test_transformers_sam_batched_equals_one_by_one(tmp_path):
+    settings = {
+        "checkpoint": str(_tiny_sam(tmp_path / "sam")),
+        "pred_iou_thresh": 0.0,
+        "stability_score_thresh": 0.0,
+        "nms_thresh": 1.0,  # every region up to max_regions, not only the few NMS keeps
+        "points_per_side": 4,
+        "points_per_batch": 6,  # the point prompts in three chunks
+        "batch_size": 3,
+    }
+    segmenter = create("segmenter", "hf-sam", settings)
+    assert segmenter.batch_size == 3
+    images = _sizes_apart()
+    batched = segmenter.segment_many(images)
+    alone = [segmenter.segment(image) for image in images]
+    assert [len(r) for r in batched] == [len(r) for r in alone] == [12, 12, 12]
+    for image, many, one in zip(images, batched, alone, strict=True):
+        assert [(r.box, r.area) for r in many] == [(r.box, r.area) for r in one]
+        assert all((a.mask == b.mask).all() for a, b in zip(many, one, strict=True))
+        assert all(a.mask.shape == (image.height, image.width) for a in many)
+        # The scores are the same up to float32 rounding of a batched matrix product.
+        assert [a.score for a in many] == pytest.approx([b.score for b in one], rel=1e-5)
+
+
+@pytest.mark.parametrize("prompt", [None, "a picture of"])
+def test_transformers_captioner_batched_equals_one_by_one(tmp_path, prompt):
+    settings = {"model": str(_tiny_blip(tmp_path / "blip")), "max_new_tokens": 5, "prompt": prompt}
+    captioner = create("captioner", "hf", {**settings, "batch_size": 3})
+    assert captioner.batch_size == 3 and create("captioner", "hf", settings).batch_size == 1
+    images = _sizes_apart()
+    batched = captioner.caption_many(images, [None, "ignored", None])
+    assert batched == [captioner.caption(image) for image in images]
+    if prompt is None:  # the tiny BLIP ends a prompt with [SEP] and says nothing after it
+        assert all(len(c) == 1 and c[0].text for c in batched)
