@@ -53,6 +53,12 @@ class ExtractOptions(StageOptionsModel):
         description="regions smaller than this share of the image are dropped",
     )
     batch_size: int = Field(default=8, ge=1, description="images per Prefect task")
+    model_batch_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="images per call of a segmenter or captioner that batches (hf-sam, hf), at "
+        "most batch_size; default 8 on a GPU, 1 on a CPU; the facts do not change with it",
+    )
     context_max_chars: int = Field(
         default=2000, ge=200, description="the longest facts text shown as the summary's example"
     )

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,13 +25,16 @@ from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.reasons import Rejection, register
 from benchfoundry.core.records import (
+    Caption,
     ExtractorInfo,
     ImageRecord,
+    Instance,
+    OcrLine,
     QuarantineRecord,
     VisualFactsRecord,
 )
 from benchfoundry.extractors import registry
-from benchfoundry.extractors.base import Captioner, ExtractorFailed, OcrBackend, Segmenter
+from benchfoundry.extractors.base import Captioner, ExtractorFailed, OcrBackend, Region, Segmenter
 from benchfoundry.extractors.caption_composed import compose_context
 from benchfoundry.extractors.describe import DESCRIBER, describe
 from benchfoundry.gateway import Gateway
@@ -40,6 +45,8 @@ from benchfoundry.tasks.extract.summary import ExtractSummary
 
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
+
+logger = logging.getLogger(__name__)
 
 REASONS = register(
     "extract",
@@ -68,11 +75,19 @@ def build_extractors(options: ExtractOptions, extra: dict[str, object] | None = 
     """Build the backends the options name; `ExtractorUnavailable` says what is missing."""
     chosen = {"ocr": options.ocr, "segmenter": options.segmenter, "captioner": options.captioner}
     extra = extra or {}
+    # How many images a backend takes at once is no setting of its facts: not in the hash.
+    batching = {} if options.model_batch_size is None else {"batch_size": options.model_batch_size}
     built = {
         role: None
         if name == "none"
         else registry.create(
-            role, name, {**options.settings(role), **(extra if role == "captioner" else {})}
+            role,
+            name,
+            {
+                **options.settings(role),
+                **(batching if role != "ocr" else {}),
+                **(extra if role == "captioner" else {}),
+            },
         )
         for role, name in chosen.items()
     }
@@ -130,12 +145,33 @@ class BatchOutcome:
     pid: int = field(default_factory=os.getpid)  # the process that extracted the batch
 
 
-def extract_one(
-    image_id: str, data: bytes, source: str, extractors: Extractors, outcome: BatchOutcome
-) -> None:
-    """Facts for one image, or its rejection; time spent per backend goes to `outcome.seconds`."""
+@dataclass
+class Pending:
+    """One decoded image on its way through the backends, with the facts found so far."""
+
+    image_id: str
+    source: str
+    image: Image.Image
+    regions: list[Region] = field(default_factory=list)
+    instances: list[Instance] = field(default_factory=list)
+    lines: list[OcrLine] = field(default_factory=list)
+    captions: list[Caption] = field(default_factory=list)
+
+    def rejection(self, reason: str, detail: str) -> Rejection:
+        return Rejection(
+            self.source,
+            "image",
+            reason,
+            f"{self.image_id[:12]}: {detail}",
+            stage="extract",
+            ref_id=self.image_id,
+        )
+
+
+def decoded(image_id: str, data: bytes, source: str, outcome: BatchOutcome) -> Pending | None:
+    """The stored image as RGB, or its rejection in `outcome`."""
     try:
-        image = to_rgb(Image.open(io.BytesIO(data)))
+        return Pending(image_id, source, to_rgb(Image.open(io.BytesIO(data))))
     except Exception as exc:  # a stored image that no longer decodes
         outcome.rejections.append(
             Rejection(
@@ -147,66 +183,102 @@ def extract_one(
                 ref_id=image_id,
             )
         )
-        return
-    try:
-        instances, lines, captions = [], [], []
-        if extractors.segmenter is not None:
-            started = time.perf_counter()
-            regions = extractors.segmenter.segment(image)
-            outcome.seconds["segmenter"] += time.perf_counter() - started
-            started = time.perf_counter()
-            instances = describe(
-                image, regions, extractors.captioner if extractors.label_instances else None
-            )
-            outcome.seconds["describer"] += time.perf_counter() - started
-        if extractors.ocr is not None:
-            started = time.perf_counter()
-            lines = extractors.ocr.read(image)
-            outcome.seconds["ocr"] += time.perf_counter() - started
-        if extractors.captioner is not None:
-            started = time.perf_counter()
-            captions = extractors.captioner.caption(image, compose_context(instances, lines))
-            outcome.seconds["captioner"] += time.perf_counter() - started
-    except MemoryError:
-        outcome.rejections.append(
-            Rejection(
-                source,
-                "image",
-                "out_of_memory",
-                f"{image_id[:12]}: {image.width}x{image.height}",
-                stage="extract",
-                ref_id=image_id,
-            )
-        )
-        return
-    except ExtractorFailed as exc:
-        outcome.rejections.append(
-            Rejection(
-                source,
-                "image",
-                "extractor_failed",
-                f"{image_id[:12]}: {exc}",
-                stage="extract",
-                ref_id=image_id,
-            )
-        )
-        return
-    outcome.records.append(
+        return None
+
+
+def step(
+    backend: str,
+    items: list[Pending],
+    fill: Callable[[list[Pending]], None],
+    size: int,
+    outcome: BatchOutcome,
+) -> list[Pending]:
+    """`fill` the images' facts `size` at a time; the images it did not fail on come back. A
+    batch it fails on is filled again one image at a time, so that only the image at fault is
+    rejected (with the reason); its time goes to `outcome.seconds[backend]`."""
+    started = time.perf_counter()
+    done = []
+    for at in range(0, len(items), size):
+        part = items[at : at + size]
+        if len(part) > 1:
+            try:
+                fill(part)
+                done += part
+                continue
+            except (ExtractorFailed, MemoryError) as exc:
+                logger.info("%s failed on a batch of %d (%s); each alone", backend, len(part), exc)
+        for item in part:
+            try:
+                fill([item])
+                done.append(item)
+            except MemoryError:
+                size_text = f"{item.image.width}x{item.image.height}"
+                outcome.rejections.append(item.rejection("out_of_memory", size_text))
+            except ExtractorFailed as exc:
+                outcome.rejections.append(item.rejection("extractor_failed", str(exc)))
+    outcome.seconds[backend] += time.perf_counter() - started
+    return done
+
+
+def segment(segmenter: Segmenter, part: list[Pending]) -> None:
+    for item, regions in zip(part, segmenter.segment_many([p.image for p in part]), strict=True):
+        item.regions = regions
+
+
+def describe_regions(captioner: Captioner | None, part: list[Pending]) -> None:
+    for item in part:
+        item.instances = describe(item.image, item.regions, captioner)
+        item.regions = []  # their masks are no longer needed
+
+
+def read_text(ocr: OcrBackend, part: list[Pending]) -> None:
+    for item in part:
+        item.lines = ocr.read(item.image)
+
+
+def caption(captioner: Captioner, part: list[Pending]) -> None:
+    contexts = [compose_context(p.instances, p.lines) for p in part]
+    found = captioner.caption_many([p.image for p in part], contexts)
+    for item, captions in zip(part, found, strict=True):
+        item.captions = captions
+
+
+def extract_images(items: list[Pending], extractors: Extractors, outcome: BatchOutcome) -> None:
+    """Facts for decoded images, in the order a backend's inputs need them: the segmenter and
+    the captioner over batches of their `batch_size`, the describer and OCR image by image.
+    Each image's facts or its rejection go to `outcome`."""
+    segmenter, ocr, captioner = extractors.segmenter, extractors.ocr, extractors.captioner
+    if segmenter is not None:
+        items = step("segmenter", items, partial(segment, segmenter), segmenter.batch_size, outcome)
+        labeller = captioner if extractors.label_instances else None
+        items = step("describer", items, partial(describe_regions, labeller), 1, outcome)
+    if ocr is not None:
+        items = step("ocr", items, partial(read_text, ocr), 1, outcome)
+    if captioner is not None:
+        items = step("captioner", items, partial(caption, captioner), captioner.batch_size, outcome)
+    outcome.records += [
         VisualFactsRecord(
-            image_id=image_id,
+            image_id=item.image_id,
             config_hash=extractors.config_hash,
-            captions=captions,
-            instances=instances,
-            ocr_lines=lines,
+            captions=item.captions,
+            instances=item.instances,
+            ocr_lines=item.lines,
             extractors=extractors.infos,
         )
-    )
+        for item in items
+    ]
 
 
 def extract_batch(batch: list[tuple[str, bytes, str]], extractors: Extractors) -> BatchOutcome:
+    """Facts for a batch of stored images, decoded a model batch at a time (the larger of the
+    segmenter's and the captioner's `batch_size`), so that only that many are held at once."""
     outcome = BatchOutcome()
-    for image_id, data, source in batch:
-        extract_one(image_id, data, source, extractors, outcome)
+    held = max(
+        [1] + [b.batch_size for b in (extractors.segmenter, extractors.captioner) if b is not None]
+    )
+    for at in range(0, len(batch), held):
+        items = [decoded(*row, outcome) for row in batch[at : at + held]]
+        extract_images([i for i in items if i is not None], extractors, outcome)
     return outcome
 
 

@@ -103,6 +103,7 @@ def test_the_configuration_hash_follows_only_what_changes_the_facts():
                 ocr="none",
                 captioner="none",
                 batch_size=3,
+                model_batch_size=2,
                 context_max_chars=900,
                 ocr_model_dir="/x",
                 segmenter_checkpoint="/y",
@@ -184,3 +185,53 @@ def test_a_vlm_captioner_uses_the_specs_catalogue_and_its_usage_is_recorded(run,
     assert {(c.prompt_id, c.prompt_hash) for c in captions} == {
         (template.prompt_id, template.version)
     }
+
+
+@pytest.mark.slow
+def test_a_batching_segmenter_gives_the_facts_of_one_by_one_and_isolates_a_failing_image(
+    run, tmp_path, store_raw_image, caplog
+):
+    """hf-sam (a tiny random SAM) over batches of 4: the same facts as image by image, and an
+    image it cannot take (3 px wide: 0 px at the tiny SAM's size) fails its batch, which is run
+    again image by image, so that it alone is quarantined."""
+    import io
+    import logging
+
+    from PIL import Image
+
+    from benchfoundry.tasks.extract.stage import extract_batch, pending_batches
+    from tests.extractors.test_tiny_models import _tiny_sam
+
+    options = ExtractOptions(
+        ocr="none",
+        segmenter="hf-sam",
+        segmenter_checkpoint=str(_tiny_sam(tmp_path / "sam")),
+        batch_size=7,
+        model_batch_size=4,
+    )
+    alone = build_extractors(options.model_copy(update={"model_batch_size": 1}))
+    batched = build_extractors(options)
+    assert (alone.segmenter.batch_size, batched.segmenter.batch_size) == (1, 4)
+    assert alone.config_hash == batched.config_hash, "the batch size is no setting of the facts"
+    (rows,) = pending_batches(run, batched.config_hash, 100)
+    facts, one_by_one = extract_batch(rows, batched), extract_batch(rows, alone)
+    assert len(facts.records) == 6 and not facts.rejections
+    for many, one in zip(facts.records, one_by_one.records, strict=True):
+        assert many.model_dump(exclude={"instances"}) == one.model_dump(exclude={"instances"})
+        assert [i.model_dump(exclude={"score"}) for i in many.instances] == [
+            i.model_dump(exclude={"score"}) for i in one.instances
+        ]
+        assert [i.score for i in many.instances] == pytest.approx(
+            [i.score for i in one.instances], rel=1e-5
+        )
+    thin = io.BytesIO()
+    Image.new("RGB", (3, 600), "white").save(thin, format="PNG")
+    store_raw_image(run, thin.getvalue(), source="thin.png", size=(3, 600))
+    with caplog.at_level(logging.INFO, logger="benchfoundry.tasks.extract.stage"):
+        summary = extract_stage(StageRun.make(run, extract=options))
+    assert "segmenter failed on a batch of" in caplog.text and "each alone" in caplog.text
+    assert summary.images_extracted == 6 and summary.quarantined_by_reason == {
+        "extractor_failed": 1
+    }
+    (row,) = [q for q in run.table(QuarantineRecord).records() if q.stage == "extract"]
+    assert row.source == "thin.png" and "SAM: ValueError" in row.detail
