@@ -67,7 +67,10 @@ def included(run: RunFolder, options: TranslateOptions) -> list[CandidateRecord]
 
 def _template_kind(candidate: CandidateRecord) -> str | None:
     """The template kind whose grammar wrote all of the item (not one whose distractors an LLM
-    wrote: those are translated like any model's text)."""
+    wrote: those are translated like any model's text); `seed` for a question read from a
+    source, which the grammar writes when all of its text is in it."""
+    if candidate.generator.startswith("seed:"):
+        return None if candidate.hint else "seed"  # a hint is no template text
     kind = candidate.generator.removeprefix("template:")
     return None if kind == candidate.generator or "+" in kind else kind
 
@@ -128,7 +131,8 @@ class Translation:
         raw: str | None = None,
     ) -> None:
         question, hint, options = written
-        kept = list(c.options) if _template_kind(c) == "read_text" else []
+        reading = _template_kind(c) == "read_text" or zh.READING.match(c.question.strip())
+        kept = list(c.options) if reading else []
         failed = checks.problems(
             c.question, c.options, c.answer, question, options, c.answer, kept,
             self.options.max_length_ratio,

@@ -1,6 +1,8 @@
 """Chinese forms of the template questions: every template kind's question and options written
 in Chinese from the same parts (colours, shapes, positions, relations, counts, actions) the
-English form was written from, so a template twin needs no model and keeps its key.
+English form was written from, so a template twin needs no model and keeps its key. A seed
+question (one read from a source, such as the synthetic scenes' reference questions) whose whole
+text is in the grammar is written the same way.
 
 The English template texts are a closed grammar (`tasks/generate/templates*.py`); each pattern
 below reads one of its forms back into its parts and writes the Chinese form. A text outside
@@ -150,6 +152,11 @@ QUESTIONS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str | None]]] =
     (re.compile(rf"^If the ({_C}) objects were removed, how many objects would remain\?$"),
      lambda m: f"如果移除所有{_thing(m[1])}，还剩多少个物体？"),
     (re.compile(r"^What does the image contain\?$"), lambda m: "图中包含什么？"),
+    # the synthetic scenes' reference questions (`benchfoundry synth`'s questions.tsv)
+    (re.compile(rf"^How many ({_N})s are there in the image\?$"),
+     lambda m: f"图中有多少个{SHAPES[m[1]]}？"),
+    (re.compile(rf"^What colour is the ({_N})\?$"), lambda m: f"图中的{SHAPES[m[1]]}是什么颜色？"),
+    (re.compile(r"^Which word is written in the image\?$"), lambda m: "图中写的是哪个词？"),
     (re.compile(r"^Which text is written in the image\?$"), lambda m: "图中写的是哪一段文字？"),
     (re.compile(r"^What action is performed in the video\?$"), lambda m: "视频中执行了什么动作？"),
     (re.compile(r"^The video shows the first steps of an activity\. What is most likely to happen next\?$"),
@@ -174,9 +181,16 @@ def question(text: str) -> str | None:
     return None
 
 
+READING = re.compile(r"^Which (?:text|word) is written in the image\?$")
+
+
 def twin(kind: str, text: str, options: Sequence[str]) -> tuple[str, list[str]] | None:
     """The Chinese question and options of a template item of `kind`, in the same order (so
-    the key letter is the English one), or None when any part is outside the grammar."""
+    the key letter is the English one), or None when any part is outside the grammar. A seed
+    question (`kind` seed) is written so too when all of it is in the grammar; a reading
+    question's options stay as printed."""
+    if kind == "seed":
+        kind = "read_text" if READING.match(text.strip()) else kind
     asked = question(text)
     written = [option(o, kind) for o in options]
     if asked is None or any(w is None for w in written):

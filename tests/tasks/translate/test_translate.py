@@ -217,3 +217,41 @@ def test_the_translator_writes_the_other_items_and_bad_twins_are_quarantined(tmp
     other.table(CandidateRecord).append(run.table(CandidateRecord).records()[:1])
     alone = translate_all(other, TranslateOptions(include="all"), {})
     assert alone.refused_by_reason == {"no_translator": 1} and alone.twins_added == 0
+
+
+def test_seed_questions_in_the_template_grammar_are_written_natively(tmp_path):
+    """A question read from a source (the synthetic scenes' reference questions) whose whole text
+    is in the grammar gets its twin without a model; a reading question keeps its printed words;
+    one with a hint, or outside the grammar, still needs the translator."""
+    from benchfoundry.tasks.translate.options import TranslateOptions
+    from benchfoundry.tasks.translate.stage import translate_all
+
+    run = RunFolder(tmp_path / "run")
+    seeds = {
+        "s-colour": ("What colour is the triangle?", None, ["blue", "orange", "black", "green"]),
+        "s-count": ("How many circles are there in the image?", None, ["3", "2", "5", "4"]),
+        "s-read": ("Which word is written in the image?", None, ["CAT", "DOG", "SUN", "MAP"]),
+        "s-hint": ("What colour is the square?", "Look closely.", ["red", "blue", "green", "grey"]),
+        "s-free": ("What is the man holding?", None, ["a cup", "a book", "a phone", "a key"]),
+    }
+    run.table(CandidateRecord).append(
+        [
+            CandidateRecord(
+                question_id=q, image_id="i" * 64, dimension="instance_attributes", question=text,
+                hint=hint, options=options, answer="C", category=None, l2_category=None,
+                split=None, generator="seed:tsv", prompt_id=None, prompt_hash=None,
+                evidence=[], source="test", meta={}, raw_output=None,
+            )
+            for q, (text, hint, options) in seeds.items()
+        ]
+    )  # fmt: skip
+    summary = translate_all(run, TranslateOptions(include="all"), {})
+    twins = {t.question_id: t for t in run.table(TranslationRecord).records()}
+    assert set(twins) == {"s-colour", "s-count", "s-read"}
+    assert twins["s-colour"].question == "图中的三角形是什么颜色？"
+    assert twins["s-colour"].options == ["蓝色", "橙色", "黑色", "绿色"]
+    assert twins["s-count"].options == ["3", "2", "5", "4"] and twins["s-read"].options == [
+        "CAT", "DOG", "SUN", "MAP",
+    ]  # fmt: skip
+    assert {t.method for t in twins.values()} == {"template"} and twins["s-read"].answer == "C"
+    assert summary.refused_by_reason == {"no_translator": 2}
