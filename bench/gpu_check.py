@@ -18,8 +18,11 @@ a ~260-token prefix, scores them with `Gateway.score_options_many` in the engine
 - the generate path's tokens per second (32 greedy prompts of 32 new tokens, batched).
 `--vlm N` also asks a LLaVA of about 220M parameters (CLIP ViT-B/16 and the 135M text shape,
 random weights) N questions with an image each: likelihood and generate questions per second,
-finite scores, batched = one by one. `--sam N` also times the `hf-sam` segmenter at SAM ViT-B's size (random weights) on N synthetic
-scenes: images, masks and point prompts per second, on the GPU when there is one.
+finite scores, batched = one by one. `--sam N` also times the `hf-sam` segmenter at SAM ViT-B's
+size (random weights) on N synthetic scenes, one image at a time and in batches of `--sam-batch`
+(default 8): images, masks and point prompts per second of each, and whether the batches found
+the same regions (reported, not a failure: a GPU's kernels may round a batch differently), on
+the GPU when there is one.
 It runs on a CPU too (`--device cpu --sizes tiny --questions 64`: the suite's smoke test), but
 its figures mean something on a GPU. Nothing is downloaded: weights are random, the tokenizer
 is the packaged one. The GPU machine needs this repository and its Python dependencies
@@ -342,34 +345,68 @@ def check_vlm(args, tokenizer, work: Path) -> dict:
 
 def check_sam(args, work: Path) -> dict:
     """The `hf-sam` segmenter at SAM ViT-B's size (transformers' default SAM configuration),
-    random weights, on synthetic scenes: images and masks per second."""
+    random weights, on synthetic scenes: images and masks per second one image at a time
+    (`segment`) and over batches (`segment_many`), and whether the batches found the same
+    regions (boxes and areas equal, scores to 1e-4)."""
     import torch
     from transformers import SamConfig, SamImageProcessor, SamModel, SamProcessor
 
     from benchfoundry.devtools.synthetic import make_scenes, render
-    from extractors.registry import create
+    from benchfoundry.extractors.registry import create
 
     folder = work / "sam-vit-b"
     torch.manual_seed(0)
     SamModel(SamConfig()).save_pretrained(folder)
     SamProcessor(image_processor=SamImageProcessor()).save_pretrained(folder)
-    settings = {"checkpoint": str(folder), "pred_iou_thresh": 0.0, "stability_score_thresh": 0.0}
+    settings = {
+        "checkpoint": str(folder),
+        "pred_iou_thresh": 0.0,
+        "stability_score_thresh": 0.0,
+        "batch_size": args.sam_batch,
+    }
     segmenter = create("segmenter", "hf-sam", settings)
     images = [render(scene) for scene in make_scenes(n_objects=args.sam, n_text=0, seed=3)]
+    size = segmenter.batch_size
     segmenter.segment(images[0])  # warm-up
+    segmenter.segment_many(images[:size])
     sync(args.device)
     start = time.perf_counter()
-    masks = sum(len(segmenter.segment(image)) for image in images)
+    alone = [segmenter.segment(image) for image in images]
     sync(args.device)
-    seconds = time.perf_counter() - start
+    alone_s = time.perf_counter() - start
+    start = time.perf_counter()
+    batched = [
+        r
+        for at in range(0, len(images), size)
+        for r in segmenter.segment_many(images[at : at + size])
+    ]
+    sync(args.device)
+    batched_s = time.perf_counter() - start
+    points = len(images) * segmenter.points_per_side**2
+    same = all(
+        [(r.box, r.area) for r in a] == [(r.box, r.area) for r in b]
+        and all(abs(x.score - y.score) <= 1e-4 for x, y in zip(a, b, strict=True))
+        for a, b in zip(alone, batched, strict=True)
+    )
+    found = sum(len(regions) for regions in alone)
     return {
         "extractor": "hf-sam (ViT-B size, random weights)",
         "device": segmenter.device,
         "images": len(images),
-        "images_per_s": round(len(images) / seconds, 2),
-        "masks_per_s": round(masks / seconds, 1),
-        "point_masks_per_s": round(len(images) * segmenter.points_per_side**2 / seconds, 1),
+        "images_per_s": rate(len(images), alone_s),
+        "masks_per_s": rate(found, alone_s),
+        "point_masks_per_s": rate(points, alone_s),
+        "batch_size": size,
+        "batched_images_per_s": rate(len(images), batched_s),
+        "batched_masks_per_s": rate(sum(len(regions) for regions in batched), batched_s),
+        "batched_point_masks_per_s": rate(points, batched_s),
+        "batched_equals_one_by_one": same,
     }
+
+
+def rate(count: int, seconds: float) -> float:
+    """Per second, to three significant figures (a CPU's SAM rates are well under one)."""
+    return float(f"{count / seconds:.3g}")
 
 
 def main() -> None:
@@ -381,6 +418,7 @@ def main() -> None:
     parser.add_argument("--tokenizer", type=Path, help="a tokenizer folder (default: SmolLM2's)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--sam", type=int, default=0, help="also time hf-sam on this many scenes")
+    parser.add_argument("--sam-batch", type=int, default=8, help="hf-sam's images per batch")
     parser.add_argument("--vlm", type=int, default=0, help="also ask a 220M LLaVA this many")
     args = parser.parse_args()
     import torch
@@ -415,6 +453,11 @@ def main() -> None:
         row = check_sam(args, work)
         rows.append(row)
         print(json.dumps(row))
+        print(
+            f"hf-sam one by one: {row['images_per_s']} images/s, {row['masks_per_s']} masks/s; "
+            f"batches of {row['batch_size']}: {row['batched_images_per_s']} images/s, "
+            f"{row['batched_masks_per_s']} masks/s; same regions: {row['batched_equals_one_by_one']}"
+        )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
     bad = [
