@@ -213,6 +213,11 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 def _twin_review(n: int, by_people: int) -> str:
     if by_people == n:
         return "each accepted (or edited) by a person"
+    if by_people == 0:
+        return (
+            "each accepted by the automatic reviewer only, not by a person (its English item "
+            "passed every automatic check; `human_reviewed` is false and `review_state` is `auto`)"
+        )
     return (
         f"{by_people} accepted (or edited) by a person, {n - by_people} by the automatic reviewer "
         "only (their English item passed every automatic check; `human_reviewed` is false and "

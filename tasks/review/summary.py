@@ -89,6 +89,11 @@ class ReviewSummary(StageSummary):
             f"({self.batches_added} new), {self.cross_checked} cross-checked",
             "  per reviewer: " + ", ".join(f"{k} {v}" for k, v in self.per_reviewer.items()),
         ]
+        if self.twins:
+            out.append(
+                "  twins, reviewed as items of their own: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(self.twins.items()))
+            )
         if self.unassigned:
             out.append(
                 "  no reviewer covers: " + ", ".join(f"{d} {n}" for d, n in self.unassigned.items())
