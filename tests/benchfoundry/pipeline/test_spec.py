@@ -11,7 +11,10 @@ REPO = Path(__file__).resolve().parents[3]
 def test_demo_spec_validates_and_resolves_paths():
     spec = load_spec(REPO / "datasets" / "demo.yaml")
     assert spec.name == "demo" and spec.stages[:3] == ["ingest", "extract", "generate"]
-    assert spec.stages[3:] == ["filter", "consensus", "select", "review", "publish", "evaluate"]
+    assert spec.stages[3:] == [
+        "filter", "consensus", "select", "translate", "review", "publish", "evaluate",
+    ]  # fmt: skip
+    assert spec.options.translate.languages == ["zh"]
     assert spec.output == REPO / "datasets" / "runs" / "demo"
     assert spec.options.publish.to == REPO / "datasets" / "releases"
     assert spec.options.publish.allow_unreviewed
