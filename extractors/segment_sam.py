@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from benchfoundry.extractors.base import ExtractorFailed, ExtractorUnavailable, Region, Segmenter
+from benchfoundry.extractors.base import (
+    ExtractorFailed,
+    ExtractorUnavailable,
+    Region,
+    Segmenter,
+    default_batch_size,
+)
 
 
 class SegmentAnything(Segmenter):
@@ -41,7 +47,9 @@ class SegmentAnything(Segmenter):
         self.checkpoint = str(checkpoint)
         model_type = str(settings.get("sam_model_type", "vit_b"))
         sam = sam_model_registry[model_type](checkpoint=self.checkpoint)
-        sam.to("cuda" if torch.cuda.is_available() else "cpu")
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        sam.to(device)
+        self.batch_size = default_batch_size(settings, device)
         self.generator = SamAutomaticMaskGenerator(
             sam, points_per_side=int(settings.get("points_per_side", 16))
         )
@@ -58,12 +66,64 @@ class SegmentAnything(Segmenter):
         return importlib.metadata.version("segment-anything")
 
     def segment(self, image: Image.Image) -> list[Region]:
-        pixels = np.asarray(image.convert("RGB"))
+        return self.segment_many([image])[0]
+
+    def segment_many(self, images: list[Image.Image]) -> list[list[Region]]:
+        """SAM's image encoder once over the batch, then the automatic mask generator's point
+        grid on each image's embedding. The generator sets each crop's image itself; with no
+        crop layers (ours: none) its one crop is the whole image, whose embedding is the
+        batch's, so setting it is replaced by handing it over. One image: the generator as is."""
+        pixels = [np.asarray(image.convert("RGB")) for image in images]
         try:
             with self._lock:  # the generator keeps the current image on a shared predictor
-                found = self.generator.generate(pixels)
+                if len(pixels) == 1 or self.generator.crop_n_layers != 0:
+                    found = [self.generator.generate(p) for p in pixels]
+                else:
+                    found = self._generate_batch(pixels)
         except (RuntimeError, ValueError) as exc:
             raise ExtractorFailed(f"SAM: {type(exc).__name__}: {exc}") from None
+        return [self._regions(p, f) for p, f in zip(pixels, found, strict=True)]
+
+    def _generate_batch(self, pixels: list[np.ndarray]) -> list[list[dict[str, Any]]]:
+        import torch
+
+        predictor = self.generator.predictor
+        model = predictor.model
+        resized = [predictor.transform.apply_image(p) for p in pixels]
+        with torch.no_grad():
+            batch = torch.cat(
+                [
+                    model.preprocess(
+                        torch.as_tensor(r, device=predictor.device).permute(2, 0, 1)[None]
+                    )
+                    for r in resized
+                ]
+            )
+            features = model.image_encoder(batch)
+        out = []
+        for i, (p, r) in enumerate(zip(pixels, resized, strict=True)):
+
+            def handed_over(
+                _image: np.ndarray,
+                _format: str = "RGB",
+                embedding: Any = features[i : i + 1],
+                original: tuple[int, ...] = p.shape[:2],
+                size: tuple[int, ...] = r.shape[:2],
+            ) -> None:
+                predictor.reset_image()
+                predictor.original_size = original
+                predictor.input_size = size
+                predictor.features = embedding
+                predictor.is_image_set = True
+
+            predictor.set_image = handed_over  # this instance only, while its batch runs
+            try:
+                out.append(self.generator.generate(p))
+            finally:
+                del predictor.set_image  # the class's own method again
+        return out
+
+    def _regions(self, pixels: np.ndarray, found: list[dict[str, Any]]) -> list[Region]:
         total = pixels.shape[0] * pixels.shape[1]
         regions = [
             Region(

@@ -1,8 +1,9 @@
 """The `sam` segmenter for real: Meta's `segment-anything` in a venv of its own (torch 2.14.1 with
 torchvision 0.29.1, the pair that imports together; the default venv keeps torch 2.13.0), a
 vit_b built through `sam_model_registry` with random weights and saved as a `.pth`, and the
-extract stage's `sam` path over two images as a user runs it (`benchfoundry build`), checking
-that SAM's masks become the images' instances.
+extract stage's `sam` path over two images as a user runs it (`benchfoundry build`, both images
+through SAM's image encoder in one batch), checking that SAM's masks become the images'
+instances, the same as one image at a time.
 
 The venv (`~/.cache/benchfoundry/venv-sam`, about 5.5 GB, a minute from local files) is made
 once per machine and reused while its pins match; it holds only torch, torchvision and
@@ -42,6 +43,21 @@ torch.save(sam.state_dict(), sys.argv[1])
 """
 
 
+ONE_BY_ONE = """
+import io, json, sys
+from PIL import Image
+from benchfoundry.core.records import ImageRecord
+from benchfoundry.extractors.segment_sam import SegmentAnything
+from benchfoundry.storage.tables import RunFolder
+sam = SegmentAnything({"checkpoint": sys.argv[1], "sam_model_type": "vit_b", "points_per_side": 4})
+out = {}
+for image in RunFolder(sys.argv[2]).table(ImageRecord).records():
+    regions = sam.segment(Image.open(io.BytesIO(image.bytes)).convert("RGB"))
+    out[image.image_id] = [list(r.box) for r in regions]
+print(json.dumps(out))
+"""
+
+
 def test_sam_masks_become_instances_in_the_extract_stage(
     tmp_path, torchvision_python, prefect_server
 ):
@@ -68,7 +84,7 @@ def test_sam_masks_become_instances_in_the_extract_stage(
         "stages: [ingest, extract]\n"
         "options:\n"
         f"  extract: {{segmenter: sam, segmenter_checkpoint: {checkpoint}, sam_model_type: vit_b,"
-        " sam_points_per_side: 4, ocr: none}\n"
+        " sam_points_per_side: 4, ocr: none, model_batch_size: 2}\n"
         "output: run\n",
         encoding="utf-8",
     )
@@ -91,3 +107,18 @@ def test_sam_masks_become_instances_in_the_extract_stage(
             assert x1 > x0 and y1 > y0 and instance.mask_area > 0
         (sam,) = [e for e in record.extractors if e.role == "segmenter"]
         assert sam.backend == "sam" and sam.version == "1.0"
+    # The build encoded the two images in one batch (model_batch_size 2); one by one, SAM finds
+    # the same regions.
+    alone = subprocess.run(
+        [str(sam_python), "-c", ONE_BY_ONE, str(checkpoint), str(tmp_path / "run")],
+        capture_output=True, text=True, timeout=600, cwd=REPO,
+    )  # fmt: skip
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    regions = json.loads(alone.stdout)
+    for record in facts:
+        boxes = [tuple(i.box) for i in record.instances]
+        found = [tuple(b) for b in regions[record.image_id]]
+        assert boxes and len(boxes) <= len(found)
+        for box in boxes:
+            near = (max(abs(a - b) for a, b in zip(box, f, strict=True)) for f in found)
+            assert min(near) <= 1.0, (box, found)
