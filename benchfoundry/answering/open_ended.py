@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchfoundry.answering.engine import item_messages
+from benchfoundry.core.text import text_language
 from benchfoundry.gateway import Gateway, GenerateParams, ModelCallError, Request, Response
-from benchfoundry.prompts import load
+from benchfoundry.prompts import load, load_for
 
 _NUMBER = re.compile(r"^\s*\**\s*([+-]?(?:\d+(?:\.\d+)?|\.\d+))")
 _AFTER = set(" \t\r\n.,;:!)*|/")  # what may follow the number
@@ -67,21 +68,30 @@ class OpenEngine:
         tries: int = 3,
         with_image: bool = True,
         max_answer_tokens: int = 512,
+        languages: Sequence[str] = ("en",),
     ) -> None:
         self.gateway = gateway
         self.grader = grader
         self.tries = tries
         self.with_image = with_image
         self.answer_template = load("open_answer")
-        self.grader_template = load("mmvet_grader")
-        self.followup_template = load("mmvet_grader_followup")
+        # A question is graded in its language (`text_language`): a Chinese one with the
+        # Chinese form of the scheme, where the set has Chinese questions.
+        self.languages = sorted(set(languages) | {"en"})
+        self.graders = {lang: load_for("mmvet_grader", lang) for lang in self.languages}
+        self.followups = {lang: load_for("mmvet_grader_followup", lang) for lang in self.languages}
         self.answer_params = GenerateParams(
             max_tokens=max_answer_tokens, prompt_version=self.answer_template.prompt_id
         )
 
     @property
     def prompt_ids(self) -> list[str]:
-        return [t.prompt_id for t in (self.answer_template, self.grader_template)]
+        others = [self.graders[lang].prompt_id for lang in self.languages if lang != "en"]
+        return [self.answer_template.prompt_id, self.graders["en"].prompt_id, *others]
+
+    def _language(self, job: ToGrade) -> str:
+        language = text_language(job.question)
+        return language if language in self.graders else "en"
 
     def answer(
         self, questions: Sequence[tuple[str, object]], model: str
@@ -100,7 +110,7 @@ class OpenEngine:
 
     def _prompt(self, job: ToGrade) -> str:
         truth = job.truth.replace("<AND>", " <AND> ").replace("<OR>", " <OR> ")
-        return self.grader_template.render(
+        return self.graders[self._language(job)].render(
             question=job.question, truth=" ".join(truth.split()), answer=job.answer
         )
 
@@ -117,9 +127,9 @@ class OpenEngine:
             requests = []
             for i in pending:
                 prompt = self._prompt(jobs[i])
-                template = self.grader_template
+                template = self.graders[self._language(jobs[i])]
                 if attempt:
-                    template = self.followup_template
+                    template = self.followups[self._language(jobs[i])]
                     prompt = template.render(grading=prompt, reply=last[i] or "(empty)")
                 params = GenerateParams(
                     max_tokens=16,

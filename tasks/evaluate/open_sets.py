@@ -21,6 +21,7 @@ from benchfoundry.answering.open_ended import OpenEngine, ToGrade
 from benchfoundry.core.crash_points import crash_point
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import ResultRecord
+from benchfoundry.core.text import text_language
 from benchfoundry.gateway import ModelCallError
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.dataset import EvalDataset, OpenQuestion, load_eval_dataset
@@ -123,6 +124,7 @@ def evaluate_open_model(
         tries=options.grading_tries,
         with_image=with_image,
         max_answer_tokens=options.max_answer_tokens,
+        languages={text_language(q.question) for q in dataset.open_questions},
     )
     rid = open_run_id(options, with_image, engine.prompt_ids)
     table = RunFolder(run_root).table(ResultRecord)

@@ -214,3 +214,48 @@ def test_the_command_prints_totals_by_capability(tmp_path, image_bytes):
     assert any(p.endswith("capabilities.png") for p in files["plots"])
     board = pd.read_parquet(files["leaderboard_parquet"])
     assert list(board["metric"]) == ["mm-vet"] and board["score_std"].notna().all()
+
+
+def test_a_chinese_open_ended_question_is_graded_in_chinese(tmp_path, image_bytes):
+    """An MM-Vet set with a Chinese question: that question is graded with the Chinese form of
+    MM-Vet's scheme (and a malformed grade is followed up in Chinese), the English ones as
+    before, over HTTP; the text measure that tells them apart."""
+    from benchfoundry.core.text import text_language
+
+    assert text_language("图中的招牌上写着什么？") == "zh"
+    assert text_language("招牌上写的 OPEN 是什么意思？") == "zh"
+    assert text_language("What does the sign reading 福 mean?") == "en"
+    folder = tmp_path / "mm-vet"
+    (folder / "images").mkdir(parents=True)
+    entries = {
+        "v1_0": (["rec"], "Q0: which animal is this?", "cat"),
+        "v1_1": (["ocr"], "Q1：图中的招牌上写着什么？", "营业中<OR>开门"),
+    }
+    data = {}
+    for i, (key, (capability, question, answer)) in enumerate(entries.items()):
+        (folder / "images" / f"{key}.png").write_bytes(image_bytes(seed=i))
+        data[key] = {"imagename": f"{key}.png", "capability": capability, "question": question,
+                     "answer": answer}  # fmt: skip
+    (folder / "mm-vet.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    prompts: dict[str, list[str]] = {"Q0": [], "Q1": []}
+
+    def grader(request) -> str:
+        n = re.findall(r"my answer to (Q\d)", request.text)[-1]
+        prompts[n].append(request.text)
+        return "0.7" if len(prompts[n]) > 1 else ("1.0" if n == "Q0" else "分数是 0.7")
+
+    def vlm(request) -> str:
+        return "my answer to " + re.search(r"(Q\d)", request.text).group(1)
+
+    script = Script(rules=[Rule(vlm, model="vlm"), Rule(grader, model="grader")], default="?")
+    with TestServer(script) as server:
+        summary = evaluate(
+            tmp_path / "run", folder, [f"openai/vlm@{server.base_url}"],
+            judge=f"openai/grader@{server.base_url}", gradings=1,
+        )  # fmt: skip
+    (english,) = prompts["Q0"]
+    first, followup = prompts["Q1"]
+    assert "correctness score" in english and "标准答案" not in english
+    assert "标准答案" in first and "营业中 <OR> 开门" in first and "correctness" not in first
+    assert "你上一次对此的回复是：分数是 0.7" in followup
+    assert summary.open_scores[0].total.mean == pytest.approx((1.0 + 0.7) / 2)
