@@ -102,3 +102,20 @@ def serve_app() -> Iterator[Callable[[object], str]]:
     for server, thread in running:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def labelstudio_export(run: RunFolder, batch_id: str, to) -> list[dict]:
+    """`benchfoundry review labelstudio export` of a batch, as a user runs it: the tasks."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from benchfoundry.cli import app
+
+    result = CliRunner().invoke(
+        app,
+        ["review", "labelstudio", "export", "--out", str(run.root), "--batch", batch_id,
+         "--to", str(to)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return json.loads(to.read_text(encoding="utf-8"))

@@ -5,9 +5,6 @@ import base64
 import json
 import xml.etree.ElementTree as ET
 
-from typer.testing import CliRunner
-
-from benchfoundry.cli import app
 from benchfoundry.core.records import CandidateRecord, ClipRecord, ReviewBatchRecord, ScoredRecord
 from benchfoundry.devtools.synthetic_video import write_clips
 from benchfoundry.pipeline.registry import StageRun
@@ -19,6 +16,7 @@ from benchfoundry.tasks.ingest.options import IngestOptions
 from benchfoundry.tasks.ingest.stage import run as ingest
 from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
 from benchfoundry.tasks.review.stage import export_batches
+from tests.tasks.review.conftest import labelstudio_export
 
 
 def test_label_studio_tasks_of_clip_questions_carry_the_clip(tmp_path, scored_record):
@@ -37,13 +35,7 @@ def test_label_studio_tasks_of_clip_questions_carry_the_clip(tmp_path, scored_re
     export_batches(str(run.root), ReviewOptions(reviewers=[Reviewer(name="alice")]), "s")
     (batch,) = run.table(ReviewBatchRecord).records()
     to = tmp_path / "ls" / "tasks.json"
-    result = CliRunner().invoke(
-        app,
-        ["review", "labelstudio", "export", "--out", str(run.root), "--batch", batch.batch_id,
-         "--to", str(to)],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    tasks = json.loads(to.read_text())
+    tasks = labelstudio_export(run, batch.batch_id, to)
     config = ET.fromstring((to.parent / "label_config.xml").read_text())
     assert [v.get("value") for v in config.iter("Video")] == ["$video"]
     (clip,) = run.table(ClipRecord).records()

@@ -5,8 +5,6 @@ Studio and back, and decided on in the desk in Chromium."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from benchfoundry.core.records import (
@@ -146,21 +144,13 @@ def test_a_twin_is_released_as_its_own_review_decided(twin_run):
 def test_label_studio_carries_the_twin_and_its_english_item_and_reads_decisions_back(
     twin_run, tmp_path
 ):
-    from typer.testing import CliRunner
-
-    from benchfoundry.cli import app
     from benchfoundry.tasks.review.labelstudio import decisions_from_export
+    from tests.tasks.review.conftest import labelstudio_export
 
     run = twin_run
     batch = next(b for b in run.table(ReviewBatchRecord).records() if b.reviewer == "li")
     to = tmp_path / "ls" / "tasks.json"
-    result = CliRunner().invoke(
-        app,
-        ["review", "labelstudio", "export", "--out", str(run.root), "--batch", batch.batch_id,
-         "--to", str(to)],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    tasks = json.loads(to.read_text(encoding="utf-8"))
+    tasks = labelstudio_export(run, batch.batch_id, to)
     english = {c.question_id: c for c in run.table(CandidateRecord).records()}
     for task in tasks:
         data = task["data"]
