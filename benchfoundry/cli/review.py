@@ -403,7 +403,9 @@ def labelstudio_export(
         clips = {c: found for c in clip_ids if (found := data.clip(c)) is not None}
         written = tasks(samples, images, chosen, clips)
         atomic_write_bytes(to, json.dumps(written, indent=1).encode("utf-8"))
-        config = to.with_name("label_config.xml")
+        # a twin batch's configuration differs (its English item shown, no key or move)
+        suffix = f"_{chosen.language}" if chosen.language else ""
+        config = to.with_name(f"label_config{suffix}.xml")
         xml = label_config(data.dimensions(), videos=bool(clips), twins=chosen.language is not None)
         atomic_write_bytes(config, xml.encode("utf-8"))
         sys.stdout.write(f"{len(written)} tasks: {to}\nlabelling configuration: {config}\n")

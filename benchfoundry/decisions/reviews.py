@@ -166,7 +166,7 @@ def check(
 def _check_twin(decision: Decision, twin: CandidateRecord) -> None:
     """A twin keeps its English item's key, option count and dimension: it is accepted,
     rejected or its text edited."""
-    english = twin.meta["twin_of"]
+    english = twin_parts(twin.question_id)[0]
     if decision.decision not in TWIN_DECISIONS:
         raise ReviewError(
             f"a twin is accepted, rejected or edited ({', '.join(TWIN_DECISIONS)}); it keeps its "
@@ -419,9 +419,13 @@ def status(run: RunFolder, store: ReviewStore | None = None) -> ReviewStatus:
             )
         )
         for q, x, y in zip(both, va, vb, strict=True):
-            for key, into in ((dimension_of.get(q, "?"), pooled), (_language(q), pooled_language)):
-                into[key][0].append(x)
-                into[key][1].append(y)
+            # per dimension the items' agreement, as before twins; each language's on its own
+            into = [(_language(q), pooled_language)]
+            if _language(q) == "en":
+                into.append((dimension_of.get(q, "?"), pooled))
+            for key, table in into:
+                table[key][0].append(x)
+                table[key][1].append(y)
     by_language: dict[str, dict[str, Any]] = defaultdict(lambda: {"states": Counter()})
     for qid in asked:
         by_language[_language(qid)]["states"][outcome(current.get(qid, {}))[0]] += 1

@@ -58,8 +58,9 @@ def twin_candidates(
 
 
 def language_of(item: CandidateRecord) -> str | None:
-    """The twin's language, None for an English item."""
-    return item.meta.get("language") if "twin_of" in item.meta else None
+    """The twin's language, None for an English item (from its id: a candidate's `meta` may
+    hold any column of a source)."""
+    return twin_parts(item.question_id)[1]
 
 
 def review_items(run: RunFolder) -> dict[str, CandidateRecord]:

@@ -187,7 +187,7 @@ def twin_rows(
 ) -> tuple[list[ReleaseRow], Counter[str]]:
     """The released English rows' twins (indices after theirs), and why others are left out: a
     twin is released only beside its English item, with its key, written from the item as it was
-    released, and as its own review decided (an edit of its text applied; accepted by the
+    released (a move to another dimension changes neither), and as its own review decided (an edit of its text applied; accepted by the
     automatic reviewer only with `include_auto`, which the row's `review_state` says)."""
     by_key = {(t.question_id, t.language): t for t in twins}
     current = latest(r for r in reviews if r.language is not None)
@@ -199,7 +199,7 @@ def twin_rows(
             if twin is None:
                 left[f"{language}: no twin (refused or not translated)"] += 1
                 continue
-            if twin.answer != r.answer or r.review_changes:
+            if twin.answer != r.answer or set(r.review_changes) - {"dimension"}:
                 left[
                     f"{language}: the English item changed in review after its twin was written"
                 ] += 1

@@ -269,7 +269,11 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
                 language_of(t)
                 for q, t in twins.items()
                 if q in twin_scored
-                and (suspects is not None or twin_scored[q].decision in options.include)
+                and (
+                    q in twin_suspects
+                    if twin_suspects is not None
+                    else twin_scored[q].decision in options.include
+                )
             )
         ),
     )

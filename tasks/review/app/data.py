@@ -23,7 +23,7 @@ from benchfoundry.core.records import (
     VisualFactsRecord,
 )
 from benchfoundry.decisions.store import ReviewStore
-from benchfoundry.decisions.twins import twin_candidates, twin_parts
+from benchfoundry.decisions.twins import language_of, twin_candidates, twin_parts
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.review.app.evidence import overlay_shapes
 
@@ -56,7 +56,7 @@ class ReviewData:
         self._pairs: set[tuple[str, str]] = set()
         self._pairs_mark = 0
         self._pairs_read_at = float("-inf")
-        self._items: tuple[tuple[int, int], dict[str, CandidateRecord]] | None = None
+        self._items: tuple[Any, Any, dict[str, CandidateRecord]] | None = None
 
     def warm_in_background(self) -> threading.Thread:
         """Read the run's tables into the caches in a thread, so that the first pages are as
@@ -170,14 +170,14 @@ class ReviewData:
         """Everything a decision may be about: the candidates and their twins
         (`<question_id>@<language>`), rebuilt when either table changes."""
         candidates, twins = self.candidates(), self.translations()
-        key = (id(candidates), id(twins))
         with self._lock:
-            if self._items is not None and self._items[0] == key:
-                return self._items[1]
+            found = self._items
+            if found is not None and found[0] is candidates and found[1] is twins:
+                return found[2]
         every = dict(candidates)
         every.update(twin_candidates(candidates, (t for ts in twins.values() for t in ts)))
         with self._lock:
-            self._items = (key, every)
+            self._items = (candidates, twins, every)  # the tables themselves: compared by identity
         return every
 
     def translations(self) -> dict[str, list[TranslationRecord]]:
@@ -387,6 +387,13 @@ class ReviewData:
                     "evidence": list(c.evidence),
                     "overlay": overlays[qid],
                     "since": max(r.decided_at for r in people),
+                    "language": language_of(c),
+                    "english": None
+                    if language_of(c) is None
+                    else {
+                        "question_id": twin_parts(qid)[0],
+                        "question": every[twin_parts(qid)[0]].question,
+                    },
                     "decisions": [r.model_dump(mode="json") for r in people],
                 }
             )

@@ -5,6 +5,8 @@ Studio and back, and decided on in the desk in Chromium."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchfoundry.core.records import (
@@ -52,7 +54,7 @@ def twin_run(run) -> RunFolder:
     return run
 
 
-def test_twins_are_batched_per_language_and_decided_as_items_of_their_own(twin_run):
+def test_twins_are_batched_per_language_and_decided_as_items_of_their_own(twin_run, serve_app):
     run = twin_run
     batches = run.table(ReviewBatchRecord).records()
     zh = [b for b in batches if b.language == "zh"]
@@ -95,6 +97,7 @@ def test_twins_are_batched_per_language_and_decided_as_items_of_their_own(twin_r
     assert zh_state["states"] == {"agreed": 1, "conflict": 1, "undecided": 1}
     assert (zh_state["agreement"].items, zh_state["agreement"].agreement) == (2, 0.5)
     assert state.by_language["en"]["states"]["agreed"] == 1 and "q1@zh" in state.conflicts
+    assert state.by_dimension == {}  # per dimension: the English items' agreement (none here)
     assert {b["language"] for b in state.batches} == {None, "zh"}
     from benchfoundry.decisions.status import status_markdown
 
@@ -103,6 +106,26 @@ def test_twins_are_batched_per_language_and_decided_as_items_of_their_own(twin_r
     ReviewStore.open(run).snapshot()
     languages = {(r.question_id, r.language) for r in run.table(ReviewRecord).records()}
     assert ("q1@zh", "zh") in languages and ("q0", None) in languages
+    # The adjudicator's queue shows the twin in conflict beside its English item, and offers
+    # only the decisions a twin takes.
+    import urllib.request
+
+    from benchfoundry.tasks.review.app import create_app
+    from tests.tasks.review.conftest import token_of
+
+    url = serve_app(create_app(run.root))
+    headers = {"Authorization": f"Bearer {token_of('lead')}"}
+    request = urllib.request.Request(f"{url}/api/conflicts", headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        (conflict,) = json.loads(response.read())["conflicts"]
+    assert (conflict["question_id"], conflict["language"]) == ("q1@zh", "zh")
+    assert conflict["english"]["question_id"] == "q1"
+    with urllib.request.urlopen(urllib.request.Request(f"{url}/conflicts", headers=headers)) as r:
+        page = r.read().decode()
+    form = page[page.index('data-question="q1@zh"') :]
+    form = form[: form.index("</form>")]
+    assert "<option>edit</option>" in form and "fix_answer" not in form and "move" not in form
+    assert "问题 q1 &lt;b&gt;是什么&lt;/b&gt;？" in page and "<b>是什么</b>" not in page
 
 
 def test_a_twin_is_released_as_its_own_review_decided(twin_run):
@@ -158,7 +181,8 @@ def test_label_studio_carries_the_twin_and_its_english_item_and_reads_decisions_
         assert data["language"] == "zh" and data["english_question_id"] == base
         assert data["english_question"] == english[base].question
         assert data["question"] == f"问题 {base} <b>是什么</b>？"
-    config = (to.parent / "label_config.xml").read_text(encoding="utf-8")
+    config = (to.parent / "label_config_zh.xml").read_text(encoding="utf-8")
+    assert not (to.parent / "label_config.xml").exists()  # an English batch's stays as it is
     assert "$english_question" in config and '"fix_answer"' not in config
     assert 'name="dimension"' not in config
     exported = [
@@ -265,3 +289,65 @@ def test_a_reviewer_decides_twins_in_the_desk_beside_their_english_items(twin_ru
     (edited,) = (r for q, r in decided.items() if q != qid)
     assert edited.decision == "edit" and edited.new_question == "改过的问题？"
     assert edited.tool == "web" and edited.role == "annotator"
+
+
+def test_twins_follow_their_english_items_and_their_own_content(twin_run):
+    """A twin translated again after a person decided it is left out (decided on content that
+    changed since); an English item whose key was fixed leaves its twin out, one moved to
+    another dimension keeps it; exporting again adds no batch; suspects bring their twins."""
+    from benchfoundry.tasks.publish.rows import twin_rows
+    from benchfoundry.tasks.publish.stage import _selection
+
+    run = twin_run
+    key = {c.question_id: c.answer for c in run.table(CandidateRecord).records()}["q1"]
+    added, _, refused = record(
+        run,
+        [
+            Decision("q0", "ann", "accept"),
+            Decision("q1", "ann", "fix_answer", new_answer="B" if key == "A" else "A"),
+            Decision("q2", "ann", "move", new_dimension="scene_understanding"),
+        ]
+        + [Decision(f"q{i}@zh", "li", "accept") for i in range(3)],
+        "file",
+    )
+    assert (added, refused) == (6, [])
+    # q0's twin is translated again after li accepted it
+    twins = run.table(TranslationRecord)
+    (q0,) = (t for t in twins.records() if t.question_id == "q0")
+    twins.rewrite([q0.model_copy(update={"question": "新的译文？"})])
+    ReviewStore.open(run).snapshot()
+    selection = _selection(run, "seed_bench", include_auto=False)
+    released, left = twin_rows(
+        selection.rows,
+        run.table(TranslationRecord).records(),
+        {c.question_id: c for c in run.table(CandidateRecord).records()},
+        run.table(ReviewRecord).records(),
+        include_auto=False,
+    )
+    assert [r.question_id for r in released] == ["q2"]  # moved: its twin stays
+    assert left == {
+        "zh: twin decided on content that has changed since": 1,
+        "zh: the English item changed in review after its twin was written": 1,
+    }
+    # Exporting again adds nothing; a suspects export brings back the suspects' twins only.
+    options = ReviewOptions(
+        reviewers=[Reviewer(name="ann", languages=["en"]), Reviewer(name="li", languages=["zh"])],
+        cross_check=0.0,
+    )
+    before = len(run.table(ReviewBatchRecord).records())
+    assert export_batches(str(run.root), options, "s").batches_added == 0
+    assert len(run.table(ReviewBatchRecord).records()) == before
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    suspects = run.root / "items.parquet"
+    pq.write_table(
+        pa.table({"question_id": ["q1"], "suspect": [True], "why": ["low discrimination"]}),
+        suspects,
+    )
+    sent = export_batches(
+        str(run.root), options.model_copy(update={"suspects": str(suspects)}), "s"
+    )
+    assert sent.twins == {"zh": 1} and set(sent.suspects) == {"q1"}
+    new = run.table(ReviewBatchRecord).records()[before:]
+    assert sorted(q for b in new for q in b.question_ids) == ["q1", "q1@zh"]
