@@ -128,10 +128,24 @@ def test_twins_are_batched_per_language_and_decided_as_items_of_their_own(twin_r
     assert "问题 q1 &lt;b&gt;是什么&lt;/b&gt;？" in page and "<b>是什么</b>" not in page
 
 
-def test_a_twin_is_released_as_its_own_review_decided(twin_run):
+def _released(run: RunFolder):
+    """What publish would release of the run as decided now: (selection, twins, left out)."""
     from benchfoundry.tasks.publish.rows import twin_rows
     from benchfoundry.tasks.publish.stage import _selection
 
+    ReviewStore.open(run).snapshot()
+    selection = _selection(run, "seed_bench", include_auto=False)
+    twins, left = twin_rows(
+        selection.rows,
+        run.table(TranslationRecord).records(),
+        {c.question_id: c for c in run.table(CandidateRecord).records()},
+        run.table(ReviewRecord).records(),
+        include_auto=False,
+    )
+    return selection, twins, left
+
+
+def test_a_twin_is_released_as_its_own_review_decided(twin_run):
     run = twin_run
     record(
         run,
@@ -144,16 +158,8 @@ def test_a_twin_is_released_as_its_own_review_decided(twin_run):
         ],
         "file",
     )
-    ReviewStore.open(run).snapshot()
-    selection = _selection(run, "seed_bench", include_auto=False)
+    selection, twins, left = _released(run)
     assert [r.question_id for r in selection.rows] == ["q0", "q1", "q2"]
-    twins, left = twin_rows(
-        selection.rows,
-        run.table(TranslationRecord).records(),
-        {c.question_id: c for c in run.table(CandidateRecord).records()},
-        run.table(ReviewRecord).records(),
-        include_auto=False,
-    )
     (edited,) = twins
     assert (edited.question_id, edited.language, edited.question) == ("q0", "zh", "改过的问题？")
     assert edited.review_state == "agreed" and edited.reviewers == ["li"] and edited.human_reviewed
@@ -295,9 +301,6 @@ def test_twins_follow_their_english_items_and_their_own_content(twin_run):
     """A twin translated again after a person decided it is left out (decided on content that
     changed since); an English item whose key was fixed leaves its twin out, one moved to
     another dimension keeps it; exporting again adds no batch; suspects bring their twins."""
-    from benchfoundry.tasks.publish.rows import twin_rows
-    from benchfoundry.tasks.publish.stage import _selection
-
     run = twin_run
     key = {c.question_id: c.answer for c in run.table(CandidateRecord).records()}["q1"]
     added, _, refused = record(
@@ -315,15 +318,7 @@ def test_twins_follow_their_english_items_and_their_own_content(twin_run):
     twins = run.table(TranslationRecord)
     (q0,) = (t for t in twins.records() if t.question_id == "q0")
     twins.rewrite([q0.model_copy(update={"question": "新的译文？"})])
-    ReviewStore.open(run).snapshot()
-    selection = _selection(run, "seed_bench", include_auto=False)
-    released, left = twin_rows(
-        selection.rows,
-        run.table(TranslationRecord).records(),
-        {c.question_id: c for c in run.table(CandidateRecord).records()},
-        run.table(ReviewRecord).records(),
-        include_auto=False,
-    )
+    _, released, left = _released(run)
     assert [r.question_id for r in released] == ["q2"]  # moved: its twin stays
     assert left == {
         "zh: twin decided on content that has changed since": 1,
