@@ -45,6 +45,7 @@ class CardInputs(BaseModel):
     tsv_differences: int = 0  # questions VLMEvalKit's TSV reader reads otherwise
     languages: dict[str, int] = {}  # twins per language besides English (bilingual releases)
     languages_by_people: dict[str, int] = {}  # of those, the twins a person accepted in review
+    results: list[str] = []  # the evaluation's results section (publish.card_results), Markdown
 
 
 def size_category(n: int) -> str:
@@ -341,6 +342,7 @@ def body(
         "",
         *(f"- {_md(x)}" for x in inputs.review),
         "",
+        *inputs.results,
         "## Files",
         "",
         "- `data/test-*.parquet`: the questions with their images (a `datasets.Image()` column)",

@@ -44,6 +44,12 @@ class PublishOptions(StageOptionsModel):
     license: str | None = Field(
         default=None, description="the card's licence id (default: from the sources' licences)"
     )
+    card_results: bool = Field(
+        default=False,
+        description="the card reports the run's evaluation of the same questions (accuracy per "
+        "language, the language gaps) when there is one: publishing again after an evaluation "
+        "makes a child version with the same data and a card with its results",
+    )
     pretty_name: str | None = Field(
         default=None, description="the dataset card's title (default: the spec's name)"
     )

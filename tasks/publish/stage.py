@@ -58,6 +58,7 @@ from benchfoundry.tasks.publish.provenance import (
     suspect_lines,
     tiny_models,
 )
+from benchfoundry.tasks.publish.results import evaluation_of, results_lines
 from benchfoundry.tasks.publish.rows import (
     ImageInfo,
     ReleaseRow,
@@ -155,6 +156,8 @@ class Release:
     gate: GateResult | None = None
     tsv_differences: list[str] = field(default_factory=list)
     twins: list[ReleaseRow] = field(default_factory=list)  # the rows in other languages
+    results: list[str] = field(default_factory=list)  # the card's evaluation results (lines)
+    base_version: str | None = None  # with results: the version of the same rows without
 
     @property
     def all_rows(self) -> list[ReleaseRow]:
@@ -205,6 +208,11 @@ def prepare(stage: StageRun) -> Release:
         + [r.model_dump(mode="json") for r in selection.rows + twins],
         length=12,
     )
+    folder = releases.local_folder(options.to, name)
+    base, results = version, []
+    if options.card_results and (found := evaluation_of(run, version, folder)) is not None:
+        results = results_lines(found)
+        version = content_hash([base, results], length=12)
     return Release(
         run=run,
         stage=stage,
@@ -213,8 +221,10 @@ def prepare(stage: StageRun) -> Release:
         taxonomy=load_taxonomy(taxonomy_name),
         selection=selection,
         version=version,
-        folder=releases.local_folder(options.to, name),
+        folder=folder,
         twins=twins,
+        results=results,
+        base_version=base if results else None,
     )
 
 
@@ -270,6 +280,7 @@ def _card_inputs(release: Release, data: list[Path]) -> CardInputs:
         languages_by_people=dict(
             Counter(t.language for t in release.twins if t.human_reviewed).items()
         ),
+        results=release.results,
     )
 
 
@@ -314,6 +325,7 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
             "version": release.version,
             "created_at": datetime.now(UTC).isoformat(timespec="microseconds"),
             "parent": parent,
+            "base_version": release.base_version,  # with card results: the same rows' version
             "rows": len(rows),
             "images": len({r.image_id for r in rows}),
             "videos": len({r.video for r in rows if r.video}),

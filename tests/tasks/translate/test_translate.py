@@ -48,7 +48,8 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
             "publish, evaluate]\n"
             "options: {generate: {llm: false}, ingest: {keyframes: 2}, select: {target: 4},\n"
             "          translate: {languages: [zh], include: all}, review: {auto: true},\n"
-            "          publish: {allow_unreviewed: true, letter_tolerance: 1, longest_answer_share: 1},\n"
+            "          publish: {allow_unreviewed: true, letter_tolerance: 1, longest_answer_share: 1,\n"
+            "                    card_results: true},\n"
             f"          evaluate: {{models: ['openai/oracle@{server.base_url}'], mode: vanilla}}}}\n"
             "output: run\n"
         )
@@ -121,6 +122,28 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
     assert len(in_chinese) == len(zh)
     again = build(str(spec), stages=["translate"]).of("translate")
     assert again.twins_added == 0 and again.already_done == len(twins)
+    # Published again after its evaluation (card_results), the same questions make a child
+    # version whose card reports the evaluation: accuracy per language and the gap per model.
+    carded = build(str(spec), stages=["publish"]).of("publish")
+    assert carded.written and carded.version != release.version
+    child = tmp_path / "releases" / "twins" / carded.version
+    manifest = json.loads((child / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["parent"] == release.version and manifest["base_version"] == release.version
+    assert (child / "data" / "zh").is_dir() and manifest["languages"] == {
+        "en": len(en),
+        "zh": len(zh),
+    }
+    results = (child / "README.md").read_text(encoding="utf-8").split("## Results", 1)[1]
+    assert f"Evaluated by benchfoundry on version `{release.version}`" in results
+    assert "| model | sees | en vanilla | en circular | zh vanilla | zh circular |" in results
+    oracle = f"openai/oracle@{server.base_url}"
+    # (escaped for Markdown: "[" as "\[", ">" as "&gt;")
+    assert re.search(
+        rf"\| {re.escape(oracle)} \| pixels \| 100\.0% \\\[[\d.]+%, 100\.0%\\\] \|", results
+    )
+    assert f"| {oracle} | en | zh | {len(en)} | 100.0% -&gt; 0.0% | +100.0% |" in results
+    assert "## Results" not in (folder / "README.md").read_text(encoding="utf-8")
+    assert not build(str(spec), stages=["publish"]).of("publish").written  # nothing new
     # Twins were reviewed as items of their own (the automatic reviewer accepted the twins of
     # the items it accepted); a person's decisions on twins make the next release: a rejected
     # twin leaves it, an edited one is released as edited, each row saying who decided.
