@@ -77,8 +77,10 @@ def results_lines(summary: dict[str, Any]) -> list[str]:
             for lang in languages
             for mode in ("vanilla", "circular")
         ]
-        sees = s.get("sees") or ("the image" if s.get("with_image", True) else "no image")
-        lines.append("| " + " | ".join(_cell(c) for c in [s.get("model"), sees, *cells]) + " |")
+        with_image = s.get("with_image", True)
+        model = f"{s.get('model')}{'' if with_image else ' (no image)'}"
+        sees = (s.get("sees") or "the image") if with_image else "nothing"
+        lines.append("| " + " | ".join(_cell(c) for c in [model, sees, *cells]) + " |")
     gaps = summary.get("language_gaps") or []
     if gaps:
         lines += [
