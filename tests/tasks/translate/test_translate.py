@@ -173,6 +173,7 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
     assert zh2.loc[edited, "question"] == "改过的问题？"
     card2 = (tmp_path / "releases" / "twins" / second.version / "README.md").read_text("utf-8")
     assert f"the {len(zh2)} twins in `zh`" in card2
+    assert "## Results" not in card2  # the evaluation was of other questions
     assert f"1 accepted (or edited) by a person, {len(zh2) - 1} by the automatic reviewer" in card2
     assert zh2.loc[edited, "review_state"] == "agreed" and list(zh2.loc[edited, "reviewers"]) == [
         "li"
