@@ -167,13 +167,18 @@ def frames_at(data: bytes, times: list[float]) -> list[Image.Image]:
 
 
 def cut(data: bytes, start: float, end: float) -> bytes:
-    """The frames of [start, end) as a clip of their own (MP4, H.264, the clip's frame rate), so
-    a model shown a stretch is sent nothing outside it (an action prediction's answer, say)."""
+    """The frames of [start, end) as a clip of their own (MP4, H.264, the clip's frame rate,
+    time from 0), so a model or a release shown a stretch holds nothing outside it (an action
+    prediction's answer, say). Re-encoded, so the cut is exact to the frame wherever the source's
+    keyframes lie; a frame is in when it starts in the stretch. Frames are encoded as they are
+    decoded: memory does not grow with the stretch's length."""
+    import av
+
     container = _open(data)
+    stream = container.streams.video[0]
+    rate = float(stream.average_rate or stream.guessed_rate or 0) or 25.0
+    writer = _Writer(fps=max(1, round(rate)))
     try:
-        stream = container.streams.video[0]
-        rate = float(stream.average_rate or stream.guessed_rate or 0) or 25.0
-        frames = []
         for index, frame in enumerate(container.decode(stream)):
             at = float(frame.time) if frame.time is not None else index / rate
             if at >= end - 1e-6:
@@ -181,12 +186,14 @@ def cut(data: bytes, start: float, end: float) -> bytes:
             if at >= start - 1e-6:
                 array = frame.to_ndarray(format="rgb24")
                 height, width = array.shape[:2]
-                frames.append(array[: height - height % 2, : width - width % 2])  # even sides
+                writer.add(array[: height - height % 2, : width - width % 2])  # even sides
+    except (av.FFmpegError, ValueError) as exc:  # a frame that does not decode
+        raise ClipRejected("truncated_clip", f"{type(exc).__name__}: {exc}") from None
     finally:
         container.close()
-    if not frames:
+    if not writer.frames:
         raise ClipRejected("truncated_clip", f"no frame between {start:g} and {end:g} s")
-    return encode_clip(frames, fps=max(1, round(rate)))
+    return writer.close()
 
 
 def png_bytes(image: Image.Image) -> bytes:
@@ -196,23 +203,43 @@ def png_bytes(image: Image.Image) -> bytes:
     return out.getvalue()
 
 
+class _Writer:
+    """An MP4 clip written a frame at a time (H x W x 3 uint8, even sides); the container opens
+    at the first frame, whose size it takes."""
+
+    def __init__(self, fps: int, codec: str = "libx264") -> None:
+        self.fps, self.codec, self.frames = fps, codec, 0
+        self.out = io.BytesIO()
+        self.container = None
+        self.stream = None
+
+    def add(self, array: np.ndarray) -> None:
+        import av
+
+        if self.container is None:
+            self.container = av.open(self.out, mode="w", format="mp4")
+            self.stream = self.container.add_stream(self.codec, rate=self.fps)
+            self.stream.height, self.stream.width = array.shape[:2]
+            self.stream.pix_fmt = "yuv420p"
+            if self.codec == "libx264":  # same bytes on every run and machine: one thread
+                self.stream.options = {"preset": "veryfast", "crf": "20", "threads": "1"}
+                self.stream.codec_context.thread_count = 1
+        frame = av.VideoFrame.from_ndarray(array, format="rgb24")
+        for packet in self.stream.encode(frame):
+            self.container.mux(packet)
+        self.frames += 1
+
+    def close(self) -> bytes:
+        if self.container is not None:
+            for packet in self.stream.encode():
+                self.container.mux(packet)
+            self.container.close()
+        return self.out.getvalue()
+
+
 def encode_clip(frames: list[np.ndarray], fps: int = 12, codec: str = "libx264") -> bytes:
     """Frames (H x W x 3 uint8, even sides) as an MP4 clip's bytes, for synthetic clips and tests."""
-    import av
-
-    out = io.BytesIO()
-    container = av.open(out, mode="w", format="mp4")
-    stream = container.add_stream(codec, rate=fps)
-    stream.height, stream.width = frames[0].shape[:2]
-    stream.pix_fmt = "yuv420p"
-    if codec == "libx264":  # same bytes on every run and machine: one thread, fixed options
-        stream.options = {"preset": "veryfast", "crf": "20", "threads": "1"}
-        stream.codec_context.thread_count = 1
+    writer = _Writer(fps=fps, codec=codec)
     for array in frames:
-        frame = av.VideoFrame.from_ndarray(array, format="rgb24")
-        for packet in stream.encode(frame):
-            container.mux(packet)
-    for packet in stream.encode():
-        container.mux(packet)
-    container.close()
-    return out.getvalue()
+        writer.add(array)
+    return writer.close()
