@@ -68,13 +68,19 @@ def parse_subset(text: str) -> int:
 
 
 def read_parameters(path: Path) -> ItemParameters:
-    """The fitted items of an `items.parquet` (those the analysis could fit)."""
+    """The fitted English items of an `items.parquet` (those the analysis could fit): each
+    language is fitted on its own scale, so a bilingual release's anchors are English items
+    (a file without `language` is all English)."""
     if not path.is_file():
         raise AnchorError(
             f"{path} does not exist: anchors come from an item analysis; run benchfoundry "
             "report on evaluations of this release first, or name its items.parquet (--items)"
         )
-    rows = [r for r in pq.read_table(path).to_pylist() if r.get("discrimination") is not None]
+    rows = [
+        r
+        for r in pq.read_table(path).to_pylist()
+        if r.get("discrimination") is not None and r.get("language") in (None, "en")
+    ]
     if not rows:
         raise AnchorError(f"{path}: no item was fitted (the analysis had too few respondents)")
     a = np.array([r["discrimination"] for r in rows])

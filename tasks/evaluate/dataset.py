@@ -174,6 +174,13 @@ def _release_folder(path: Path) -> Path:
     raise EvalDatasetError(f"{path} is not a release; expected {EXPECTED}")
 
 
+def release_item_id(row: dict, language: str) -> str:
+    """The id a release row (question_id, question, hint, options) is asked under: its question
+    id, or in another language its twin's (`twin_id`, which hashes the twin's text)."""
+    text = "\n".join([row["question"], row["hint"] or "", *row["options"]])
+    return twin_id(row["question_id"], language, text)
+
+
 def _release(folder: Path) -> EvalDataset:
     from benchfoundry.storage.releases import data_files, language_files, read_manifest
 
@@ -197,11 +204,7 @@ def _release(folder: Path) -> EvalDataset:
                 questions.append(
                     EvalQuestion(
                         item=MCQItem(
-                            question_id=twin_id(
-                                row["question_id"],
-                                language,
-                                "\n".join([row["question"], row["hint"] or "", *row["options"]]),
-                            ),
+                            question_id=release_item_id(row, language),
                             question=row["question"],
                             options=tuple(row["options"]),
                             answer=row["answer"],

@@ -7,6 +7,12 @@ whether it is `suspect`: a discrimination below 0.2 means able respondents do no
 than weak ones (negative: they do worse, the mark of a wrong key), so it goes back to people
 (`benchfoundry review export --suspects`). Written as `items.parquet` beside the leaderboard.
 
+Each language is its own analysis: a bilingual release's twins (`<question_id>@<language>`)
+are fitted apart from the English items, a respondent's ability being its own in each language,
+so that a model's loss in Chinese is not read as items that fail to discriminate. A twin found
+suspect is then told apart by its English item (`twin_suspects.py`): a translation suspect when
+the English item is fine, else a key suspect of the English item.
+
 The first pass is the unit (MMStar's hit), not CircularEval's all-rotations score: it asks
 whether a respondent picked the key, which is what a wrong key or an ambiguous question
 disturbs. Chance baselines that answer at random are respondents too: they are what the weakest
@@ -32,7 +38,9 @@ from benchfoundry.decisions.suspects import FILE  # noqa: F401  (re-exported for
 from benchfoundry.storage.atomic import atomic_write_table
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.irt import fit_2pl
+from benchfoundry.tasks.evaluate.languages import language_of
 from benchfoundry.tasks.evaluate.summary import EvaluateSummary
+from benchfoundry.tasks.evaluate.twin_suspects import KEY, TRANSLATION, judge_twins
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +53,7 @@ SCHEMA = pa.schema(
         ("version", pa.string()),
         ("question_id", pa.string()),
         ("index", pa.string()),  # the dataset's own index (a release's row, a TSV's index)
+        ("language", pa.string()),  # en, or a twin's: each language is analysed on its own
         ("respondents", pa.int64()),  # how many respondents answered it: what it rests on
         ("right", pa.int64()),
         ("difficulty", pa.float64()),
@@ -52,6 +61,10 @@ SCHEMA = pa.schema(
         ("discrimination", pa.float64()),
         ("discrimination_se", pa.float64()),
         ("suspect", pa.bool_()),
+        ("suspect_kind", pa.string()),  # key, or translation (a twin whose English item is fine)
+        # what goes back to people (`review export --suspects`): the English item's question id
+        # for a key suspect, the twin's `<question_id>@<language>` for a translation suspect
+        ("review_item", pa.string()),
         ("why", pa.string()),
         ("analysed_at", pa.string()),  # when: decisions after it are what became of a suspect
     ]
@@ -72,6 +85,8 @@ class Respondent(BaseModel):
 class SuspectItem(BaseModel):
     question_id: str
     index: str | None
+    kind: str = KEY  # key, or translation
+    review_item: str  # what goes back to people: the English item, or the twin
     difficulty: float
     discrimination: float
     discrimination_se: float
@@ -81,8 +96,12 @@ class SuspectItem(BaseModel):
 
 
 class ItemAnalysis(BaseModel):
+    """One language of one dataset version."""
+
     dataset: str
     version: str | None
+    language: str = "en"
+    languages: list[str] = ["en"]  # the dataset's, each analysed on its own
     items: int
     fitted: bool
     respondents: list[Respondent]
@@ -91,14 +110,30 @@ class ItemAnalysis(BaseModel):
 
     @property
     def label(self) -> str:
-        return f"{self.dataset} {self.version or ''}".strip()
+        label = f"{self.dataset} {self.version or ''}".strip()
+        return f"{label} ({self.language})" if len(self.languages) > 1 else label
+
+    def _kinds(self) -> str:
+        """How a twin language's suspects divide (nothing for English's)."""
+        if self.language == "en" or not self.suspects:
+            return ""
+        translation = sum(s.kind == TRANSLATION for s in self.suspects)
+        key = len(self.suspects) - translation
+        return (
+            f": {translation} translation suspect{'s' if translation != 1 else ''} (the English "
+            f"item is fine), {key} key suspect{'s' if key != 1 else ''} (sent back as the "
+            "English item)"
+        )
 
     def lines(self) -> list[str]:
         """A short account in words (the report's Markdown and text)."""
         head = f"{self.label}: {self.items} items, {len(self.respondents)} respondents"
         if not self.fitted:
             return [f"{head}; {self.note}"]
-        out = [f"{head}; {len(self.suspects)} suspect (discrimination below {SUSPECT_BELOW})"]
+        out = [
+            f"{head}; {len(self.suspects)} suspect (discrimination below {SUSPECT_BELOW})"
+            + self._kinds()
+        ]
         out += [self.note] if self.note else []
         out += [
             f"suspect {s.index or s.question_id}: {s.why}"
@@ -110,8 +145,8 @@ class ItemAnalysis(BaseModel):
 def _dataset_ids(s: EvaluateSummary) -> dict[str, str | None]:
     """question id -> the dataset's own index, in the dataset's order; from the release's data
     files, or the dataset read again (a TSV's question id hashes its image)."""
-    from benchfoundry.storage.releases import data_files
-    from benchfoundry.tasks.evaluate.dataset import load_eval_dataset
+    from benchfoundry.storage.releases import data_files, language_files
+    from benchfoundry.tasks.evaluate.dataset import load_eval_dataset, release_item_id
 
     path = Path(s.dataset.path)
     if s.dataset.format == "release":
@@ -125,6 +160,11 @@ def _dataset_ids(s: EvaluateSummary) -> dict[str, str | None]:
                     strict=True,
                 )
             )
+        columns = ["question_id", "question", "hint", "options", "index"]
+        for language, files in language_files(path).items():
+            for file in files:
+                for row in pq.read_table(file, columns=columns).to_pylist():
+                    out[release_item_id(row, language)] = str(row["index"])
         return out
     dataset = load_eval_dataset(path)
     return {q.item.question_id: q.index for q in dataset.questions}
@@ -229,8 +269,8 @@ def _why(a: float, se: float) -> str:
     )
 
 
-def analyse(group: Sequence[EvaluateSummary]) -> tuple[ItemAnalysis, list[dict]]:
-    """The item analysis of one dataset version's runs, and its items' rows."""
+def analyse(group: Sequence[EvaluateSummary]) -> tuple[list[ItemAnalysis], list[dict]]:
+    """The item analysis of one dataset version's runs, one per language, and its items' rows."""
     first = group[0]
     unread = None
     try:
@@ -240,46 +280,93 @@ def analyse(group: Sequence[EvaluateSummary]) -> tuple[ItemAnalysis, list[dict]]
     answered = [
         (r, a) for r, a in [*_evaluation_answers(group, ids), *_build_answers(group, ids)] if a
     ]
-    order = list(ids)
-    matrix = np.full((len(answered), len(order)), np.nan)
+    by_language: dict[str, list[str]] = {"en": []}
+    for q in ids:
+        by_language.setdefault(language_of(q)[1], []).append(q)
+    if not by_language["en"] and len(by_language) > 1:
+        del by_language["en"]
+    languages = sorted(by_language, key=lambda language: (language != "en", language))
+    analyses, rows = [], []
+    for language in languages:
+        analysis = ItemAnalysis(
+            dataset=first.dataset.name,
+            version=first.dataset.version,
+            language=language,
+            languages=languages,
+            items=len(by_language[language]),
+            fitted=False,
+            respondents=[],
+            note=unread and f"{unread}: items as answered, without their index",
+        )
+        rows += _fit_language(analysis, by_language[language], ids, answered)
+        analyses.append(analysis)
+    judge_twins(rows)
+    for analysis in analyses:
+        analysis.suspects = [
+            SuspectItem(
+                question_id=row["question_id"],
+                index=row["index"],
+                kind=row["suspect_kind"],
+                review_item=row["review_item"],
+                difficulty=row["difficulty"],
+                discrimination=row["discrimination"],
+                discrimination_se=row["discrimination_se"],
+                respondents=row["respondents"],
+                right=row["right"],
+                why=row["why"],
+            )
+            for row in rows
+            if row["suspect"] and row["language"] == analysis.language
+        ]
+    return analyses, rows
+
+
+def _fit_language(
+    analysis: ItemAnalysis,
+    order: list[str],
+    ids: dict[str, str | None],
+    answered: Sequence[tuple[Respondent, dict[str, bool]]],
+) -> list[dict]:
+    """Fit one language's items (`order`) to the answers given to them; fill `analysis` (its
+    respondents with their ability in this language) and return the items' rows."""
     column = {q: j for j, q in enumerate(order)}
-    for i, (_, answers) in enumerate(answered):
+    mine = []
+    for respondent, answers in answered:
+        here = {q: right for q, right in answers.items() if q in column}
+        if here:
+            mine.append((respondent.model_copy(update={"answered": len(here)}), here))
+    matrix = np.full((len(mine), len(order)), np.nan)
+    for i, (_, answers) in enumerate(mine):
         for q, right in answers.items():
             matrix[i, column[q]] = float(right)
     seen = ~np.isnan(matrix)
     counts, rights = seen.sum(0), np.nansum(matrix, 0)
-    analysis = ItemAnalysis(
-        dataset=first.dataset.name,
-        version=first.dataset.version,
-        items=len(order),
-        fitted=False,
-        respondents=[r for r, _ in answered],
-        note=unread and f"{unread}: items as answered, without their index",
-    )
-    base = [
+    analysis.respondents = [r for r, _ in mine]
+    rows = [
         {
-            "dataset": first.dataset.name,
-            "version": first.dataset.version,
+            "dataset": analysis.dataset,
+            "version": analysis.version,
             "question_id": q,
             "index": ids[q],
+            "language": analysis.language,
             "respondents": int(counts[j]),
             "right": int(rights[j]),
             "suspect": False,
         }
         for j, q in enumerate(order)
     ]
-    if len(answered) < MIN_RESPONDENTS or len(order) < 2:
+    if len(mine) < MIN_RESPONDENTS or len(order) < 2:
         analysis.note = (f"{analysis.note}; " if analysis.note else "") + _too_few(
-            len(answered), len(order)
+            len(mine), len(order)
         )
-        return analysis, base
+        return rows
     fit = fit_2pl(matrix)
     if not fit.converged:
         log.warning("%s: the IRT fit stopped before converging", analysis.label)
     for i, respondent in enumerate(analysis.respondents):
         respondent.ability = float(fit.ability[i])
         respondent.ability_se = float(fit.ability_se[i])
-    for j, row in enumerate(base):
+    for j, row in enumerate(rows):
         a, se = float(fit.discrimination[j]), float(fit.discrimination_se[j])
         # An item everyone got right (or wrong) carries no sign of either kind.
         informative = (
@@ -292,23 +379,12 @@ def analyse(group: Sequence[EvaluateSummary]) -> tuple[ItemAnalysis, list[dict]]
             discrimination=a,
             discrimination_se=se,
             suspect=suspect,
+            suspect_kind=KEY if suspect else None,
+            review_item=row["question_id"] if suspect else None,
             why=_why(a, se) if suspect else None,
         )
-        if suspect:
-            analysis.suspects.append(
-                SuspectItem(
-                    question_id=row["question_id"],
-                    index=row["index"],
-                    difficulty=row["difficulty"],
-                    discrimination=a,
-                    discrimination_se=se,
-                    respondents=row["respondents"],
-                    right=row["right"],
-                    why=row["why"],
-                )
-            )
     analysis.fitted = True
-    return analysis, base
+    return rows
 
 
 def write_items(summaries: Sequence[EvaluateSummary], path: Path) -> list[ItemAnalysis]:
@@ -321,8 +397,8 @@ def write_items(summaries: Sequence[EvaluateSummary], path: Path) -> list[ItemAn
     analyses, rows = [], []
     when = now()
     for group in groups.values():
-        analysis, found = analyse(group)
-        analyses.append(analysis)
+        found_analyses, found = analyse(group)
+        analyses += found_analyses
         rows += [{**row, "analysed_at": when} for row in found]
     atomic_write_table(path, pa.Table.from_pylist(rows, schema=SCHEMA))
     return analyses
@@ -361,12 +437,12 @@ def html_section(analyses: Sequence[ItemAnalysis]) -> str:
             rows = "".join(
                 f"<tr><td>{e(s.index or '-')}</td><td><code>{e(s.question_id)}</code></td>"
                 f"<td>{s.right}/{s.respondents}</td><td>{s.difficulty:+.2f}</td>"
-                f"<td>{e(s.why)}</td></tr>"
+                f"<td>{e(s.kind)}: <code>{e(s.review_item)}</code></td><td>{e(s.why)}</td></tr>"
                 for s in sorted(a.suspects, key=lambda s: s.discrimination)
             )
             parts.append(
                 "<h3>Suspect items</h3><table><thead><tr><th>index</th><th>question</th>"
-                "<th>right</th><th>difficulty</th><th>why</th></tr></thead>"
+                "<th>right</th><th>difficulty</th><th>to review</th><th>why</th></tr></thead>"
                 f"<tbody>{rows}</tbody></table>"
             )
     return "".join(parts)

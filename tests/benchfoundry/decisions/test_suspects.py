@@ -61,3 +61,34 @@ def test_no_analysis_no_line_and_a_missing_file_is_a_clear_error(tmp_path):
     ]
     with pytest.raises(SuspectsError, match="run benchfoundry report"):
         read_suspects(tmp_path / "nowhere.parquet")
+
+
+def test_translation_suspects_go_back_as_their_twin_and_old_files_are_all_english(tmp_path):
+    rows = [
+        {"dataset": "demo", "version": "1.0.0", "question_id": q, "language": language,
+         "suspect": kind is not None, "suspect_kind": kind, "review_item": item,
+         "analysed_at": WHEN, "why": kind and f"{kind} suspect"}
+        for q, language, kind, item in [
+            ("q0", "en", None, None),
+            ("q0@zh:1a2b3c4d", "zh", "translation", "q0@zh"),  # its English item is fine
+            ("q1", "en", "key", "q1"),
+            ("q1@zh:5e6f7a8b", "zh", "key", "q1"),  # a wrong key in both languages
+        ]
+    ]  # fmt: skip
+    path = tmp_path / "items.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
+    assert read_suspects(path) == {"q0@zh": "translation suspect", "q1": "key suspect"}
+    later = "2026-12-04T09:00:00.000000000Z"
+    reviews = [_decision("q0@zh", "li", "edit", later, language="zh")]
+    (line,) = since_analysis(path, reviews)
+    assert "2 suspect items (discrimination near zero or negative, 1 of them translations)" in line
+    assert line.endswith("since then, by people: fixed 1, awaiting review 1")
+    # An items.parquet from before the analysis was made per language: its items are English.
+    old = tmp_path / "old.parquet"
+    pq.write_table(
+        pa.table({"dataset": ["demo"] * 2, "version": ["1.0.0"] * 2, "question_id": ["q0", "q1"],
+                  "suspect": [True, False], "why": ["low", None], "analysed_at": [WHEN] * 2}),
+        old,
+    )  # fmt: skip
+    assert read_suspects(old) == {"q0": "low"}
+    assert "1 suspect items" in since_analysis(old, [])[0]
