@@ -202,8 +202,14 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
         for q, t in twins.items()
         if t.meta["twin_of"] in scored
     }
+    # A twin goes back with its English item (a key suspect), or alone: a translation suspect
+    # is the twin's own review id, with its own why.
     twin_suspects = (
-        {q: suspects[t.meta["twin_of"]] for q, t in twins.items() if t.meta["twin_of"] in suspects}
+        {
+            q: suspects[q] if q in suspects else suspects[t.meta["twin_of"]]
+            for q, t in twins.items()
+            if q in suspects or t.meta["twin_of"] in suspects
+        }
         if suspects is not None
         else None
     )
@@ -262,8 +268,8 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
         auto_accepted_now=len(auto_now),
         auto_withheld=dict(Counter(withheld.values())),
         serve=f"benchfoundry review serve --out {run.root}",
-        suspects={q: why for q, why in (suspects or {}).items() if q in known},
-        suspects_unknown=sorted(set(suspects or {}) - known),
+        suspects={q: why for q, why in (suspects or {}).items() if q in known or q in twin_scored},
+        suspects_unknown=sorted(set(suspects or {}) - known - set(twin_scored)),
         twins=dict(
             Counter(
                 language_of(t)

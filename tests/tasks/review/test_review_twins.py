@@ -346,3 +346,42 @@ def test_twins_follow_their_english_items_and_their_own_content(twin_run):
     assert sent.twins == {"zh": 1} and set(sent.suspects) == {"q1"}
     new = run.table(ReviewBatchRecord).records()[before:]
     assert sorted(q for b in new for q in b.question_ids) == ["q1", "q1@zh"]
+
+
+def test_a_translation_suspect_goes_back_as_its_twin_alone(twin_run, tmp_path):
+    """The item analysis per language found q0's twin suspect while q0 is fine (a translation
+    suspect: its review item is the twin) and q1 suspect in both languages (a key suspect: the
+    English item, which brings its twin): q0@zh is batched with its own why, q0 is not."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from benchfoundry.tasks.evaluate.items import SCHEMA
+
+    rows = [
+        {"question_id": q, "language": language, "suspect": item is not None,
+         "suspect_kind": kind, "review_item": item, "why": why}
+        for q, language, kind, item, why in [
+            ("q0", "en", None, None, None),
+            ("q0@zh:1a2b3c4d", "zh", "translation", "q0@zh",
+             "translation suspect: its English item q0 is fine; the Chinese text may mislead"),
+            ("q1", "en", "key", "q1", "discrimination -0.80 ± 0.40: able respondents fail it"),
+            ("q1@zh:5e6f7a8b", "zh", "key", "q1", "key suspect with its English item q1"),
+        ]
+    ]  # fmt: skip
+    items = tmp_path / "items.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), items)
+    run = twin_run
+    before = len(run.table(ReviewBatchRecord).records())
+    options = ReviewOptions(
+        reviewers=[Reviewer(name="ann", languages=["en"]), Reviewer(name="li", languages=["zh"])],
+        cross_check=0.0,
+        suspects=str(items),
+    )
+    sent = export_batches(str(run.root), options, "s")
+    new = run.table(ReviewBatchRecord).records()[before:]
+    assert sorted(q for b in new for q in b.question_ids) == ["q0@zh", "q1", "q1@zh"]
+    assert {b.reviewer for b in new if "q0@zh" in b.question_ids} == {"li"}
+    assert sent.twins == {"zh": 2} and sent.suspects_unknown == []
+    assert sent.suspects["q0@zh"].startswith("translation suspect: its English item q0 is fine")
+    assert sent.suspects["q1"].startswith("discrimination -0.80")
+    assert "suspect q0@zh: translation suspect" in sent.markdown()
