@@ -362,6 +362,7 @@ def body(
             else f"- `{inputs.name}.tsv`: VLMEvalKit's MCQ layout (copy it into `$LMUData` and "
             "run it as a custom MCQ dataset)"
         ),
+        *clip_files(rows, inputs),
         "- `manifest.json`: the version, each file's hash, the build spec and its hash",
         "",
         "```python",
@@ -370,6 +371,41 @@ def body(
         "```",
     ]
     return lines
+
+
+def clip_files(rows: Sequence[ReleaseRow], inputs: CardInputs) -> list[str]:
+    """What a release's clip questions carry, file by file and column by column (none without
+    clip questions)."""
+    clips = [r for r in rows if r.clip_id]
+    if not clips:
+        return []
+    files = len({r.video for r in clips if r.video})
+    tsv = (
+        f"`{inputs.name}_EN.tsv` (and each language's)"
+        if inputs.languages
+        else f"`{inputs.name}.tsv`"
+    )
+    return [
+        f"- `videos/<sha256>.mp4` ({files} files): for each of the {len(clips)} questions on a "
+        "video, the stretch of its source clip that the question may show, cut into a file of its "
+        "own (H.264, re-encoded so the cut is exact to the frame) and named by the sha256 of its "
+        "bytes; questions on the same stretch share one. An action prediction's file holds the "
+        "steps shown and ends where they end, before the step it asks about; an action "
+        "recognition's holds its action; a procedure's its key actions. Nothing after the "
+        "stretch is in the release.",
+        "- `frames/<image id>.png`: the keyframes sampled from those stretches (N uniformly "
+        "spaced frames per annotated step, all inside the stretch), named by their sha256.",
+        "- Columns of a question on a video: `video` names its file (`videos/...`); "
+        "`video_start` is 0 and `video_end` the file's duration in seconds, so the whole file is "
+        "the stretch to show; `video_frames` lists its keyframes (`frames/...`) in time order; "
+        "`image` is one of them; `clip_id` (the source clip's sha256), `clip_start` and "
+        "`clip_end` say where the stretch lies in the source clip, and `meta_info.video_source` "
+        "names that clip in its source. All are null (or empty) for a question on an image.",
+        f"- In {tsv} a question on a video has its keyframes as `image` (a list of base64 "
+        "PNGs, VLMEvalKit's multi-image form, with `image_path` naming each), so an image model "
+        "run by VLMEvalKit sees frames of the stretch; `video`, `video_start` and `video_end` are "
+        "as in the Parquet files.",
+    ]
 
 
 def write_card(

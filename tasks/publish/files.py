@@ -17,10 +17,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchfoundry.core import video
 from benchfoundry.core.imaging import ImageLimits, ImageRejected, decode
 from benchfoundry.core.letters import LETTERS
-from benchfoundry.core.records import ClipRecord, ImageRecord
+from benchfoundry.core.records import ImageRecord
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.publish.rows import SPLIT, ReleaseRow
 
@@ -34,6 +33,7 @@ META_FIELDS = (
     "generator",
     "prompt_id",
     "prompt_hash",
+    "video_source",  # a clip question's source clip, by its name in the source
 )
 EXTENSIONS = {
     "JPEG": "jpg",
@@ -72,32 +72,6 @@ def spool_images(run: RunFolder, wanted: set[str], folder: Path) -> dict[str, st
                 problems[image_id] = f"{exc.reason}: {exc.detail}"
     for image_id in wanted - set(problems):
         problems[image_id] = "not in the run's images table"
-    return problems
-
-
-def copy_clips(run: RunFolder, rows: Sequence[ReleaseRow], folder: Path) -> dict[str, str | None]:
-    """Each clip the rows name, written to `folder/<its release path>` and decoded in full;
-    release path -> None, or why it does not decode (or is not in the run)."""
-    wanted = {r.clip_id: r.video for r in rows if r.video and r.clip_id}
-    problems: dict[str, str | None] = {}
-    if not wanted:
-        return problems
-    for batch in run.table(ClipRecord).batches(["clip_id", "bytes"], batch_size=8):
-        for clip_id, data in zip(
-            batch.column("clip_id").to_pylist(), batch.column("bytes").to_pylist(), strict=True
-        ):
-            if clip_id not in wanted:
-                continue
-            target = folder / wanted[clip_id]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            try:
-                video.inspect_clip(data)
-                problems[wanted[clip_id]] = None
-            except video.ClipRejected as exc:
-                problems[wanted[clip_id]] = f"{exc.reason}: {exc.detail}"
-    for clip_id, path in wanted.items():
-        problems.setdefault(path, f"clip {clip_id} is not in the run's clips table")
     return problems
 
 
@@ -158,11 +132,16 @@ def columns(letters: str) -> list[tuple[str, pa.DataType, Any]]:
         ("human_reviewed", pa.bool_(), _value("bool")),
         ("review_changes", pa.list_(text), _sequence("string")),
         # A temporal question's clip (a file beside the data, as VLMEvalKit's video datasets
-        # keep them) and the stretch of it the question is about; null for an image's question.
+        # keep them) holding only the stretch the question may show, so `video_start` is 0 and
+        # `video_end` its duration; the source clip and the stretch in it (`clip_*`); null for
+        # an image's question.
         ("video", text, _value("string")),
         ("video_start", pa.float64(), _value("float64")),
         ("video_end", pa.float64(), _value("float64")),
         ("video_frames", pa.list_(text), _sequence("string")),
+        ("clip_id", text, _value("string")),
+        ("clip_start", pa.float64(), _value("float64")),
+        ("clip_end", pa.float64(), _value("float64")),
         ("language", text, _value("string")),
     ]
     return cols
@@ -195,6 +174,7 @@ def row_dict(row: ReleaseRow, image: bytes, letters: str) -> dict[str, Any]:
             "generator": row.generator,
             "prompt_id": row.prompt_id,
             "prompt_hash": row.prompt_hash,
+            "video_source": row.video_source,
         },
         "options": row.options,
     }
@@ -218,6 +198,9 @@ def row_dict(row: ReleaseRow, image: bytes, letters: str) -> dict[str, Any]:
         "video_start",
         "video_end",
         "video_frames",
+        "clip_id",
+        "clip_start",
+        "clip_end",
         "language",
     ):
         out[name] = getattr(row, name)
@@ -265,8 +248,9 @@ def write_parquet(
 
 
 def tsv_columns(letters: str, videos: bool = False) -> list[str]:
-    """The TSV's header; with `videos`, VLMEvalKit's video datasets' `video` column (the clip's
-    file beside the TSV) and the stretch asked about."""
+    """The TSV's header; with `videos`, `image_path` (the file names VLMEvalKit gives a row's
+    images, needed where `image` is a list) and VLMEvalKit's video datasets' `video` column (the
+    stretch's file beside the TSV) with the stretch in it (from 0 to its duration)."""
     return [
         "index",
         "image",
@@ -277,7 +261,7 @@ def tsv_columns(letters: str, videos: bool = False) -> list[str]:
         "category",
         "l2-category",
         "split",
-        *(["video", "video_start", "video_end"] if videos else []),
+        *(["image_path", "video", "video_start", "video_end"] if videos else []),
     ]
 
 
@@ -325,25 +309,43 @@ def tsv_differences(rows: Sequence[ReleaseRow], path: Path) -> list[str]:
     return out
 
 
+def _listed(values: Sequence[str]) -> str:
+    """One value as itself, several as the list literal VLMEvalKit's `toliststr` reads."""
+    return values[0] if len(values) == 1 else json.dumps(list(values))
+
+
+def tsv_images(row: ReleaseRow) -> list[str]:
+    """The image ids a TSV row shows: a clip question's keyframes sampled from its stretch (an
+    image model asked of a clip sees frames of it, as SEED-Bench asks), else its image."""
+    return [Path(f).stem for f in row.video_frames] or [row.image_id]
+
+
 def write_tsv(rows: Sequence[ReleaseRow], images: Path, path: Path) -> None:
     """VLMEvalKit's MCQ layout: integer index, base64 image, question, hint, A.., answer,
-    category, l2-category, split. A row whose image an earlier row already carries has that
-    row's index in `image` instead (VLMEvalKit resolves values of 64 characters or fewer so)."""
+    category, l2-category, split. A clip question's `image` is the list of its stretch's
+    keyframes (VLMEvalKit's multi-image form, with `image_path` naming each), in time order. A row
+    whose images an earlier row already carries has that row's index in `image` instead
+    (VLMEvalKit resolves values of 64 characters or fewer so)."""
     letters = letter_columns(rows)
-    videos = any(r.video for r in rows)
-    first: dict[str, int] = {}
+    videos = any(r.clip_id for r in rows)
+    first: dict[tuple[str, ...], int] = {}
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(tsv_columns(letters, videos))
         for r in rows:
-            if r.image_id in first:
-                image = str(first[r.image_id])
+            shown = tuple(tsv_images(r))
+            if shown in first:
+                image = str(first[shown])
             else:
-                first[r.image_id] = r.index
-                image = base64.b64encode(_image_bytes(images, r.image_id)).decode("ascii")
+                first[shown] = r.index
+                image = _listed(
+                    [base64.b64encode(_image_bytes(images, i)).decode("ascii") for i in shown]
+                )
             options = [
                 _cell(r.options[i]) if i < len(r.options) else "" for i in range(len(letters))
             ]
+            ext = EXTENSIONS.get(r.image_format.upper(), r.image_format.lower())
+            names = [f"{i}.png" for i in shown] if r.video_frames else [f"{r.image_id}.{ext}"]
             writer.writerow(
                 [
                     r.index,
@@ -356,7 +358,12 @@ def write_tsv(rows: Sequence[ReleaseRow], images: Path, path: Path) -> None:
                     r.l2_category,
                     SPLIT,
                     *(
-                        [r.video or "", _seconds(r.video_start), _seconds(r.video_end)]
+                        [
+                            _listed(names),
+                            r.video or "",
+                            _seconds(r.video_start),
+                            _seconds(r.video_end),
+                        ]
                         if videos
                         else []
                     ),

@@ -54,13 +54,17 @@ class ReleaseRow(BaseModel):
     review_state: str  # agreed, adjudicated or auto
     human_reviewed: bool
     review_changes: list[str]  # what the decision changed: answer, question, options, dimension
-    # A temporal question's clip: its file in the release (`videos/...`), the stretch asked about
-    # (seconds), the clip's id and its name in the source; None for a question on an image.
+    # A temporal question's clip; None for a question on an image. `clip_id`, `clip_start` and
+    # `clip_end` are the source clip and the stretch of it the question may show (seconds); the
+    # release holds that stretch alone, cut into a file of its own (`video`, `videos/<sha256>.mp4`,
+    # set by `clips.with_cuts`), so `video_start` is 0 and `video_end` that file's duration.
     video: str | None = None
     video_start: float | None = None
     video_end: float | None = None
     clip_id: str | None = None
-    video_source: str | None = None
+    clip_start: float | None = None
+    clip_end: float | None = None
+    video_source: str | None = None  # the source clip's name in its source
     video_frames: list[str] = []  # the keyframes sampled from the stretch, `frames/<id>.png`
     language: str = "en"  # BCP-47; a twin shares its English item's question_id and key
 
@@ -138,14 +142,14 @@ def apply(candidate: CandidateRecord, decision: ReviewRecord) -> tuple[Candidate
 
 
 def video_fields(meta: dict[str, str]) -> dict[str, object]:
-    """A clip question's video columns from its candidate's `meta` (none for an image's)."""
+    """A clip question's source clip and stretch from its candidate's `meta` (none for an
+    image's): the stretch generate decided the question may show (a prediction's shown steps,
+    never its answer). Its file in the release comes when the stretch is cut (`clips.py`)."""
     if "clip_id" not in meta:
         return {}
-    suffix = Path(meta.get("video", "")).suffix.lower() or ".mp4"
     return {
-        "video": f"videos/{meta['clip_id'][:16]}{suffix}",
-        "video_start": float(meta["start"]),
-        "video_end": float(meta["end"]),
+        "clip_start": float(meta["start"]),
+        "clip_end": float(meta["end"]),
         "clip_id": meta["clip_id"],
         "video_source": meta.get("video"),
         "video_frames": [f"frames/{f}.png" for f in meta.get("frames", "").split(",") if f],

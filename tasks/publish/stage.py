@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,8 +39,8 @@ from benchfoundry.storage.atomic import atomic_write_json
 from benchfoundry.storage.objects import Lease, Store
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.publish.card import CardInputs, write_card
+from benchfoundry.tasks.publish.clips import cut_clips, with_cuts
 from benchfoundry.tasks.publish.files import (
-    copy_clips,
     copy_frames,
     spool_images,
     tsv_differences,
@@ -69,8 +70,6 @@ from benchfoundry.tasks.publish.rows import (
 )
 from benchfoundry.tasks.publish.summary import PublishSummary
 from benchfoundry.validation.gate import GateResult, GateRow, run_gate
-
-CLIPS = ".clips"  # inside the spool: the clips, at their release paths
 
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
@@ -158,6 +157,7 @@ class Release:
     twins: list[ReleaseRow] = field(default_factory=list)  # the rows in other languages
     results: list[str] = field(default_factory=list)  # the card's evaluation results (lines)
     base_version: str | None = None  # with results: the version of the same rows without
+    cuts: Path | None = None  # the clip questions' stretches, cut (`videos/`), until written
 
     @property
     def all_rows(self) -> list[ReleaseRow]:
@@ -191,41 +191,68 @@ def prepare(stage: StageRun) -> Release:
     if not selection.rows:
         why = ", ".join(f"{v} {k}" for k, v in selection.left_out.items()) or "no candidates"
         raise PublishError(f"nothing to publish: no question was accepted in review ({why})")
-    twins, twins_left = twin_rows(
-        selection.rows,
-        run.table(TranslationRecord).records(),
-        {c.question_id: c for c in run.table(CandidateRecord).records()},
-        run.table(ReviewRecord).records(),
-        options.allow_unreviewed,
-    )
-    for reason, n in twins_left.items():
-        selection.left_out[f"twin {reason}"] = n
-    shaping = options.model_dump(
-        mode="json", include={"rows_per_file", "row_group_rows", "license", "pretty_name"}
-    )
-    version = content_hash(
-        [name, shaping, spec.get("description") or stage.description]
-        + [r.model_dump(mode="json") for r in selection.rows + twins],
-        length=12,
-    )
     folder = releases.local_folder(options.to, name)
-    base, results = version, []
-    if options.card_results and (found := evaluation_of(run, version, folder)) is not None:
-        results = results_lines(found)
-        version = content_hash([base, results], length=12)
-    return Release(
-        run=run,
-        stage=stage,
-        spec=spec,
-        name=name,
-        taxonomy=load_taxonomy(taxonomy_name),
-        selection=selection,
-        version=version,
-        folder=folder,
-        twins=twins,
-        results=results,
-        base_version=base if results else None,
-    )
+    with _removed_on_error(_cut_stretches(run, selection, folder)) as cuts:
+        twins, twins_left = twin_rows(
+            selection.rows,
+            run.table(TranslationRecord).records(),
+            {c.question_id: c for c in run.table(CandidateRecord).records()},
+            run.table(ReviewRecord).records(),
+            options.allow_unreviewed,
+        )
+        for reason, n in twins_left.items():
+            selection.left_out[f"twin {reason}"] = n
+        shaping = options.model_dump(
+            mode="json", include={"rows_per_file", "row_group_rows", "license", "pretty_name"}
+        )
+        version = content_hash(
+            [name, shaping, spec.get("description") or stage.description]
+            + [r.model_dump(mode="json") for r in selection.rows + twins],
+            length=12,
+        )
+        base, results = version, []
+        if options.card_results and (found := evaluation_of(run, version, folder)) is not None:
+            results = results_lines(found)
+            version = content_hash([base, results], length=12)
+        return Release(
+            run=run,
+            stage=stage,
+            spec=spec,
+            name=name,
+            taxonomy=load_taxonomy(taxonomy_name),
+            selection=selection,
+            version=version,
+            folder=folder,
+            twins=twins,
+            results=results,
+            base_version=base if results else None,
+            cuts=cuts,
+        )
+
+
+@contextlib.contextmanager
+def _removed_on_error(folder: Path | None) -> Iterator[Path | None]:
+    """`folder`, removed when what uses it fails (otherwise the publish removes it at its end)."""
+    try:
+        yield folder
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _cut_stretches(run: RunFolder, selection: Selection, folder: Path) -> Path | None:
+    """Each clip question's stretch cut into a file of its own, in a hidden folder beside the
+    releases (gone when the publish ends), and the rows set to name it; before the version is
+    computed, so the version covers the files' content hashes."""
+    if not any(r.clip_id for r in selection.rows):
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    # `.tmp-cuts-<random>-<pid>`: a publish that dies leaves it to `_clean_stale`
+    cuts = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}cuts-", suffix=f"-{os.getpid()}", dir=folder))
+    with _removed_on_error(cuts):
+        selection.rows = with_cuts(selection.rows, cut_clips(run, selection.rows, cuts))
+    return cuts
 
 
 def check(release: Release, spool: Path) -> GateResult:
@@ -234,16 +261,17 @@ def check(release: Release, spool: Path) -> GateResult:
     rows = release.all_rows
     wanted = {r.image_id for r in rows} | frame_ids(rows)
     decoded = spool_images(release.run, wanted, spool)
-    clips = copy_clips(release.run, release.rows, spool / CLIPS)
     taxonomy = release.taxonomy
     return run_gate(
         [
             GateRow(
                 **r.model_dump(include=set(GateRow.model_fields) - {"image_decodes"}),
                 image_decodes=decoded.get(r.image_id) is None,
-                video_decodes=r.video is None
+                # a clip question's stretch was cut and its cut decodes (`clips.py`), and so
+                # does each of its keyframes
+                video_decodes=r.clip_id is None
                 or (
-                    clips.get(r.video, "absent") is None
+                    r.video is not None
                     and all(decoded.get(Path(f).stem, "absent") is None for f in r.video_frames)
                 ),
             )
@@ -288,9 +316,9 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
     """Every file of the release into `tmp`, the manifest last."""
     options, rows = release.stage.options.publish, release.rows
     data = write_parquet(rows, spool, tmp / "data", options.rows_per_file, options.row_group_rows)
-    if (spool / CLIPS).exists():  # the clips and keyframes the gate decoded, beside the data
-        shutil.move(spool / CLIPS / "videos", tmp / "videos")
-        copy_frames(rows, spool, tmp)
+    if release.cuts is not None and (release.cuts / "videos").is_dir():  # the stretches' files
+        shutil.move(release.cuts / "videos", tmp / "videos")
+    copy_frames(rows, spool, tmp)  # the keyframes the gate decoded, beside the data
     languages = sorted({t.language for t in release.twins})
     for language in languages:  # a config per language: data/<language>/test-*.parquet
         of = [t for t in release.twins if t.language == language]
@@ -358,6 +386,15 @@ def publish_release(stage: StageRun) -> PublishSummary:
     version's files, its manifest created only if absent, then `latest`)."""
     shutil.rmtree(Path(stage.run) / "reports" / "data_docs", ignore_errors=True)  # this run's only
     release = prepare(stage)
+    try:
+        return _publish_prepared(release)
+    finally:
+        if release.cuts is not None:
+            shutil.rmtree(release.cuts, ignore_errors=True)
+
+
+def _publish_prepared(release: Release) -> PublishSummary:
+    stage = release.stage
     to = stage.options.publish.to
     if not is_url(to):
         return _publish_locally(release)

@@ -15,6 +15,7 @@ import pytest
 
 from tests.tasks.publish.test_publish import _options, publish
 from tests.tasks.publish.test_publish import run as run  # noqa: F401  the fixture
+from tests.tasks.publish.test_publish_clips import clip_release as clip_release  # noqa: F401
 
 VLMEVALKIT = os.environ.get("BENCHFOUNDRY_VLMEVALKIT")
 
@@ -59,3 +60,32 @@ def test_vlmevalkit_loads_the_tsv_as_a_custom_mcq_dataset(run, tmp_path):  # noq
             assert f"{letter}. {option}" in r["text"]
         (image,) = r["images"]
         assert Image.open(image).size == (96, 72)
+
+
+@pytest.mark.skipif(not VLMEVALKIT, reason="set BENCHFOUNDRY_VLMEVALKIT to a folder with vlmeval")
+def test_vlmevalkit_shows_a_clip_question_the_frames_of_its_stretch(clip_release, tmp_path):  # noqa: F811
+    """A clip question's TSV row reaches the model as its stretch's keyframes, in time order."""
+    import numpy as np
+    import pandas as pd
+    from PIL import Image
+
+    _, folder = clip_release
+    lmu = tmp_path / "LMUData"
+    lmu.mkdir()
+    (lmu / "clips.tsv").write_bytes((folder / "clips.tsv").read_bytes())
+    env = {**os.environ, "LMUData": str(lmu), "PYTHONPATH": VLMEVALKIT}
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, "clips"], env=env, capture_output=True, text=True,
+        timeout=300, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    parquet = pd.read_parquet(folder / "data").set_index("index")
+    assert sorted(r["index"] for r in rows) == sorted(parquet.index)
+    for r in rows:
+        frames = parquet.loc[r["index"]]["video_frames"]
+        assert len(r["images"]) == len(frames) >= 3
+        for shown, frame in zip(r["images"], frames, strict=True):
+            assert np.array_equal(
+                np.asarray(Image.open(shown)), np.asarray(Image.open(folder / frame))
+            )
