@@ -171,6 +171,7 @@ def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(video_bui
 def test_a_video_build_publishes_its_clips_and_evaluates_them_as_frames_or_video(video_build):
     import pandas as pd
 
+    from benchfoundry.core.video import inspect_clip
     from benchfoundry.storage.releases import read_manifest
 
     tmp_path, run, bodies, summary = video_build
@@ -190,6 +191,12 @@ def test_a_video_build_publishes_its_clips_and_evaluates_them_as_frames_or_video
     manifest = read_manifest(folder)
     assert manifest["videos"] == clips.video.nunique()
     assert all((folder / v).is_file() and v in manifest["files"] for v in clips.video)
+    # each file is its question's stretch alone (read back with PyAV): an action prediction's
+    # ends where its shown steps end, so the answer is not in it
+    for row in clips.itertuples():
+        info = inspect_clip((folder / row.video).read_bytes())
+        assert (row.video_start, row.video_end) == (0.0, info.duration)
+        assert abs(info.duration - (row.clip_end - row.clip_start)) <= 1 / info.fps + 1e-3
     frames = {f for fs in clips.video_frames for f in fs}
     assert frames and all((folder / f).is_file() and f in manifest["files"] for f in frames)
     assert "videos: " in (folder / "README.md").read_text()  # the source, without its folders
