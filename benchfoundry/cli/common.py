@@ -85,7 +85,7 @@ def run(verbose: bool, action: Callable[[], Any]) -> Any:
         raise
     except UserError as exc:
         sys.stderr.write(f"error: {exc}\n")
-        raise typer.Exit(1) from None
+        raise typer.Exit(getattr(exc, "exit_code", 1)) from None
     except Exception as exc:  # the one place that turns an unexpected failure into an exit code
         sys.stderr.write(f"error: {type(exc).__name__}: {exc}\n")
         if verbose:

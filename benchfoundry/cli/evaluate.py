@@ -4,6 +4,7 @@ VLMEvalKit prediction file made elsewhere."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -218,15 +219,28 @@ def evaluate(
             "model, grade, grader); each judge score is debiased with them.",
         ),
     ] = None,
+    allow_failures: Annotated[
+        bool,
+        typer.Option(
+            "--allow-failures",
+            help="Exit 0 even when some questions could not be answered (they are scored "
+            "wrong and counted either way; by default the command then exits 3).",
+        ),
+    ] = False,
     spec: SpecOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Ask models a dataset's questions (CircularEval or vanilla) and score them with intervals."""
+    """Ask models a dataset's questions (CircularEval or vanilla) and score them with intervals.
+    Every endpoint model is asked one tiny question first: one that cannot answer stops the
+    command before any work. Exit 3 when some questions could not be answered (see
+    --allow-failures); Ctrl-C stops within seconds, keeps the answers, exit 130."""
 
     def action() -> None:
         from benchfoundry.cli.stages import run_stage_command, stage_context, with_options
+        from benchfoundry.core import interrupt
 
+        refuse_release(out)
         context = stage_context("evaluate", out, spec)
         _check_model_names(models or [], context.catalogue)
         updates: dict[str, object] = {}
@@ -248,11 +262,41 @@ def evaluate(
                 updates[name] = value
         if no_image:
             updates["with_image"] = False
+        if allow_failures:
+            updates["allow_failures"] = True
         with_options(context, "evaluate", updates, "evaluate")
         _check_inputs(updates, context.options.evaluate.models)
-        run_stage_command("evaluate", context, as_json, out)
+        notice = (
+            "stopping: no new model calls; the calls in flight finish and every answer is "
+            "kept (Ctrl-C again to stop at once)"
+        )
+        with interrupt.stopping_on_sigint(notice):
+            summary = run_stage_command("evaluate", context, as_json, out, reach=True)
+        if summary.failed and not context.options.evaluate.allow_failures:
+            sys.stderr.write(
+                f"evaluate: {summary.failed} answers missing ("
+                + "; ".join(summary.failure_sentences())
+                + "). Exit 3; --allow-failures exits 0 with the same scores\n"
+            )
+            raise typer.Exit(FAILED_EXIT)
 
     run(verbose, action)
+
+
+FAILED_EXIT = 3  # every score was written, but some questions could not be answered
+
+
+def refuse_release(out: Path) -> None:
+    """A published release never changes: `--out` must not be one (nor a folder inside one)."""
+    from benchfoundry.storage.releases import release_at
+
+    found = release_at(out)
+    if found is not None:
+        raise UserError(
+            f"--out {out}: {found} is a published release, and a release never changes; give "
+            "an evaluation folder of its own (e.g. --out runs/eval-NAME) and the release as "
+            f"--dataset {found}"
+        )
 
 
 def _check_inputs(updates: dict[str, object], spec_models: list[str]) -> None:

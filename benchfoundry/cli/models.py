@@ -168,6 +168,14 @@ def serve_test(
             "image=4,video=1 (more is answered 400)."
         ),
     ] = None,
+    served: Annotated[
+        list[str] | None,
+        typer.Option("--serve", help="Serve only this model name (repeat); others get 404."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option("--api-key", help="Accept only this bearer token; others get 401."),
+    ] = None,
 ) -> None:
     """Run the local OpenAI-compatible test server (scripted answers, injected faults)."""
 
@@ -196,6 +204,8 @@ def serve_test(
             fault_delay=fault_delay,
             seed=seed,
             limit_mm_per_prompt=limits,
+            served=served or None,
+            api_key=api_key,
         ).start()
         injected = ", ".join(f"{k} {v:.0%}" for k, v in rates.items()) or "none"
         # Ctrl-C or a plain `kill` stops it, even when started in the background (where a

@@ -109,18 +109,23 @@ def with_options(context: Any, name: str, updates: dict[str, Any], command: str)
     context.options = context.options.model_copy(update={name: options})
 
 
-def run_stage_command(name: str, context: Any, as_json: bool, out: Path) -> None:
-    """Run one registry stage's flow and print its summary as the registry renders it."""
+def run_stage_command(
+    name: str, context: Any, as_json: bool, out: Path, reach: bool = False
+) -> Any:
+    """Run one registry stage's flow, print its summary as the registry renders it, and return
+    it; with `reach`, the preflight asks each endpoint model one tiny question first."""
     from benchfoundry.pipeline.preflight import check_or_raise
     from benchfoundry.pipeline.registry import STAGES
 
     entry = STAGES[name]
     if entry.requires:
         require_table(out, *entry.requires)
-    check_or_raise(context, [name])  # the models it will use, with the command's flags applied
+    # the models it will use, with the command's flags applied
+    check_or_raise(context, [name], reach=reach)
     with running_flows(not as_json):
         summary = entry.flow_function()(context)
     emit_summary(as_json, summary, summary.markdown(), out)
+    return summary
 
 
 def _command(name: str, does: str, takes_sources: bool) -> Callable[..., None]:

@@ -466,6 +466,24 @@ class ResultRecord(Record):
     grade_error: str | None = None
 
 
+class CallFailureRecord(Record):
+    """A question an evaluation could not get answered: the model's call failed after the
+    gateway's retries, or the model was stopped before it was asked. The question is scored
+    wrong and counted under `reason` (`HTTP 400`, `timeout`, `malformed reply`, `not asked`...);
+    a later run asks it again. One row per time it failed (`at`), the newest is the one that
+    counts while the question has no result."""
+
+    table: ClassVar[str] = "call_failures"
+    key: ClassVar[tuple[str, ...]] = ("run_id", "model", "question_id", "at")
+
+    run_id: str
+    model: str
+    question_id: str
+    at: str  # when, ISO 8601 (UTC)
+    reason: str  # what a reader groups by
+    detail: str  # the error as the gateway gave it, credentials redacted
+
+
 ALL_RECORDS: tuple[type[Record], ...] = (
     ImageRecord,
     ImageSourceRecord,
@@ -481,6 +499,7 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     ReviewBatchRecord,
     ReviewRecord,
     ResultRecord,
+    CallFailureRecord,
 )
 
 RECORDS_BY_TABLE: dict[str, type[Record]] = {r.table: r for r in ALL_RECORDS}

@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -67,7 +67,16 @@ class ChatRequest:
     media: tuple[Media, ...] = ()  # each image and clip, decoded (`testserver_media`)
 
 
-Reply = str | Callable[[ChatRequest], str]
+@dataclass(frozen=True)
+class Refusal:
+    """A scripted answer that is an HTTP error: `status` with `message` (vLLM's 400 for too
+    many images, say), for the requests a rule matches."""
+
+    status: int
+    message: str = "refused"
+
+
+Reply = str | Refusal | Callable[[ChatRequest], str]
 
 
 @dataclass
@@ -93,7 +102,7 @@ class Script:
     default: Reply = "A"
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def reply(self, request: ChatRequest) -> str:
+    def reply(self, request: ChatRequest) -> str | Refusal:
         for rule in self.rules:
             if rule.matches(request):
                 return rule.reply(request) if callable(rule.reply) else rule.reply
@@ -104,9 +113,16 @@ class Script:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Script:
-        """From YAML/JSON: `{default: ..., sequence: [...], rules: [{model, pattern, reply}]}`."""
+        """From YAML/JSON: `{default: ..., sequence: [...], rules: [{model, pattern, reply}]}`;
+        a rule with `status` (and `reply` as its message) answers that HTTP error."""
         rules = [
-            Rule(reply=r["reply"], model=r.get("model"), pattern=r.get("pattern"))
+            Rule(
+                reply=Refusal(int(r["status"]), str(r.get("reply", "refused")))
+                if r.get("status")
+                else r["reply"],
+                model=r.get("model"),
+                pattern=r.get("pattern"),
+            )
             for r in raw.get("rules", [])
         ]
         return cls(
@@ -204,11 +220,17 @@ class TestServer:
         fault_delay: float = 5.0,
         seed: int = 0,
         limit_mm_per_prompt: dict[str, int] | None = None,
+        served: Sequence[str] | None = None,
+        api_key: str | None = None,
     ) -> None:
         """`fault_rates` (kind -> share, see `parse_fault_rates`) injects faults at random, drawn
         from `seed`, besides those queued with `inject`. `limit_mm_per_prompt` caps images and
         clips per request as vLLM's option does ({"image": 4, "video": 1}); media parts are
-        checked as vLLM checks them either way (`testserver_media`)."""
+        checked as vLLM checks them either way (`testserver_media`). `served` names the only
+        models it serves (another gets 404, as vLLM answers), `api_key` the only bearer token it
+        accepts (another gets 401)."""
+        self.served = set(served) if served is not None else None
+        self.api_key = api_key
         self.script = script or Script()
         self.limit_mm_per_prompt = dict(limit_mm_per_prompt or {})
         self.fault_rates = dict(fault_rates or {})
@@ -324,8 +346,10 @@ class TestServer:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
+                    names = sorted(server.served) if server.served is not None else ["scripted"]
                     self._send(
-                        200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]}
+                        200,
+                        {"object": "list", "data": [{"id": n, "object": "model"} for n in names]},
                     )
                 else:
                     self._send(404, {"error": {"message": "not found"}})
@@ -355,8 +379,25 @@ class TestServer:
                     with stats.lock:
                         stats.in_flight -= 1
 
+            def _refused(self, model: str) -> bool:
+                """401 for a key it does not accept, 404 for a model it does not serve."""
+                if server.api_key is not None:
+                    given = self.headers.get("Authorization", "")
+                    if given != f"Bearer {server.api_key}":
+                        self._send(401, {"error": {"message": "Incorrect API key provided",
+                                                   "type": "invalid_request_error",
+                                                   "code": "invalid_api_key"}})  # fmt: skip
+                        return True
+                if server.served is not None and model not in server.served:
+                    self._send(404, {"error": {"message": f"The model `{model}` does not exist.",
+                                               "type": "NotFoundError", "code": 404}})  # fmt: skip
+                    return True
+                return False
+
             def _answer(self, body: dict[str, Any]) -> None:
                 model = body.get("model", "")
+                if self._refused(model):
+                    return
                 wait = server._over_rate()
                 if wait is not None:
                     self._send(
@@ -378,7 +419,16 @@ class TestServer:
                     return
                 schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
                 request = ChatRequest(model, text, system, n_images, schema, body, tuple(media))
-                reply = server.script.reply(request)
+                try:
+                    reply = server.script.reply(request)
+                except Exception as exc:  # a script that cannot answer this: a server error
+                    self._send(500, {"error": {"message": f"script failed: {exc!r}"}})
+                    return
+                if isinstance(reply, Refusal):
+                    self._send(
+                        reply.status, {"error": {"message": reply.message, "code": reply.status}}
+                    )
+                    return
                 self._send(
                     200,
                     {

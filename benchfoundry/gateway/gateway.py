@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from benchfoundry.core import interrupt
 from benchfoundry.core.clock import SYSTEM, Clock
 from benchfoundry.gateway import providers
 from benchfoundry.gateway.cache import ResponseCache, cache_key
@@ -195,6 +196,8 @@ class Gateway:
         errors: dict[str, int] = {}
         started = time.monotonic()
         for attempt in range(spec.max_attempts):
+            if interrupt.requested():  # Ctrl-C: no new call
+                raise ModelCallError(spec.name, interrupt.REASON, "stopped by Ctrl-C", attempt)
             try:
                 with limiter.slot(estimate):
                     result = attempt_once()

@@ -14,8 +14,10 @@ import contextlib
 import json
 import logging
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -80,6 +82,27 @@ def _api_configured() -> bool:
 
 
 @contextlib.contextmanager
+def _own_session() -> Iterator[None]:
+    """Processes started in the block get a session of their own. Ctrl-C on a terminal signals
+    the whole foreground process group: the server, in it, would stop at once while the command
+    that asked its work to stop still needs it to record the end (`core.interrupt`). Prefect
+    starts the server with `subprocess.Popen` and takes no options for it, hence the wrapper,
+    in force only while the server starts; the server still stops when the command exits."""
+    original = subprocess.Popen
+
+    class Popen(original):  # type: ignore[valid-type, misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("start_new_session", True)
+            super().__init__(*args, **kwargs)
+
+    subprocess.Popen = Popen  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        subprocess.Popen = original  # type: ignore[misc]
+
+
+@contextlib.contextmanager
 def embedded_server() -> Iterator[str | None]:
     """Start Prefect's temporary server for this command (unless an API URL is configured, as
     with a real server or the test harness) and record it; yield its API URL. The server stops
@@ -106,7 +129,8 @@ def embedded_server() -> Iterator[str | None]:
     }
     os.environ.update(added)  # read by the server's process when it starts, then taken back
     try:
-        server.start()
+        with _own_session():
+            server.start()
     finally:
         for name in added:
             os.environ.pop(name, None)

@@ -11,6 +11,7 @@ question. Models are named by their masked form: no credential reaches a message
 from __future__ import annotations
 
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -270,10 +271,10 @@ def preflight(
             futures = {i: pool.submit(probe, gateway, m) for i, m in endpoints.items()}
         for index, future in futures.items():
             result = future.result()
-            if result.ok:
+            if result.ok or passing(result.error):
                 update: dict[str, object] = {"latency_s": result.seconds}
             else:
-                update = {"ok": False, "problem": f"not reached: {result.error}"}
+                update = {"ok": False, "problem": unreachable(endpoints[index], result.error)}
             results[index] = results[index].model_copy(update=update)
     if "ingest" in stages_of(stage.stages if stages is None else stages):
         for index, source in enumerate(stage.sources):
@@ -289,6 +290,33 @@ def preflight(
             problem = redact(result.problem)
             results[i] = result.model_copy(update={"problem": problem})
     return PreflightReport(results=results, reached=reach)
+
+
+_PASSING = re.compile(r"^(server_error|rate_limited|malformed_response|empty_response)\b")
+
+
+def passing(error: str | None) -> bool:
+    """A failed reach call that says nothing against the model: the server answered, with an
+    error worth retrying (5xx, 429, an unreadable reply); the run's own calls retry it."""
+    return bool(error) and _PASSING.match(error or "") is not None
+
+
+def unreachable(model: ModelSpec, error: str | None) -> str:
+    """Why an endpoint model could not answer its one question, where it was asked, and what
+    to do about it."""
+    from benchfoundry.gateway.openai_compat import key_env
+
+    error = error or "no answer"
+    where = f" at {model.display_url}" if model.display_url else ""
+    if "connection" in error.split(":", 1)[0] or "timeout" in error.split(":", 1)[0]:
+        fix = "is the server running, and is the URL right?"
+    elif "HTTP 404" in error:
+        fix = f"the server does not serve a model named '{model.model}' (its /models lists those it does)"
+    elif "HTTP 401" in error or "HTTP 403" in error:
+        fix = f"the server refused the key: set {key_env(model)} to a key it accepts"
+    else:
+        fix = "`benchfoundry models --check` asks it again"
+    return f"not reached{where}: {error}; {fix}"
 
 
 def check_or_raise(

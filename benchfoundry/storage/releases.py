@@ -63,6 +63,23 @@ def read_manifest(version_dir: Path) -> dict[str, Any]:
         raise ReleaseError(f"release {version_dir} has no readable {MANIFEST}: {exc}") from None
 
 
+def release_at(path: Path) -> Path | None:
+    """The published release `path` is, or lies in (a version folder, or a name's folder with
+    its `latest` pointer), else None: a run folder's own manifest names no files."""
+    for p in [path, *path.resolve().parents]:
+        manifest = p / MANIFEST
+        if manifest.is_file():
+            try:
+                found = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(found, dict) and "files" in found and "version" in found:
+                return p
+        if (version := read_latest(p)) is not None and (p / version / MANIFEST).is_file():
+            return p
+    return None
+
+
 def verify(version_dir: Path) -> list[str]:
     """The files of a published version that differ from its manifest (empty: intact)."""
     manifest = read_manifest(version_dir)

@@ -13,6 +13,7 @@ HEADER = [
     "dataset",
     "model",
     "questions",
+    "failed",
     "vanilla [95% CI] (MM-Vet: score ± std)",
     "CircularEval [95% CI]",
     "circular drop",
@@ -23,8 +24,12 @@ HEADER = [
 ]
 # What each column means, once, under the board (Markdown and HTML).
 LEGEND = {
-    "vanilla": "accuracy with the options asked once, as written, with a 95% interval (Wilson, "
-    "or a bootstrap over images when questions share images); on an open-ended (MM-Vet) set, "
+    "questions": "every question of the set: the denominator of each accuracy, failed calls "
+    "included",
+    "failed": "questions whose call failed after retries, or that the model was not asked "
+    "(stopped, interrupted), by reason: scored wrong, asked again by the next run",
+    "vanilla": "accuracy with the options asked once, as written, with a 95% interval (Wilson; "
+    "where questions share images, a cluster-robust interval with the image as the cluster); on an open-ended (MM-Vet) set, "
     "the judge's mean score ± its standard deviation over the gradings",
     "CircularEval": "accuracy when a question counts only if every rotation of its options "
     "is answered right (MMBench); - when not asked",
@@ -49,9 +54,9 @@ def header(rows: Sequence[BoardRow]) -> list[str]:
         if metrics == {"mm-vet"}
         else "vanilla [95% CI]"
         if "mm-vet" not in metrics
-        else HEADER[3]
+        else HEADER[4]
     )
-    return [*HEADER[:3], score, *HEADER[4:]]
+    return [*HEADER[:4], score, *HEADER[5:]]
 
 
 def legend(rows: Sequence[BoardRow]) -> list[str]:

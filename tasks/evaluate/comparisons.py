@@ -223,11 +223,12 @@ def _notes(where: str, found: Sequence[Comparison]) -> list[str]:
 # --- how comparisons read -----------------------------------------------------------------------
 
 EXPLAINED = (
-    "Paired comparisons on the questions both models answered: the accuracy difference A − B "
-    f"with a 95% interval from a paired bootstrap that resamples images ({RESAMPLES} resamples, "
-    "fixed seed), the exact McNemar p-value on the questions exactly one of them got right, and "
-    "that p-value Holm-adjusted over every pair of the board. Rank range: the best and worst "
-    "rank a model could take given which pairs differ significantly (Holm-adjusted p < 0.05)."
+    "Paired comparisons on every question (one whose call failed counts wrong): the accuracy "
+    "difference A − B with a 95% interval from a paired bootstrap that resamples images "
+    f"({RESAMPLES} resamples, fixed seed), the exact McNemar p-value on the questions exactly "
+    "one of them got right, and that p-value Holm-adjusted over every pair of the board. Rank "
+    "range: the best and worst rank a model could take given which pairs differ significantly "
+    "(Holm-adjusted p < 0.05)."
 )
 HEADER = ["A", "B", "questions", "A − B [95% CI]", "A only / B only", "McNemar p", "Holm p"]
 

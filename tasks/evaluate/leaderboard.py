@@ -26,6 +26,7 @@ from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.board_columns import header, legend
 from benchfoundry.tasks.evaluate.comparisons import Comparison, html_section, markdown_lines
 from benchfoundry.tasks.evaluate.debias import markdown_lines as debias_markdown
+from benchfoundry.tasks.evaluate.failures import reasons_text
 from benchfoundry.tasks.evaluate.in_build import InBuild, biased_sentence, labels
 from benchfoundry.tasks.evaluate.items import FILE as ITEMS
 from benchfoundry.tasks.evaluate.items import ItemAnalysis, write_items
@@ -55,6 +56,8 @@ class BoardRow(BaseModel):
     kind: str  # model, or chance
     metric: str  # accuracy, or mm-vet (the mean grade over k gradings, on an open-ended set)
     questions: int
+    failed: int | None = None  # questions with no answer (scored wrong), by reason below
+    failed_by_reason: str | None = None  # `HTTP 400 5, timeout 1`
     vanilla: float  # accuracy; on an open-ended set, the MM-Vet total (mean over the gradings)
     vanilla_low: float | None
     vanilla_high: float | None
@@ -145,12 +148,14 @@ def board(
                     kind="model",
                     metric="accuracy",
                     questions=score.questions,
+                    failed=score.failed,
+                    failed_by_reason=reasons_text(score.failed_by_reason) or None,
                     vanilla=score.vanilla.accuracy,
-                    vanilla_low=score.vanilla.low,
-                    vanilla_high=score.vanilla.high,
+                    vanilla_low=score.vanilla.interval[0],
+                    vanilla_high=score.vanilla.interval[1],
                     circular=c.accuracy if c else None,
-                    circular_low=c.low if c else None,
-                    circular_high=c.high if c else None,
+                    circular_low=c.interval[0] if c else None,
+                    circular_high=c.interval[1] if c else None,
                     circular_drop=score.vanilla.accuracy - c.accuracy if c else None,
                     mg=gain.mg if gain else None,
                     ml=gain.ml if gain else None,
@@ -229,6 +234,9 @@ def _cells(r: BoardRow) -> list[str]:
         r.dataset,
         r.model,
         str(r.questions),
+        "-"
+        if r.failed is None
+        else str(r.failed) + (f" ({r.failed_by_reason})" if r.failed else ""),
         f"{r.vanilla:.1%} ± {100 * (r.score_std or 0):.1f} (MM-Vet)"
         if r.metric == "mm-vet"
         else _interval(r.vanilla, r.vanilla_low, r.vanilla_high),
@@ -362,7 +370,7 @@ def _probe_html(summaries: Sequence[EvaluateSummary]) -> str:
                     p.model,
                     p.metric,
                     _pct(p.normal),
-                    _interval(p.swapped.accuracy, p.swapped.low, p.swapped.high),
+                    _interval(p.swapped.accuracy, *p.swapped.interval),
                     _pct(p.chance),
                     f"{p.gap:+.1%}",
                     "-" if p.p_value is None else f"{p.p_value:.2g}",

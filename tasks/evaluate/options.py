@@ -38,6 +38,11 @@ class EvaluateOptions(StageOptionsModel):
         "without, for multi-modal gain and leakage (MMStar)",
     )
     batch_size: int = Field(default=32, ge=1, description="questions stored at a time")
+    allow_failures: bool = Field(
+        default=False,
+        description="exit 0 even when some questions could not be answered (their calls failed "
+        "after retries: scored wrong and counted either way); by default `evaluate` then exits 3",
+    )
     gradings: int = Field(
         default=5, ge=1, le=20, description="open-ended sets: gradings per answer (MM-Vet: 5)"
     )

@@ -51,13 +51,13 @@ def outcomes(
     clusters: dict[str, str],
     circular: bool,
 ) -> Outcomes:
-    """question id -> (its image, right under the metric) of one model's stored passes, for the
-    questions of `clusters` (question id -> image id)."""
+    """question id -> (its image, right under the metric) of one model's stored passes, for
+    every question of `clusters` (question id -> image id): one with no answer is wrong."""
     passes: dict[str, list[ResultRecord]] = defaultdict(list)
     for r in records:
         if r.run_id == run_id and r.model == model and r.question_id in clusters:
             passes[r.question_id].append(r)
-    out: Outcomes = {}
+    out: Outcomes = {qid: (image, False) for qid, image in clusters.items()}
     for qid, found in passes.items():
         found.sort(key=lambda r: r.pass_index)
         if circular:

@@ -119,7 +119,7 @@ def category_heatmap(plt, scores: Sequence[tuple[EvaluateSummary, ModelScore]]):
             if v is None:
                 continue
             ax.text(
-                j, i, f"{v.accuracy:.2f}\n{v.low:.2f}–{v.high:.2f}", ha="center", va="center",
+                j, i, f"{v.accuracy:.2f}\n{v.interval[0]:.2f}–{v.interval[1]:.2f}", ha="center", va="center",
                 fontsize=6.5,
                 color="black" if v.accuracy > 0.6 else "white",
             )  # fmt: skip

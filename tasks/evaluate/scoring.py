@@ -5,12 +5,13 @@ Pure reading of `results` rows: nothing here asks a model."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from benchfoundry.core.records import ResultRecord
+from benchfoundry.core.records import CallFailureRecord, ResultRecord
 from benchfoundry.tasks.evaluate.comparisons import Comparison, Outcomes, compare
 from benchfoundry.tasks.evaluate.dataset import EvalDataset, EvalQuestion
+from benchfoundry.tasks.evaluate.failures import NOT_ASKED, latest_reasons
 from benchfoundry.tasks.evaluate.in_build import BuildRoles, build_roles, mark
 from benchfoundry.tasks.evaluate.open_sets import JobRun
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
@@ -25,16 +26,19 @@ class ModelRun(JobRun):
     calls_made: int
     calls_if_every_pass: int
     probe: str | None = None  # the probe it answered (image-swap), else the real evaluation
+    stopped: str | None = None  # why the model was stopped before it was asked everything
 
 
 def _outcomes(
     questions: Sequence[EvalQuestion], passes: dict[str, list[ResultRecord]]
 ) -> list[tuple[EvalQuestion, bool, bool, bool]]:
-    """(question, vanilla right, circular right, refused) for every answered question."""
+    """(question, vanilla right, circular right, refused) for every question of the dataset: one
+    with no stored answer (its call failed, or it was never asked) is wrong, not left out."""
     out = []
     for q in questions:
         found = sorted(passes.get(q.item.question_id, []), key=lambda r: r.pass_index)
         if not found:
+            out.append((q, False, False, False))
             continue
         n = len(q.item.options)
         circular = len(found) == n and all(r.correct for r in found)
@@ -71,10 +75,20 @@ def paired_outcomes(
 
 
 def score(
-    dataset: EvalDataset, records: Sequence[ResultRecord], job: ModelRun, circular: bool
+    dataset: EvalDataset,
+    records: Sequence[ResultRecord],
+    job: ModelRun,
+    circular: bool,
+    failures: Sequence[CallFailureRecord] = (),
 ) -> ModelScore:
-    rows = _outcomes(dataset.questions, _passes(records, job))
+    """One job's scores over every question of the dataset; what has no answer is wrong and
+    counted in `failed`, by the reason of its newest failure (`not asked` when none is stored)."""
+    passes = _passes(records, job)
+    rows = _outcomes(dataset.questions, passes)
     n = max(1, len(rows))
+    reasons = latest_reasons(failures, job.run_id, job.model)
+    missing = [q.item.question_id for q in dataset.questions if q.item.question_id not in passes]
+    by_reason = dict(Counter(reasons.get(q, NOT_ASKED) for q in missing))
     refused = sum(z for *_, z in rows)
     vanilla_right = sum(v for _, v, _, _ in rows)
     return ModelScore(
@@ -83,7 +97,11 @@ def score(
         with_image=job.with_image,
         run_id=job.run_id,
         questions=len(rows),
-        unanswered=job.unanswered,
+        answered=len(rows) - len(missing),
+        failed=len(missing),
+        failed_by_reason=by_reason,
+        stopped=getattr(job, "stopped", None),
+        unanswered=len(missing),
         vanilla=accuracy([(q.image_id, v) for q, v, _, _ in rows]),
         circular=accuracy([(q.image_id, c) for q, _, c, _ in rows]) if circular else None,
         by_category=_grouped(rows, lambda q: q.item.l2_category or q.item.category, circular),

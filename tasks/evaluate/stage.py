@@ -19,17 +19,19 @@ by `scoring.py`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchfoundry.answering.chance import analytic_chance
 from benchfoundry.answering.engine import AnsweringEngine, QuestionResult
+from benchfoundry.core import interrupt, progress
 from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.crash_points import crash_point
 from benchfoundry.core.ids import content_hash
-from benchfoundry.core.records import ResultRecord
+from benchfoundry.core.records import CallFailureRecord, ResultRecord
 from benchfoundry.decisions.suspects import default_items
+from benchfoundry.storage.releases import release_at
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.comparisons import Comparison
 from benchfoundry.tasks.evaluate.dataset import (
@@ -39,6 +41,8 @@ from benchfoundry.tasks.evaluate.dataset import (
     load_eval_dataset,
 )
 from benchfoundry.tasks.evaluate.debias import debias, human_grades_for
+from benchfoundry.tasks.evaluate.failures import NOT_ASKED, Watch, reason_of
+from benchfoundry.tasks.evaluate.failures import records as failure_records
 from benchfoundry.tasks.evaluate.in_build import BuildRoles
 from benchfoundry.tasks.evaluate.languages import gaps
 from benchfoundry.tasks.evaluate.open_sets import evaluate_open_model, job_run, score_open
@@ -199,23 +203,66 @@ def evaluate_model(
     todo = [q for q in questions if q.item.question_id not in stored]
     gateway.prepare(model, [q.item.answer for q in dataset.questions])
     circular = options.mode == "circular"
-    made = every = unanswered = 0
+    failures = RunFolder(run_root).table(CallFailureRecord)
+    watch = Watch(answered=len(stored))
+    made = every = unanswered = asked = 0
+    step = (
+        f"evaluate {model}" + ("" if with_image else " (no image)") + (f" {probe}" if probe else "")
+    )
+    progress.report(step, 0, len(todo))
     for start in range(0, len(todo), options.batch_size):
+        if watch.stopped or interrupt.requested():
+            break
         chunk = [q.item for q in todo[start : start + options.batch_size]]
-        results, report = engine.run(chunk, model, circular=circular)
-        answered = [r for r in results if not any(p.error for p in r.passes)]
-        unanswered += len(results) - len(answered)
+        asked = start + len(chunk)
+        results, report = engine.run(
+            chunk, model, circular=circular, on_done=lambda n: progress.report(step, n, len(todo))
+        )
+        answered, failed = _split(results, watch)
+        if interrupt.requested():  # calls refused because of Ctrl-C are no failure of the model
+            failed = [f for f in failed if f[1] != interrupt.REASON]
+        unanswered += len(failed)
         table.append(_records(answered, rid, model))
+        failures.append(failure_records(rid, model, failed))
         crash_point("evaluate.after_batch")
         made += report.calls_made
         every += report.calls_if_every_pass
+    if interrupt.requested():
+        raise interrupt.Interrupted(run_root)
+    if watch.stopped:
+        rest = todo[asked:]
+        failures.append(
+            failure_records(
+                rid, model, [(q.item.question_id, NOT_ASKED, watch.stopped) for q in rest]
+            )
+        )
+        unanswered += len(rest)
     return ModelRun(
         **job_run(gateway, run_root, model, with_image, rid, len(todo), len(dataset.questions),
                   unanswered),
         calls_made=made,
         calls_if_every_pass=every,
         probe=probe,
+        stopped=watch.stopped,
     )  # fmt: skip
+
+
+def _split(
+    results: Sequence[QuestionResult], watch: Watch
+) -> tuple[list[QuestionResult], list[tuple[str, str, str]]]:
+    """The questions answered (every pass), and (question id, reason, detail) of those whose
+    call failed; each outcome told to `watch`, in the questions' order."""
+    answered, failed = [], []
+    for r in results:
+        error = next((p for p in r.passes if p.error), None)
+        if error is None:
+            answered.append(r)
+            watch.saw(None)
+            continue
+        reason = reason_of(error.error_kind, error.error)
+        failed.append((r.item.question_id, reason, error.error or ""))
+        watch.saw(reason)
+    return answered, failed
 
 
 # --- scores -------------------------------------------------------------------------------------
@@ -262,6 +309,11 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     options = stage.options.evaluate
     if not options.models:
         raise EvalDatasetError("name the models to evaluate (options.evaluate.models, --model)")
+    if (release := release_at(Path(stage.run))) is not None:
+        raise EvalDatasetError(
+            f"{stage.run} is inside the published release {release}, and a release never "
+            "changes: evaluate into a folder of its own, with the release as the dataset"
+        )
     path = dataset_path(stage)
     dataset = asked_dataset(stage.run, str(path), options)  # fails here, before any model
     blind = _blind(options, stage.catalogue)
@@ -293,7 +345,8 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         open_scores = [score_open(dataset, records, j, options.gradings) for j in done]
         chance, mode = None, "open"
     else:
-        scores = [score(dataset, records, j, circular) for j in done]
+        failures = RunFolder(stage.run).table(CallFailureRecord).records()
+        scores = [score(dataset, records, j, circular, failures) for j in done]
         comparisons, notes = compare_scores(dataset, records, done, scores, options.mode)
         label = f"{dataset.name} {dataset.version or ''}".strip()
         language_gaps = gaps(

@@ -22,6 +22,17 @@ class Accuracy(BaseModel):
     clustered_low: float | None = None  # by image, where questions share images
     clustered_high: float | None = None
 
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The interval to show: the clustered one where questions share images, else Wilson."""
+        if self.clustered_low is not None and self.clustered_high is not None:
+            return self.clustered_low, self.clustered_high
+        return self.low, self.high
+
+    @property
+    def interval_kind(self) -> str:
+        return "by image" if self.clustered_low is not None else "Wilson"
+
 
 def wilson(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of `correct` successes in `n`."""

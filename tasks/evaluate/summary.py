@@ -18,6 +18,7 @@ from benchfoundry.tasks.evaluate.anchors import AnchorEstimate
 from benchfoundry.tasks.evaluate.comparisons import Comparison, markdown_lines, setting
 from benchfoundry.tasks.evaluate.debias import Debiased, text_lines
 from benchfoundry.tasks.evaluate.debias import markdown_lines as debias_markdown
+from benchfoundry.tasks.evaluate.failures import reasons_text
 from benchfoundry.tasks.evaluate.in_build import InBuild, labels
 from benchfoundry.tasks.evaluate.languages import LanguageGap
 from benchfoundry.tasks.evaluate.probes import SwapProbe
@@ -44,8 +45,12 @@ class ModelScore(BaseModel):
     sees: str  # pixels, facts or nothing
     with_image: bool
     run_id: str  # the evaluation configuration its results are stored under
-    questions: int  # answered (all passes stored)
-    unanswered: int  # failed calls: asked again on the next run
+    questions: int  # every question of the dataset: the denominator of every accuracy
+    answered: int = 0  # with every pass stored
+    failed: int = 0  # no answer (the call failed, or never made): scored wrong, asked again
+    failed_by_reason: dict[str, int] = {}  # HTTP 400, timeout, malformed reply, not asked...
+    stopped: str | None = None  # why the model was stopped before it was asked everything
+    unanswered: int  # the same as `failed` (its name before failures were scored)
     vanilla: Accuracy
     circular: Accuracy | None
     by_category: dict[str, dict[str, Accuracy]]  # category -> vanilla / circular
@@ -151,6 +156,26 @@ class EvaluateSummary(StageSummary):
     human_grades: str | None = None  # the human-grades file
     language_gaps: list[LanguageGap] = []  # a bilingual release: each model's loss per language
 
+    @property
+    def failed(self) -> int:
+        """Questions some model could not answer (scored wrong); 0 when everything was measured."""
+        return sum(s.unanswered for s in [*self.scores, *self.open_scores])
+
+    def failure_sentences(self) -> list[str]:
+        """What could not be measured, per model, and what to do about it."""
+        out = []
+        for s in [*self.scores, *self.open_scores]:
+            if not s.unanswered:
+                continue
+            reasons = getattr(s, "failed_by_reason", {}) or {}
+            why = f" ({reasons_text(reasons)})" if reasons else ""
+            out.append(
+                f"{_label(s)}: {s.unanswered} of {self.dataset.questions} questions failed{why}, "
+                "scored wrong; the same command asks them again"
+                + (f"; {s.stopped}" if getattr(s, "stopped", None) else "")
+            )
+        return out
+
     def probe_lines(self) -> list[str]:
         """The probes' Markdown: the image-swap table, its warnings and notes."""
         return _probe_markdown(self)
@@ -178,12 +203,13 @@ class EvaluateSummary(StageSummary):
             lines += debias_markdown(self.debiased, self.debias_notes, self.human_grades)
         else:
             lines += [
-                "| model | vanilla [95% CI] | CircularEval [95% CI] | refused | calls made | rank "
-                "range | in build |",
-                "|---|---|---|---|---|---|---|",
+                "| model | vanilla [95% CI] | CircularEval [95% CI] | failed | refused | calls "
+                "made | rank range | in build |",
+                "|---|---|---|---|---|---|---|---|",
                 *("| " + " | ".join(row) + " |" for row in leaderboard(self)),
             ]
-            lines += ["", *(f"- {x}" for x in self.in_build_sentences())]
+            lines += ["", *(f"- {x}" for x in self.failure_sentences())]
+            lines += [f"- {x}" for x in self.in_build_sentences()]
             lines += [f"- {x}" for x in d.built_by_notes]
         if self.gains:
             lines += [
@@ -217,9 +243,10 @@ class EvaluateSummary(StageSummary):
         ]
         for row in leaderboard(self):
             out.append(
-                f"  {row[0]:<44} vanilla {row[1]:<22} circular {row[2]:<22} refused {row[3]}"
-                + (f" rank {row[5]}" if row[5] != "-" else "")
-                + (f" in build: {row[6]}" if row[6] != "-" else "")
+                f"  {row[0]:<44} vanilla {row[1]:<22} circular {row[2]:<22} refused {row[4]}"
+                + (f" FAILED {row[3]}" if row[3] not in ("0", "-") else "")
+                + (f" rank {row[6]}" if row[6] != "-" else "")
+                + (f" in build: {row[7]}" if row[7] != "-" else "")
             )
         out += [f"  {x}" for x in self.in_build_sentences()]
         out += [f"  {x}" for x in d.built_by_notes]
@@ -269,9 +296,7 @@ class EvaluateSummary(StageSummary):
         out += [f"  {x}" for x in _anchor_lines(self, "")]
         if d.refused:
             out.append("  rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items()))
-        for s in [*self.scores, *self.open_scores]:
-            if s.unanswered:
-                out.append(f"  {s.model}: {s.unanswered} questions failed (asked again next run)")
+        out += [f"  {x}" for x in self.failure_sentences()]
         out.append(f"  results: {self.results}")
         if self.report:
             out.append(f"  report: {self.report} (leaderboard, plots; benchfoundry report RUN...)")
@@ -360,9 +385,18 @@ def _probe_markdown(summary: EvaluateSummary) -> list[str]:
 
 
 def _acc(a: Accuracy | None) -> str:
+    """An accuracy with the interval the legend names (by image where questions share one)."""
     if a is None:
         return "-"
-    return f"{a.accuracy:.1%} [{a.low:.1%}, {a.high:.1%}]"
+    low, high = a.interval
+    return f"{a.accuracy:.1%} [{low:.1%}, {high:.1%}]"
+
+
+def failed_cell(s: ModelScore) -> str:
+    """`0`, or `5 (HTTP 400 5)`: questions with no answer, scored wrong, by reason."""
+    if not s.failed:
+        return "0"
+    return f"{s.failed} ({reasons_text(s.failed_by_reason)})"
 
 
 def _label(s: ModelScore | OpenScore) -> str:
@@ -437,6 +471,7 @@ def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
             _label(s),
             _acc(s.vanilla),
             _acc(s.circular),
+            failed_cell(s),
             f"{s.refusal_rate:.1%}",
             f"{s.calls_made} of {s.calls_if_every_pass}",
             s.rank,
@@ -452,6 +487,7 @@ def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
                 f"{summary.chance_circular:.1%}"
                 if summary.mode == "circular" and summary.chance_circular is not None
                 else "-",
+                "-",
                 "-",
                 "-",
                 "-",

@@ -152,4 +152,5 @@ def test_reach_fails_on_a_closed_port_naming_the_model(no_openai, write_spec):
     assert preflight(spec).ok
     with pytest.raises(PreflightError) as raised:
         check_or_raise(spec, ["generate"], reach=True)
-    assert f"{name} (models.generator): not reached: connection" in str(raised.value)
+    assert f"{name} (models.generator): not reached at http://127.0.0.1:" in str(raised.value)
+    assert "connection" in str(raised.value) and "is the server running" in str(raised.value)
