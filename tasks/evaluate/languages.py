@@ -50,13 +50,16 @@ class LanguageGap(BaseModel):
     def line(self) -> str:
         if self.difference is None:
             return f"{self.model}: {self.from_} -> {self.to}: {self.note}"
-        interval = (
-            f" [{self.low:+.1%}, {self.high:+.1%}]" if self.low is not None else f" ({self.note})"
-        )
+        # A loss reads as one, a gain as one: "gains 26.6% [20.1%, 33.0%]", not "loses -26.6%".
+        sign = 1 if self.difference >= 0 else -1
+        word = "loses" if sign > 0 else "gains"
+        bounds = sorted(sign * b for b in (self.low, self.high)) if self.low is not None else None
+        interval = f" [{bounds[0]:.1%}, {bounds[1]:.1%}]" if bounds else f" ({self.note})"
         return (
             f"{self.model}{'' if self.with_image else ' (no image)'}: {self.from_} "
-            f"{self.accuracy_from:.1%} -> {self.to} {self.accuracy_to:.1%}, loses "
-            f"{self.difference:+.1%}{interval}, McNemar p {self.p_value:.4g} on {self.items} items"
+            f"{self.accuracy_from:.1%} -> {self.to} {self.accuracy_to:.1%}, {word} "
+            f"{sign * self.difference:.1%} in {self.to}{interval}, McNemar p "
+            f"{self.p_value:.4g} on {self.items} items"
         )
 
 

@@ -130,7 +130,10 @@ def board(
     evaluation recorded them."""
     rows = []
     for s in summaries:
+        rows += _language_rows(s)
         dataset = f"{s.dataset.name} {s.dataset.version or ''}".strip()
+        if s.dataset.headline:
+            dataset += f" [{s.dataset.headline}]"
         gains = {g.model: g for g in s.gains}
         for score in s.scores:
             c = score.circular
@@ -213,6 +216,32 @@ def board(
     return sorted(rows, key=lambda r: (r.dataset, r.kind == "chance", -(r.circular or r.vanilla)))
 
 
+def _language_rows(s: EvaluateSummary) -> list[BoardRow]:
+    """The boards of a bilingual release's other languages, each its own (`[zh]` in the
+    dataset column), with the ranks of its own comparisons."""
+    rows = []
+    for b in s.language_boards:
+        dataset = f"{s.dataset.name} {s.dataset.version or ''}".strip() + f" [{b.language}]"
+        for score in b.scores:
+            c = score.circular
+            rows.append(
+                BoardRow(
+                    run=s.run, dataset=dataset, model=_label(score), kind="model",
+                    metric="accuracy", questions=score.questions, failed=score.failed,
+                    failed_by_reason=reasons_text(score.failed_by_reason) or None,
+                    vanilla=score.vanilla.accuracy, vanilla_low=score.vanilla.interval[0],
+                    vanilla_high=score.vanilla.interval[1],
+                    circular=c.accuracy if c else None,
+                    circular_low=c.interval[0] if c else None,
+                    circular_high=c.interval[1] if c else None,
+                    circular_drop=score.vanilla.accuracy - c.accuracy if c else None,
+                    mg=None, ml=None, rank_best=score.rank_best, rank_worst=score.rank_worst,
+                    in_build=score.in_build, model_name=score.model,
+                )
+            )  # fmt: skip
+    return rows
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1%}"
 
@@ -278,6 +307,10 @@ def markdown(
     if compared is not None and (compared.comparisons or compared.notes):
         lines += ["", *markdown_lines(compared.comparisons, compared.notes)]
     for s in summaries:
+        for b in s.language_boards:
+            if b.comparisons or b.comparison_notes:
+                lines += ["", f"## Paired comparisons: {cell(_label_of(s))} [{b.language}]"]
+                lines += ["", *markdown_lines(b.comparisons, b.comparison_notes)]
         lines += languages_markdown(_label_of(s), s.language_gaps)
         if s.probes or s.probe_notes:
             label = f"{s.dataset.name} {s.dataset.version or ''}".strip()
@@ -435,6 +468,11 @@ def _html(
         "</style></head><body><h1>Leaderboard</h1>"
         f"<ul>{datasets}</ul><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         f"<dl class='legend'>{explained}</dl>{warned}{html_section(compared.comparisons, compared.notes)}"
+        + "".join(
+            html_section(b.comparisons, b.comparison_notes)
+            for s in summaries
+            for b in s.language_boards
+        )
         + "".join(languages_html(_label_of(s), s.language_gaps) for s in summaries)
         + f"{_probe_html(summaries)}{items_html(items)}{_open_html(summaries)}{images}"
         "</body></html>\n"

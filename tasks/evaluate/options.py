@@ -38,6 +38,12 @@ class EvaluateOptions(StageOptionsModel):
         "without, for multi-modal gain and leakage (MMStar)",
     )
     batch_size: int = Field(default=32, ge=1, description="questions stored at a time")
+    pool_languages: bool = Field(
+        default=False,
+        description="a bilingual release: the headline board pools every language's items "
+        "(said so on the board); by default English is the headline and each other language "
+        "has a board of its own",
+    )
     allow_failures: bool = Field(
         default=False,
         description="exit 0 even when some questions could not be answered (their calls failed "

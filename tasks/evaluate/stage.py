@@ -19,6 +19,7 @@ by `scoring.py`."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +45,7 @@ from benchfoundry.tasks.evaluate.debias import debias, human_grades_for
 from benchfoundry.tasks.evaluate.failures import NOT_ASKED, Watch, reason_of
 from benchfoundry.tasks.evaluate.failures import records as failure_records
 from benchfoundry.tasks.evaluate.in_build import BuildRoles
+from benchfoundry.tasks.evaluate.language_boards import headline, other_boards
 from benchfoundry.tasks.evaluate.languages import gaps
 from benchfoundry.tasks.evaluate.open_sets import evaluate_open_model, job_run, score_open
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
@@ -338,6 +340,8 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     comparisons: list[Comparison] = []
     notes: list[str] = []
     language_gaps: list = []
+    language_boards: list = []
+    shown, board_language = dataset, None
     built = BuildRoles()
     probes = score_probes(dataset, records, ran, options.mode) if probing else []
     if dataset.open_ended:
@@ -346,8 +350,12 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         chance, mode = None, "open"
     else:
         failures = RunFolder(stage.run).table(CallFailureRecord).records()
-        scores = [score(dataset, records, j, circular, failures) for j in done]
-        comparisons, notes = compare_scores(dataset, records, done, scores, options.mode)
+        shown, board_language = headline(dataset, options.pool_languages)
+        scores = [score(shown, records, j, circular, failures) for j in done]
+        comparisons, notes = compare_scores(shown, records, done, scores, options.mode)
+        language_boards = other_boards(
+            dataset, board_language, records, done, failures, options.mode
+        )
         label = f"{dataset.name} {dataset.version or ''}".strip()
         language_gaps = gaps(
             [(j.model, j.with_image, paired_outcomes(dataset, records, j, circular)) for j in done],
@@ -355,6 +363,10 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
             options.mode,
         )
         built = mark_in_build(dataset, scores, stage.catalogue, options.families)
+        roles = {s.model: s.in_build for s in scores}
+        for b in language_boards:
+            for s in b.scores:
+                s.in_build = roles.get(s.model, [])
         open_scores = []
         chance, mode = (
             analytic_chance([len(q.item.options) for q in dataset.questions]),
@@ -368,7 +380,11 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
             format=FORMATS[dataset.format],
             name=dataset.name,
             version=dataset.version,
-            questions=dataset.size,
+            questions=len(shown.questions) if not dataset.open_ended else dataset.size,
+            languages=dict(Counter(q.language for q in dataset.questions))
+            if board_language
+            else {},
+            headline=board_language,
             refused=dataset.refused,
             built_by=built.roles,
             built_by_notes=built.notes,
@@ -384,6 +400,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         comparisons=comparisons,
         comparison_notes=notes,
         language_gaps=language_gaps,
+        language_boards=language_boards,
         probes=probes,
         probe_notes=probe_notes,
         debiased=debiased,

@@ -38,6 +38,10 @@ class DatasetInfo(BaseModel):
     # its manifest leaves unsaid (a role left to its default model).
     built_by: dict[str, list[str]] = {}
     built_by_notes: list[str] = []
+    # A bilingual release: items per language, and the headline board's language (en, or
+    # POOLED when pooling was asked); `questions` counts the headline board's items.
+    languages: dict[str, int] = {}
+    headline: str | None = None
 
 
 class ModelScore(BaseModel):
@@ -77,6 +81,19 @@ class ModelScore(BaseModel):
         if self.rank_best == self.rank_worst:
             return str(self.rank_best)
         return f"{self.rank_best}–{self.rank_worst}"
+
+
+POOLED = "all languages, pooled"  # the headline board's language when pooling was asked
+
+
+class LanguageBoard(BaseModel):
+    """One language's board of a bilingual release: its own items only."""
+
+    language: str  # en, zh...
+    questions: int
+    scores: list[ModelScore]
+    comparisons: list[Comparison] = []
+    comparison_notes: list[str] = []
 
 
 class Spread(BaseModel):
@@ -155,6 +172,7 @@ class EvaluateSummary(StageSummary):
     debias_notes: list[str] = []  # models not corrected, grades that matched nothing, and why
     human_grades: str | None = None  # the human-grades file
     language_gaps: list[LanguageGap] = []  # a bilingual release: each model's loss per language
+    language_boards: list[LanguageBoard] = []  # a bilingual release: the other languages' boards
 
     @property
     def failed(self) -> int:
@@ -195,7 +213,8 @@ class EvaluateSummary(StageSummary):
         lines = [
             f"# Evaluation on {d.name}" + (f" {d.version}" if d.version else ""),
             "",
-            f"{d.format}, {d.questions} questions ({self.mode}); results in `{self.results}`",
+            f"{d.format}, {d.questions} questions{_board_of(d)} ({self.mode}); results in "
+            f"`{self.results}`",
             "",
         ]
         if self.mode == "open":
@@ -211,6 +230,16 @@ class EvaluateSummary(StageSummary):
             lines += ["", *(f"- {x}" for x in self.failure_sentences())]
             lines += [f"- {x}" for x in self.in_build_sentences()]
             lines += [f"- {x}" for x in d.built_by_notes]
+        for b in self.language_boards:
+            lines += ["", f"## Board: {b.language} ({b.questions} questions, its items only)", ""]
+            lines += [
+                "| model | vanilla [95% CI] | CircularEval [95% CI] | failed | refused | calls "
+                "made | rank range | in build |",
+                "|---|---|---|---|---|---|---|---|",
+                *("| " + " | ".join(row) + " |" for row in leaderboard(self, b.scores)),
+            ]
+            if b.comparisons or b.comparison_notes:
+                lines += ["", *markdown_lines(b.comparisons, b.comparison_notes)]
         if self.gains:
             lines += [
                 "",
@@ -239,23 +268,23 @@ class EvaluateSummary(StageSummary):
             "",
             f"Evaluation on {d.format} {d.name}"
             + (f" {d.version}" if d.version else "")
-            + f": {d.questions} questions, {self.mode}",
+            + f": {d.questions} questions{_board_of(d)}, {self.mode}",
         ]
-        for row in leaderboard(self):
-            out.append(
-                f"  {row[0]:<44} vanilla {row[1]:<22} circular {row[2]:<22} refused {row[4]}"
-                + (f" FAILED {row[3]}" if row[3] not in ("0", "-") else "")
-                + (f" rank {row[6]}" if row[6] != "-" else "")
-                + (f" in build: {row[7]}" if row[7] != "-" else "")
-            )
+        for language, scores in [(None, self.scores)] + [
+            (b.language, b.scores) for b in self.language_boards
+        ]:
+            if language is not None:
+                out.append(f"  board: {language} (its items only)")
+            out += _board_lines(self, scores)
         out += [f"  {x}" for x in self.in_build_sentences()]
         out += [f"  {x}" for x in d.built_by_notes]
-        shown = [c for c in self.comparisons if c.difference is not None]
+        shown = [c for b in [self, *self.language_boards] for c in b.comparisons]
+        shown = [c for c in shown if c.difference is not None]
         for c in shown[:SHOWN_PAIRS]:
             interval = "no interval" if c.low is None else f"[{c.low:+.1%}, {c.high:+.1%}]"
             out.append(
-                f"  {c.model_a} vs {c.model_b} ({setting(c.with_image)}): {c.difference:+.1%} "
-                f"{interval}, McNemar p {c.p_value:.4g}, Holm {c.p_adjusted:.4g}"
+                f"  {c.model_a} vs {c.model_b} ({c.dataset}, {setting(c.with_image)}): "
+                f"{c.difference:+.1%} {interval}, McNemar p {c.p_value:.4g}, Holm {c.p_adjusted:.4g}"
                 + (" (significant)" if c.significant else "")
             )
         if len(shown) > SHOWN_PAIRS:
@@ -459,8 +488,31 @@ def _open_markdown(summary: EvaluateSummary) -> list[str]:
     return lines
 
 
-def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
-    """Rows of the board, best first by the mode's metric, chance last."""
+def _board_of(d: DatasetInfo) -> str:
+    """What the headline board holds, on a bilingual release."""
+    if not d.headline:
+        return ""
+    counts = ", ".join(f"{k} {v}" for k, v in d.languages.items())
+    if d.headline == POOLED:
+        return f" ({POOLED}, as asked: {counts})"
+    return f" in {d.headline}, the headline board; each language is its own board ({counts})"
+
+
+def _board_lines(summary: EvaluateSummary, scores: list[ModelScore]) -> list[str]:
+    return [
+        f"  {row[0]:<44} vanilla {row[1]:<22} circular {row[2]:<22} refused {row[4]}"
+        + (f" FAILED {row[3]}" if row[3] not in ("0", "-") else "")
+        + (f" rank {row[6]}" if row[6] != "-" else "")
+        + (f" in build: {row[7]}" if row[7] != "-" else "")
+        for row in leaderboard(summary, scores)
+    ]
+
+
+def leaderboard(
+    summary: EvaluateSummary, scores: list[ModelScore] | None = None
+) -> list[list[str]]:
+    """Rows of the board (the headline's, or `scores`: another language's), best first by the
+    mode's metric, chance last."""
     key = (
         (lambda s: s.circular.accuracy)
         if summary.mode == "circular"
@@ -477,7 +529,7 @@ def leaderboard(summary: EvaluateSummary) -> list[list[str]]:
             s.rank,
             labels(s.in_build),
         ]
-        for s in sorted(summary.scores, key=key, reverse=True)
+        for s in sorted(summary.scores if scores is None else scores, key=key, reverse=True)
     ]
     if summary.chance_vanilla is not None:
         rows.append(

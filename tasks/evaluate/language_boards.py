@@ -1,0 +1,74 @@
+"""Each language of a bilingual release its own board (MMBench reports MMBench and MMBench-CN
+apart): English is the headline board, every other language gets the same board of its own
+(accuracy per model with intervals, per category, paired comparisons and rank ranges), over its
+own items. Pooling the languages into one board happens only when asked
+(`options.evaluate.pool_languages`), and the board then says so."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from benchfoundry.core.records import CallFailureRecord, ResultRecord
+from benchfoundry.tasks.evaluate.dataset import EvalDataset
+from benchfoundry.tasks.evaluate.summary import POOLED, LanguageBoard
+
+HEADLINE = "en"
+
+
+def languages_in(dataset: EvalDataset) -> list[str]:
+    """The dataset's languages, English first."""
+    found = {q.language for q in dataset.questions}
+    return sorted(found, key=lambda lang: (lang != HEADLINE, lang))
+
+
+def of_language(dataset: EvalDataset, language: str) -> EvalDataset:
+    """The dataset's items in one language (the same dataset otherwise)."""
+    subset = copy.copy(dataset)
+    subset.questions = [q for q in dataset.questions if q.language == language]
+    subset.name = f"{dataset.name} [{language}]"  # how its comparisons are labelled
+    return subset
+
+
+def headline(dataset: EvalDataset, pool: bool) -> tuple[EvalDataset, str | None]:
+    """The items of the headline board and its language (None: one language, nothing to say):
+    English, or every language pooled when asked."""
+    languages = languages_in(dataset)
+    if len(languages) < 2:
+        return dataset, None
+    if pool:
+        return dataset, POOLED
+    return of_language(dataset, languages[0]), languages[0]
+
+
+def other_boards(
+    dataset: EvalDataset,
+    shown: str | None,
+    records: Sequence[ResultRecord],
+    done: Sequence,
+    failures: Sequence[CallFailureRecord],
+    mode: str,
+) -> list[LanguageBoard]:
+    """The boards of the languages the headline board (`shown`) is not: each scored and
+    compared on its own items, as the headline is."""
+    from benchfoundry.tasks.evaluate.scoring import compare_scores, score
+
+    if shown is None:
+        return []
+    boards = []
+    for language in languages_in(dataset):
+        if language == shown:
+            continue
+        items = of_language(dataset, language)
+        scores = [score(items, records, j, mode == "circular", failures) for j in done]
+        comparisons, notes = compare_scores(items, records, done, scores, mode)
+        boards.append(
+            LanguageBoard(
+                language=language,
+                questions=len(items.questions),
+                scores=scores,
+                comparisons=comparisons,
+                comparison_notes=notes,
+            )
+        )
+    return boards

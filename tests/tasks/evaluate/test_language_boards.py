@@ -1,0 +1,99 @@
+"""A bilingual release evaluated as a researcher would, through the command line against the
+test server: two mirror-image models (one right in English only, the other in Chinese only) tie
+when the languages are pooled, but each language is its own board, with its own comparisons and
+ranks, and the gap reads as a loss for one and a gain for the other."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from benchfoundry.devtools.testserver import Rule, Script, TestServer
+
+REPO = Path(__file__).resolve().parents[3]
+N = 20  # items per language, two per image
+pytestmark = pytest.mark.slow
+
+
+def _release(folder: Path, image_bytes) -> Path:
+    """A release of N English items and their Chinese twins, two items per image."""
+    rows = []
+    for k in range(N):
+        image = image_bytes(seed=k // 2)
+        rows.append(
+            {
+                "index": k, "question_id": f"q{k:02d}", "question": f"Question {k}: which one?",
+                "hint": None, "options": [f"{k}-right", f"{k}-w1", f"{k}-w2", f"{k}-w3"],
+                "answer": "A", "image": {"bytes": image, "path": None},
+                "image_id": hashlib.sha256(image).hexdigest(), "category": "c",
+                "l2_category": "c", "difficulty": "easy", "dimension": "c",
+            }
+        )  # fmt: skip
+    twins = [{**r, "question": f"问题 {r['index']}：哪一个？"} for r in rows]
+    (folder / "data" / "zh").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "data" / "test-00000.parquet")
+    pq.write_table(pa.Table.from_pylist(twins), folder / "data" / "zh" / "test-00000.parquet")
+    manifest = {"name": "bi", "version": "v1", "files": {}}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+def _mirror(right_in: str):
+    """Right on the items of one language (it names option A), wrong on the other's (B)."""
+
+    def answer(request) -> str:
+        chinese = "问题" in request.text
+        return "A" if chinese == (right_in == "zh") else "B"
+
+    return answer
+
+
+def test_each_language_is_its_own_board(tmp_path, image_bytes):
+    release = _release(tmp_path / "release", image_bytes)
+    script = Script(
+        rules=[Rule(_mirror("en"), model="en-fan"), Rule(_mirror("zh"), model="zh-fan")]
+    )
+    with TestServer(script) as server:
+        en, zh = (f"openai/{m}@{server.base_url}" for m in ("en-fan", "zh-fan"))
+        args = [sys.executable, "-m", "benchfoundry", "evaluate", "--out", str(tmp_path / "run"),
+                "--dataset", str(release), "--model", en, "--model", zh, "--mode", "vanilla"]  # fmt: skip
+        done = subprocess.run(
+            args + ["--json"], cwd=REPO, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        text = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300)
+    summary = json.loads(done.stdout)
+    assert summary["dataset"]["headline"] == "en" and summary["dataset"]["questions"] == N
+    assert summary["dataset"]["languages"] == {"en": N, "zh": N}
+    english = {s["model"]: s for s in summary["scores"]}
+    assert english[en]["vanilla"]["accuracy"] == 1.0 and english[zh]["vanilla"]["accuracy"] == 0.0
+    assert (english[en]["rank_best"], english[zh]["rank_best"]) == (1, 2)
+    (board,) = summary["language_boards"]
+    chinese = {s["model"]: s for s in board["scores"]}
+    assert board["language"] == "zh" and board["questions"] == N
+    assert chinese[en]["vanilla"]["accuracy"] == 0.0 and chinese[zh]["vanilla"]["accuracy"] == 1.0
+    assert (chinese[zh]["rank_best"], chinese[en]["rank_best"]) == (1, 2)
+    (pair,) = board["comparisons"]
+    assert pair["model_a"] == zh and pair["difference"] == 1.0 and pair["significant"]
+    assert pair["dataset"].startswith("bi [zh]")
+    (headline_pair,) = summary["comparisons"]
+    assert headline_pair["model_a"] == en and headline_pair["significant"]
+    # the interval the legend names: questions share images, so by image, not Wilson
+    accuracy = english[zh]["vanilla"]
+    assert accuracy["clustered_low"] is not None
+    out = text.stdout
+    assert "20 questions in en, the headline board; each language is its own board" in out
+    assert "## Board: zh (20 questions, its items only)" in out
+    assert "gains 100.0% in zh" in out and "loses 100.0% in zh" in out
+    assert "loses -" not in out
+    board_md = (tmp_path / "run" / "reports" / "evaluation" / "leaderboard.md").read_text(
+        encoding="utf-8"
+    )
+    assert "| bi v1 [en] |" in board_md and "| bi v1 [zh] |" in board_md
