@@ -72,3 +72,20 @@ def other_boards(
             )
         )
     return boards
+
+
+def with_languages(scores: Sequence, shown: str | None, boards: Sequence[LanguageBoard]) -> None:
+    """Each headline score's `by_language`: its accuracy on every language's board (what the
+    release card and `--json` readers take per language)."""
+    if shown is None or shown == POOLED:
+        return
+    others = {(b.language, s.model, s.with_image): s for b in boards for s in b.scores}
+    for s in scores:
+        own = {"vanilla": s.vanilla, **({"circular": s.circular} if s.circular else {})}
+        s.by_language = {shown: own}
+        for b in boards:
+            other = others[(b.language, s.model, s.with_image)]
+            s.by_language[b.language] = {
+                "vanilla": other.vanilla,
+                **({"circular": other.circular} if other.circular else {}),
+            }

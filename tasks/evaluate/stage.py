@@ -45,7 +45,7 @@ from benchfoundry.tasks.evaluate.debias import debias, human_grades_for
 from benchfoundry.tasks.evaluate.failures import NOT_ASKED, Watch, reason_of
 from benchfoundry.tasks.evaluate.failures import records as failure_records
 from benchfoundry.tasks.evaluate.in_build import BuildRoles
-from benchfoundry.tasks.evaluate.language_boards import headline, other_boards
+from benchfoundry.tasks.evaluate.language_boards import headline, other_boards, with_languages
 from benchfoundry.tasks.evaluate.languages import gaps
 from benchfoundry.tasks.evaluate.open_sets import evaluate_open_model, job_run, score_open
 from benchfoundry.tasks.evaluate.options import EvaluateOptions
@@ -367,6 +367,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         for b in language_boards:
             for s in b.scores:
                 s.in_build = roles.get(s.model, [])
+        with_languages(scores, board_language, language_boards)
         open_scores = []
         chance, mode = (
             analytic_chance([len(q.item.options) for q in dataset.questions]),

@@ -75,6 +75,7 @@ def test_each_language_is_its_own_board(tmp_path, image_bytes):
     english = {s["model"]: s for s in summary["scores"]}
     assert english[en]["vanilla"]["accuracy"] == 1.0 and english[zh]["vanilla"]["accuracy"] == 0.0
     assert (english[en]["rank_best"], english[zh]["rank_best"]) == (1, 2)
+    assert english[en]["by_language"]["zh"]["vanilla"]["accuracy"] == 0.0  # the card reads it
     (board,) = summary["language_boards"]
     chinese = {s["model"]: s for s in board["scores"]}
     assert board["language"] == "zh" and board["questions"] == N

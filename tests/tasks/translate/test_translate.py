@@ -101,8 +101,12 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
     # Evaluation asks each model in both languages and measures its loss on the same items: the
     # oracle knows the English keys only, so it loses everything in Chinese.
     evaluation = summary.of("evaluate")
-    assert evaluation.dataset.questions == len(en) + len(zh)
+    # English is the headline board; Chinese a board of its own
+    assert evaluation.dataset.questions == len(en)
+    assert evaluation.dataset.languages == {"en": len(en), "zh": len(zh)}
     (score,) = evaluation.scores
+    assert score.vanilla.accuracy == 1.0
+    assert evaluation.language_boards[0].scores[0].vanilla.accuracy == 0.0
     assert score.by_language["en"]["vanilla"].accuracy == 1.0
     assert score.by_language["zh"]["vanilla"].accuracy == 0.0
     (gap,) = evaluation.language_gaps
