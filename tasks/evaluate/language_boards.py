@@ -76,7 +76,12 @@ def other_boards(
 
 def with_languages(scores: Sequence, shown: str | None, boards: Sequence[LanguageBoard]) -> None:
     """Each headline score's `by_language`: its accuracy on every language's board (what the
-    release card and `--json` readers take per language)."""
+    release card and `--json` readers take per language); each board's scores take the
+    headline's roles in the build (`in_build`, marked on the headline)."""
+    roles = {s.model: s.in_build for s in scores}
+    for b in boards:
+        for s in b.scores:
+            s.in_build = roles.get(s.model, [])
     if shown is None or shown == POOLED:
         return
     others = {(b.language, s.model, s.with_image): s for b in boards for s in b.scores}

@@ -363,10 +363,6 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
             options.mode,
         )
         built = mark_in_build(dataset, scores, stage.catalogue, options.families)
-        roles = {s.model: s.in_build for s in scores}
-        for b in language_boards:
-            for s in b.scores:
-                s.in_build = roles.get(s.model, [])
         with_languages(scores, board_language, language_boards)
         open_scores = []
         chance, mode = (

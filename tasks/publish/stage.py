@@ -8,7 +8,6 @@ into place, so a crash leaves no half release and `latest` still names the previ
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import tempfile
@@ -47,6 +46,7 @@ from benchfoundry.tasks.publish.files import (
     write_parquet,
     write_tsv,
 )
+from benchfoundry.tasks.publish.placing import TMP_PREFIX, clean_stale, fsync_tree, locked
 from benchfoundry.tasks.publish.provenance import (
     code_version,
     extractors,
@@ -74,7 +74,6 @@ from benchfoundry.validation.gate import GateResult, GateRow, run_gate
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
 
-TMP_PREFIX = ".tmp-"
 RELEASE_LEASE = ".lock.json"  # one publish at a time per release name at a URL
 Changes = dict[str, list[str]]  # added, removed, changed: question ids
 
@@ -113,31 +112,6 @@ def _selection(run: RunFolder, taxonomy_name: str, include_auto: bool) -> Select
         {q for b in run.table(ReviewBatchRecord).records() for q in b.question_ids},
         source_roots(run.read_manifest().get("ingest", {}).get("sources", [])),
     )
-
-
-def _clean_stale(folder: Path) -> None:
-    """Remove the hidden folders of publishes that died (their process is gone)."""
-    import psutil
-
-    if not folder.is_dir():
-        return
-    for path in folder.glob(f"{TMP_PREFIX}*"):
-        pid = path.name.rsplit("-", 1)[-1]
-        if not pid.isdigit() or not psutil.pid_exists(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
-
-
-def _fsync_tree(root: Path) -> None:
-    for path in sorted(root.rglob("*"), reverse=True):
-        if path.is_file():
-            with path.open("rb") as handle:
-                os.fsync(handle.fileno())
-    for path in [*sorted(p for p in root.rglob("*") if p.is_dir()), root, root.parent]:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 @dataclass
@@ -248,10 +222,20 @@ def _cut_stretches(run: RunFolder, selection: Selection, folder: Path) -> Path |
     if not any(r.clip_id for r in selection.rows):
         return None
     folder.mkdir(parents=True, exist_ok=True)
-    # `.tmp-cuts-<random>-<pid>`: a publish that dies leaves it to `_clean_stale`
+    # `.tmp-cuts-<random>-<pid>`: a publish that dies leaves it to `clean_stale`
     cuts = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}cuts-", suffix=f"-{os.getpid()}", dir=folder))
     with _removed_on_error(cuts):
-        selection.rows = with_cuts(selection.rows, cut_clips(run, selection.rows, cuts))
+        made = cut_clips(run, selection.rows, cuts)
+        if failed := {k: c.problem for k, c in made.items() if c.problem}:
+            named = "; ".join(
+                f"clip {clip} {start:g}-{end:g} s: {why}"
+                for (clip, start, end), why in sorted(failed.items())[:5]
+            )
+            raise PublishError(
+                f"{len(failed)} clip stretch(es) of the release could not be cut ({named}); "
+                "nothing was published"
+            )
+        selection.rows = with_cuts(selection.rows, made)
     return cuts
 
 
@@ -417,24 +401,13 @@ def _publish_prepared(release: Release) -> PublishSummary:
 def _publish_locally(release: Release) -> PublishSummary:
     folder = release.folder
     folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder):
-        _clean_stale(folder)
+    with locked(folder):
+        clean_stale(folder)
         tmp = folder / f"{TMP_PREFIX}{release.version}-{os.getpid()}"
         try:
             return _publish(release, tmp)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """One publish at a time per release name (on this file system)."""
-    with open(folder / ".lock", "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _publish(release: Release, tmp: Path) -> PublishSummary:
@@ -452,7 +425,7 @@ def _publish(release: Release, tmp: Path) -> PublishSummary:
         else releases.changes({}, new)
     )
     write(release, tmp, tmp / ".images", parent, changes)
-    _fsync_tree(tmp)
+    fsync_tree(tmp)
     os.rename(tmp, release.final)
     crash_point("publish.before_latest")
     releases.write_latest(folder, release.version)

@@ -1,0 +1,116 @@
+"""What the test server answers: a request as it understood it, and the script of replies
+(rules by model and text, a sequence, a default; a rule may answer an HTTP error), and the
+oracle that knows a run's keys. Kept apart from the HTTP serving in `testserver.py`."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchfoundry.devtools.testserver_media import Media
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What the server understood of one request."""
+
+    model: str
+    text: str
+    system: str | None
+    n_images: int  # image and video parts
+    json_schema: dict[str, Any] | None
+    body: dict[str, Any]
+    media: tuple[Media, ...] = ()  # each image and clip, decoded (`testserver_media`)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A scripted answer that is an HTTP error: `status` with `message` (vLLM's 400 for too
+    many images, say), for the requests a rule matches."""
+
+    status: int
+    message: str = "refused"
+
+
+Reply = str | Refusal | Callable[[ChatRequest], str]
+
+
+@dataclass
+class Rule:
+    """Answer `reply` when the model matches (if given) and the text matches (if given)."""
+
+    reply: Reply
+    model: str | None = None
+    pattern: str | None = None
+
+    def matches(self, request: ChatRequest) -> bool:
+        if self.model is not None and request.model != self.model:
+            return False
+        return self.pattern is None or re.search(self.pattern, request.text, re.S) is not None
+
+
+@dataclass
+class Script:
+    """Answers by rule (the first that matches), then from a sequence, then the default."""
+
+    rules: list[Rule] = field(default_factory=list)
+    sequence: list[str] = field(default_factory=list)
+    default: Reply = "A"
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def reply(self, request: ChatRequest) -> str | Refusal:
+        for rule in self.rules:
+            if rule.matches(request):
+                return rule.reply(request) if callable(rule.reply) else rule.reply
+        with self._lock:
+            if self.sequence:
+                return self.sequence.pop(0)
+        return self.default(request) if callable(self.default) else self.default
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Script:
+        """From YAML/JSON: `{default: ..., sequence: [...], rules: [{model, pattern, reply}]}`;
+        a rule with `status` (and `reply` as its message) answers that HTTP error."""
+        rules = [
+            Rule(
+                reply=Refusal(int(r["status"]), str(r.get("reply", "refused")))
+                if r.get("status")
+                else r["reply"],
+                model=r.get("model"),
+                pattern=r.get("pattern"),
+            )
+            for r in raw.get("rules", [])
+        ]
+        return cls(
+            rules=rules, sequence=list(raw.get("sequence", [])), default=raw.get("default", "A")
+        )
+
+
+class Oracle:
+    """A vision-language model that knows the answers: it looks each question up among the run's
+    candidates (by its text and options) and names the right option's letter in the order shown,
+    so that questions pass consensus and review with no local model to run."""
+
+    def __init__(self, run: str | Path) -> None:
+        self.run = run
+        self.known: dict[tuple[str, frozenset[str]], str] = {}
+
+    def answer(self, text: str) -> str:
+        question = re.search(r"^Question: (.*)$", text, re.M)
+        shown = dict(re.findall(r"^([A-Z])\. (.*)$", text, re.M))
+        if question is None or not shown:
+            return "Z"
+        key = (question.group(1).strip(), frozenset(shown.values()))
+        if key not in self.known:
+            from benchfoundry.core.records import CandidateRecord
+            from benchfoundry.storage.tables import RunFolder
+
+            for c in RunFolder(self.run).table(CandidateRecord).records():
+                right = c.options["ABCDEFGHIJ".index(c.answer)]
+                self.known[(c.question.strip(), frozenset(c.options))] = right
+        right = self.known.get(key)
+        return next((letter for letter, o in shown.items() if o == right), "Z")
