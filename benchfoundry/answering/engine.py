@@ -135,6 +135,11 @@ class EngineReport(BaseModel):
     by_category: dict[str, dict[str, float]]
 
 
+def mcq_templates() -> dict[str, Any]:
+    """The multiple-choice prompt of each language an item may be in."""
+    return {"en": load("mcq"), "zh": load_for("mcq", "zh")}
+
+
 class AnsweringEngine:
     """Asks one model at a time, through the gateway, and reads its answers."""
 
@@ -149,8 +154,8 @@ class AnsweringEngine:
         self.gateway = gateway
         self.judge = judge
         self.judge_tries = judge_tries
-        self.template = load("mcq")
-        self.templates = {"en": self.template, "zh": load_for("mcq", "zh")}  # by item language
+        self.templates = mcq_templates()  # by item language
+        self.template = self.templates["en"]
         self.params = (params or GenerateParams(max_tokens=64)).model_copy(
             update={"prompt_version": self.template.prompt_id}
         )

@@ -4,7 +4,6 @@ VLMEvalKit prediction file made elsewhere."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -237,7 +236,12 @@ def evaluate(
     --allow-failures); Ctrl-C stops within seconds, keeps the answers, exit 130."""
 
     def action() -> None:
-        from benchfoundry.cli.stages import run_stage_command, stage_context, with_options
+        from benchfoundry.cli.stages import (
+            exit_if_incomplete,
+            run_stage_command,
+            stage_context,
+            with_options,
+        )
         from benchfoundry.core import interrupt
 
         refuse_release(out)
@@ -272,18 +276,9 @@ def evaluate(
         )
         with interrupt.stopping_on_sigint(notice):
             summary = run_stage_command("evaluate", context, as_json, out, reach=True)
-        if summary.failed and not context.options.evaluate.allow_failures:
-            sys.stderr.write(
-                f"evaluate: {summary.failed} answers missing ("
-                + "; ".join(summary.failure_sentences())
-                + "). Exit 3; --allow-failures exits 0 with the same scores\n"
-            )
-            raise typer.Exit(FAILED_EXIT)
+        exit_if_incomplete([summary])
 
     run(verbose, action)
-
-
-FAILED_EXIT = 3  # every score was written, but some questions could not be answered
 
 
 def refuse_release(out: Path) -> None:

@@ -81,8 +81,22 @@ def build(
             where = out if out is None or is_url(out) else str(Path(out).resolve())
             summary = build_flow(str(spec), where, chosen)
         emit(as_json, summary.model_dump(mode="json"), build_text(summary))
+        exit_if_incomplete(list(summary.summaries.values()))
 
     run(verbose, action)
+
+
+def exit_if_incomplete(summaries: list[Any]) -> None:
+    """After everything is written and printed: exit `INCOMPLETE_EXIT`, saying why, when a
+    stage could not measure all it was asked (an evaluation's failed calls)."""
+    import sys
+
+    from benchfoundry.core.summary import INCOMPLETE_EXIT
+
+    said = [why for s in summaries if (why := s.incomplete())]
+    if said:
+        sys.stderr.write("\n".join(said) + "\n")
+        raise typer.Exit(INCOMPLETE_EXIT)
 
 
 def stage_context(name: str, out: Path, spec: Path | None) -> Any:

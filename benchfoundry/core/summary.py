@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+INCOMPLETE_EXIT = 3  # a command that wrote everything but could not measure all it was asked
+
 
 class StageSummary(BaseModel):
     """Base of every stage's summary."""
@@ -29,6 +31,11 @@ class StageSummary(BaseModel):
 
     def closing(self) -> list[str]:
         return []
+
+    def incomplete(self) -> str | None:
+        """What this run could not measure that a scheduled job must notice (the command then
+        exits `INCOMPLETE_EXIT` after writing everything), or None."""
+        return None
 
     def build_markdown(self) -> list[str]:
         """Its section of the build's markdown artifact (none by default)."""

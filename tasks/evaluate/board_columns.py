@@ -36,11 +36,13 @@ LEGEND = {
     "circular drop": "vanilla minus CircularEval: answers that depended on where the right "
     "option stood",
     "MG": "multi-modal gain (MMStar): the model's accuracy with the image minus without it",
-    "ML": "multi-modal leakage (MMStar): how much more its base LLM gets right without the "
-    "image than chance would (evidence the questions leaked into training); - without "
-    "--base-llm",
-    "rank range": "the ranks the model could hold, given which paired differences are "
-    "significant (exact McNemar, Holm-adjusted)",
+    "ML": "multi-modal leakage (MMStar): how much more the model gets right without the image "
+    "than its base LLM does, max(0, S_wv - S_t) (evidence the questions leaked into its "
+    "multi-modal training); - without --base-llm",
+    "rank range": "the ranks the model could hold among the models of its own board, given "
+    "which paired differences are significant (exact McNemar, Holm-adjusted): models asked "
+    "with the image, those asked without it, and each language of a bilingual release are "
+    "ranked apart",
     "in build": "the roles the model (or its family) had in building the release; the "
     "sentences below say which way each biases its score",
 }

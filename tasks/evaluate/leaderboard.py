@@ -214,7 +214,33 @@ def board(
                 ml=None,
             )  # fmt: skip
         )
-    return sorted(rows, key=lambda r: (r.dataset, r.kind == "chance", -(r.circular or r.vanilla)))
+    return sorted(
+        _one_chance(rows), key=lambda r: (r.dataset, r.kind == "chance", -(r.circular or r.vanilla))
+    )
+
+
+def _one_chance(rows: list[BoardRow]) -> list[BoardRow]:
+    """One chance row per board: runs of the same dataset and mode share theirs."""
+    kept, seen = [], set()
+    for r in rows:
+        board = (r.dataset, r.circular is None)
+        if r.kind == "chance" and board in seen:
+            continue
+        if r.kind == "chance":
+            seen.add(board)
+        kept.append(r)
+    return kept
+
+
+def gaps_by_dataset(summaries: Sequence[EvaluateSummary]) -> dict[str, list]:
+    """Each dataset's language gaps over every run, one per model, setting and language (a
+    model evaluated again in another run is shown once, as its first run measured it)."""
+    out: dict[str, dict[tuple, object]] = {}
+    for s in summaries:
+        found = out.setdefault(_label_of(s), {})
+        for g in s.language_gaps:
+            found.setdefault((g.model, g.with_image, g.to), g)
+    return {label: list(g.values()) for label, g in out.items() if g}
 
 
 def _language_rows(s: EvaluateSummary) -> list[BoardRow]:
@@ -302,7 +328,6 @@ def markdown(
             if b.comparisons or b.comparison_notes:
                 lines += ["", f"## Paired comparisons: {cell(_label_of(s))} [{b.language}]"]
                 lines += ["", *markdown_lines(b.comparisons, b.comparison_notes)]
-        lines += languages_markdown(_label_of(s), s.language_gaps)
         if s.probes or s.probe_notes:
             label = f"{s.dataset.name} {s.dataset.version or ''}".strip()
             lines += ["", f"## Probes of looking: {cell(label)}", *s.probe_lines()]
@@ -310,6 +335,8 @@ def markdown(
             label = f"{s.dataset.name} {s.dataset.version or ''}".strip()
             lines += ["", f"## Judge scores corrected by people: {cell(label)}"]
             lines += debias_markdown(s.debiased, s.debias_notes, s.human_grades)
+    for label, found in gaps_by_dataset(summaries).items():
+        lines += languages_markdown(label, found)
     if items:
         lines += ["", *(cell(x) for x in items_markdown(items))]
     return "\n".join(lines) + "\n"
@@ -365,7 +392,7 @@ def _html(
             for s in summaries
             for b in s.language_boards
         )
-        + "".join(languages_html(_label_of(s), s.language_gaps) for s in summaries)
+        + "".join(languages_html(label, g) for label, g in gaps_by_dataset(summaries).items())
         + f"{probe_html(summaries)}{items_html(items)}{open_html(summaries)}{images}"
         "</body></html>\n"
     )

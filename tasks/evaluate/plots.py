@@ -94,17 +94,22 @@ def _short(label: str, most: int = 56) -> str:
 
 
 def category_heatmap(plt, scores: Sequence[tuple[EvaluateSummary, ModelScore]]):
-    """Models as rows (best first), categories as columns, each cell the vanilla accuracy and
-    its 95% interval; models that took part in building the release marked *.
-    Readable at a dozen models and twenty categories, where grouped bars are not."""
+    """Models as rows (best first), categories as columns, each cell the accuracy under the
+    board's metric (CircularEval where the evaluation asked it, else vanilla) and its 95%
+    interval; models that took part in building the release marked *. Rows are in the board's
+    order. Readable at a dozen models and twenty categories, where grouped bars are not."""
     import numpy as np
 
+    circular = all(s.mode == "circular" and m.circular for s, m in scores)
+    metric = "circular" if circular else "vanilla"
     categories = sorted({c for _, m in scores for c in m.by_category})
-    ranked = sorted(scores, key=lambda sm: -sm[1].vanilla.accuracy)
+    ranked = sorted(
+        scores, key=lambda sm: -(sm[1].circular if circular else sm[1].vanilla).accuracy
+    )
     values = np.full((len(ranked), len(categories)), np.nan)
     for i, (_, m) in enumerate(ranked):
         for j, c in enumerate(categories):
-            if (v := m.by_category.get(c, {}).get("vanilla")) is not None:
+            if (v := m.by_category.get(c, {}).get(metric)) is not None:
                 values[i, j] = v.accuracy
     names = [_short(f"{_label(m)}{' *' if m.in_build else ''}") for _, m in ranked]
     longest = max(len(n) for n in names) + 2  # the row labels' room, in characters
@@ -115,7 +120,7 @@ def category_heatmap(plt, scores: Sequence[tuple[EvaluateSummary, ModelScore]]):
     ax.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=1, aspect="auto")
     for i, (_, m) in enumerate(ranked):
         for j, c in enumerate(categories):
-            v = m.by_category.get(c, {}).get("vanilla")
+            v = m.by_category.get(c, {}).get(metric)
             if v is None:
                 continue
             ax.text(
@@ -126,7 +131,8 @@ def category_heatmap(plt, scores: Sequence[tuple[EvaluateSummary, ModelScore]]):
     ax.set_yticks(range(len(ranked)), names, fontsize=8)
     ax.set_xticks(range(len(categories)), categories, rotation=35, ha="right", fontsize=8)
     ax.set_title(
-        "vanilla accuracy per category, its 95% interval below it\nmodels by overall accuracy"
+        f"{'CircularEval' if circular else 'vanilla'} accuracy per category, its 95% interval "
+        "below it\nmodels by overall accuracy, as on the board"
         + ("; * took part in building the release" if any(m.in_build for _, m in ranked) else ""),
         fontsize=9,
         loc="left",

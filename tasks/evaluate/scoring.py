@@ -23,8 +23,9 @@ from benchfoundry.tasks.evaluate.summary import Gain, ModelScore, OpenScore
 class ModelRun(JobRun):
     """What one job did on a multiple-choice set."""
 
-    calls_made: int
+    calls_made: int  # sent to the model (cache replays not counted)
     calls_if_every_pass: int
+    calls_cached: int = 0  # answered from the response cache
     probe: str | None = None  # the probe it answered (image-swap), else the real evaluation
     stopped: str | None = None  # why the model was stopped before it was asked everything
 
@@ -114,6 +115,7 @@ def score(
         asked_now=job.asked,
         reused=job.reused,
         calls_made=job.calls_made,
+        calls_cached=job.calls_cached,
         calls_if_every_pass=job.calls_if_every_pass,
         tokens_in=job.tokens_in,
         tokens_out=job.tokens_out,

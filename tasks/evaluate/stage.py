@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchfoundry.answering.chance import analytic_chance
-from benchfoundry.answering.engine import AnsweringEngine, QuestionResult
+from benchfoundry.answering.engine import AnsweringEngine, QuestionResult, mcq_templates
 from benchfoundry.core import interrupt, progress
 from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.crash_points import crash_point
@@ -42,6 +42,7 @@ from benchfoundry.tasks.evaluate.dataset import (
     load_eval_dataset,
 )
 from benchfoundry.tasks.evaluate.debias import debias, human_grades_for
+from benchfoundry.tasks.evaluate.earlier import earlier_jobs
 from benchfoundry.tasks.evaluate.failures import NOT_ASKED, Watch, reason_of
 from benchfoundry.tasks.evaluate.failures import records as failure_records
 from benchfoundry.tasks.evaluate.in_build import BuildRoles
@@ -94,6 +95,11 @@ def run_id(
     shown, the prompt template and the judge; a probe's answers (`image-swap`) under their own."""
     parts = [options.mode, with_image, prompt_id, options.judge]
     return content_hash([*parts, probe] if probe else parts, length=12)
+
+
+def prompt_ids() -> str:
+    """The multiple-choice prompts of every language, as a configuration names them."""
+    return "+".join(t.prompt_id for t in mcq_templates().values())
 
 
 def plan(options: EvaluateOptions, blind: set[str] = frozenset()) -> list[tuple[str, bool]]:
@@ -197,8 +203,7 @@ def evaluate_model(
     dataset = asked_dataset(run_root, path, options)
     gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
     engine = AnsweringEngine(gateway, judge=options.judge, with_image=with_image)
-    prompts = "+".join(t.prompt_id for t in engine.templates.values())  # every language's
-    rid = run_id(options, with_image, prompts, probe)
+    rid = run_id(options, with_image, prompt_ids(), probe)
     table = RunFolder(run_root).table(ResultRecord)
     stored = {q for r, m, q, _ in table.key_set() if r == rid and m == model}
     questions = swapped_questions(dataset.questions) if probe else dataset.questions
@@ -207,7 +212,7 @@ def evaluate_model(
     circular = options.mode == "circular"
     failures = RunFolder(run_root).table(CallFailureRecord)
     watch = Watch(answered=len(stored))
-    made = every = unanswered = asked = 0
+    every = unanswered = asked = 0
     step = (
         f"evaluate {model}" + ("" if with_image else " (no image)") + (f" {probe}" if probe else "")
     )
@@ -227,7 +232,6 @@ def evaluate_model(
         table.append(_records(answered, rid, model))
         failures.append(failure_records(rid, model, failed))
         crash_point("evaluate.after_batch")
-        made += report.calls_made
         every += report.calls_if_every_pass
     if interrupt.requested():
         raise interrupt.Interrupted(run_root)
@@ -239,14 +243,23 @@ def evaluate_model(
             )
         )
         unanswered += len(rest)
+    sent, cached = _sent(gateway, model)
     return ModelRun(
         **job_run(gateway, run_root, model, with_image, rid, len(todo), len(dataset.questions),
                   unanswered),
-        calls_made=made,
+        calls_made=sent,
+        calls_cached=cached,
         calls_if_every_pass=every,
         probe=probe,
         stopped=watch.stopped,
     )  # fmt: skip
+
+
+def _sent(gateway, model: str) -> tuple[int, int]:
+    """(calls sent to the model, calls answered from the response cache) by this job: what
+    the model's server received, and what a resumed run replayed instead of asking again."""
+    used = gateway.ledger.entries.get((gateway.stage, gateway.spec(model).name))
+    return (used.calls - used.cached, used.cached) if used is not None else (0, 0)
 
 
 def _split(
@@ -335,6 +348,14 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
     # One model at a time: local models are large, and each job loads its own.
     ran = list(mapper.map(job, jobs, label="evaluate", total=len(jobs), ahead=1))
     done = [j for j in ran if getattr(j, "probe", None) is None]
+    if not dataset.open_ended:  # what an earlier evaluate in this folder asked is kept
+        done += earlier_jobs(
+            stage.run,
+            dataset,
+            options.mode,
+            done,
+            {w: run_id(options, w, prompt_ids()) for w in (True, False)},
+        )
     records = RunFolder(stage.run).table(ResultRecord).records()
     circular = options.mode == "circular"
     comparisons: list[Comparison] = []
@@ -398,6 +419,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> EvaluateSummary:
         comparison_notes=notes,
         language_gaps=language_gaps,
         language_boards=language_boards,
+        failures_allowed=options.allow_failures,
         probes=probes,
         probe_notes=probe_notes,
         debiased=debiased,

@@ -74,8 +74,9 @@ class ModelScore(BaseModel):
     upper_bound: float  # vanilla accuracy with refusals counted right (MMBench)
     asked_now: int
     reused: int  # questions whose results were already stored
-    calls_made: int
-    calls_if_every_pass: int
+    calls_made: int  # requests this run sent to the model (what its server received)
+    calls_if_every_pass: int  # passes every question would take (CircularEval stops early)
+    calls_cached: int = 0  # answers this run replayed from the response cache
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
@@ -140,6 +141,16 @@ class EvaluateSummary(StageSummary):
     human_grades: str | None = None  # the human-grades file
     language_gaps: list[LanguageGap] = []  # a bilingual release: each model's loss per language
     language_boards: list[LanguageBoard] = []  # a bilingual release: the other languages' boards
+    failures_allowed: bool = False  # options.evaluate.allow_failures: failures exit 0
+
+    def incomplete(self) -> str | None:
+        """Questions some model could not answer, unless failures were allowed."""
+        if not self.failed or self.failures_allowed:
+            return None
+        return (
+            f"evaluate: {self.failed} answers missing ({'; '.join(self.failure_sentences())}); "
+            "exit 3 (allow_failures, --allow-failures: exit 0 with the same scores)"
+        )
 
     @property
     def failed(self) -> int:
@@ -188,23 +199,13 @@ class EvaluateSummary(StageSummary):
             lines += open_markdown(self)
             lines += debias_markdown(self.debiased, self.debias_notes, self.human_grades)
         else:
-            lines += [
-                "| model | vanilla [95% CI] | CircularEval [95% CI] | failed | refused | calls "
-                "made | rank range | in build |",
-                "|---|---|---|---|---|---|---|---|",
-                *("| " + " | ".join(row) + " |" for row in leaderboard(self)),
-            ]
+            lines += _table(leaderboard(self))
             lines += ["", *(f"- {x}" for x in self.failure_sentences())]
             lines += [f"- {x}" for x in self.in_build_sentences()]
             lines += [f"- {x}" for x in d.built_by_notes]
         for b in self.language_boards:
             lines += ["", f"## Board: {b.language} ({b.questions} questions, its items only)", ""]
-            lines += [
-                "| model | vanilla [95% CI] | CircularEval [95% CI] | failed | refused | calls "
-                "made | rank range | in build |",
-                "|---|---|---|---|---|---|---|---|",
-                *("| " + " | ".join(row) + " |" for row in leaderboard(self, b.scores)),
-            ]
+            lines += _table(leaderboard(self, b.scores))
             if b.comparisons or b.comparison_notes:
                 lines += ["", *markdown_lines(b.comparisons, b.comparison_notes)]
         if self.gains:
@@ -395,6 +396,19 @@ def failed_cell(s: ModelScore) -> str:
     return f"{s.failed} ({reasons_text(s.failed_by_reason)})"
 
 
+TABLE = ["model", "vanilla [95% CI]", "CircularEval [95% CI]", "failed", "refused",
+         "calls sent (+ cached) of every pass", "rank range", "in build"]  # fmt: skip
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    """A board as a Markdown table."""
+    return [
+        "| " + " | ".join(TABLE) + " |",
+        "|" + "---|" * len(TABLE),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
 def _board_of(d: DatasetInfo) -> str:
     """What the headline board holds, on a bilingual release."""
     if not d.headline:
@@ -432,7 +446,9 @@ def leaderboard(
             _acc(s.circular),
             failed_cell(s),
             f"{s.refusal_rate:.1%}",
-            f"{s.calls_made} of {s.calls_if_every_pass}",
+            f"{s.calls_made}"
+            + (f" (+{s.calls_cached} cached)" if s.calls_cached else "")
+            + f" of {s.calls_if_every_pass}",
             s.rank,
             labels(s.in_build),
         ]

@@ -118,8 +118,37 @@ def test_a_model_added_later_runs_alone_and_a_rerun_asks_nothing(tmp_path, image
         assert by[other].asked_now == 8
         assert server.stats.requests - before == by[other].calls_made
         again = server.stats.requests
-        evaluate(tmp_path / "run", tsv, [good, other])
+        replayed = evaluate(tmp_path / "run", tsv, [good, other])
         assert server.stats.requests == again
+        # nothing sent, so no call is counted as made (the stored answers are reused)
+        assert [s.calls_made for s in replayed.scores] == [0, 0]
+
+
+def test_evaluations_into_one_folder_add_up(tmp_path, image_bytes):
+    """A later `evaluate` of other models into the same folder keeps the earlier ones on the
+    board, the report and the comparisons; `report` over two runs shows chance once."""
+    from benchfoundry.tasks.evaluate.leaderboard import write_report
+
+    tsv = write_tsv(tmp_path / "bench.tsv", image_bytes)
+    with TestServer(scripted()) as server:
+        good = f"openai/good@{server.base_url}"
+        other = f"openai/other@{server.base_url}"
+        evaluate(tmp_path / "run", tsv, [good])
+        before = server.stats.requests
+        summary = evaluate(tmp_path / "run", tsv, [other])
+        assert server.stats.requests - before == 16  # only the new model was asked
+        evaluate(tmp_path / "second", tsv, [other])
+    by = {s.model: s for s in summary.scores}
+    assert set(by) == {good, other}
+    assert by[good].circular.correct == 4 and by[good].asked_now == 0
+    assert by[other].circular.correct == 0  # 'A' is right only where the key stands at A
+    (pair,) = summary.comparisons
+    assert {pair.model_a, pair.model_b} == {good, other}
+    page = Path(summary.report).read_text(encoding="utf-8")
+    assert good in page and other in page
+    files = write_report([tmp_path / "run", tmp_path / "second"], tmp_path / "both")
+    board = Path(files.leaderboard_markdown).read_text(encoding="utf-8")
+    assert board.count("| chance (uniform guess) |") == 1
 
 
 def test_a_killed_evaluation_resumes_without_repeating_a_call(tmp_path, image_bytes):

@@ -221,6 +221,7 @@ def test_ctrl_c_stops_in_seconds_keeps_the_answers_and_a_rerun_resumes(tmp_path,
     assert score["failed"] == 0 and score["vanilla"]["correct"] == 60
     assert score["reused"] == len(kept)
     assert len(_asked(server)) - asked_before == 60 - len(kept), "no kept answer asked again"
+    assert score["calls_made"] == 60 - len(kept), "calls made counts what the server received"
 
 
 def test_a_release_folder_is_never_an_evaluation_folder(tmp_path, image_bytes):
