@@ -7,7 +7,10 @@ for the missing ones (its stored answer is kept); raising k grades only the new 
 Scores follow MM-Vet: per grading run, the mean grade over the questions (in each capability a
 question has, and in its exact capability set); reported as the mean ± standard deviation over
 the k runs. A grading that failed (replies the grader could not be read from) is kept with its
-raw reply and left out of the means, and counted."""
+raw reply and left out of the means, and counted. A question with no grading stored at all (the
+model's answer or the grading call failed after retries, or it was never asked) scores 0 in every
+grading run, as VLMEvalKit scores a failed call, and is counted in `unanswered`: a score is over
+the whole set."""
 
 from __future__ import annotations
 
@@ -206,9 +209,17 @@ def score_open(
     by_capability: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     by_integration: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     failures: list[GradingFailure] = []
-    failed = answered = 0
+    failed = answered = missing = 0
     for q in dataset.open_questions:
         found = grades.get(q.question_id, {})
+        if not found:  # its answer or grading call failed, or it was never asked: a 0, counted
+            missing += 1
+            for i in range(k):
+                total[i].append(0.0)
+                for c in q.capabilities:
+                    by_capability[c][i].append(0.0)
+                by_integration[q.integration][i].append(0.0)
+            continue
         if any(r.score is not None for r in found.values()):
             answered += 1
         for i, r in sorted(found.items()):
@@ -235,7 +246,7 @@ def score_open(
         with_image=job.with_image,
         run_id=job.run_id,
         questions=answered,
-        unanswered=job.unanswered,
+        unanswered=missing,
         gradings=k,
         total=spread(total, k),
         by_capability={c: spread(v, k) for c, v in sorted(by_capability.items())},

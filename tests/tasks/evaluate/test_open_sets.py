@@ -259,3 +259,20 @@ def test_a_chinese_open_ended_question_is_graded_in_chinese(tmp_path, image_byte
     assert "标准答案" in first and "营业中 <OR> 开门" in first and "correctness" not in first
     assert "你上一次对此的回复是：分数是 0.7" in followup
     assert summary.open_scores[0].total.mean == pytest.approx((1.0 + 0.7) / 2)
+
+
+def test_an_answer_call_that_fails_scores_zero_and_is_counted(tmp_path, image_bytes):
+    """A question whose answer call failed is a 0 over the whole set, not left out."""
+    from benchfoundry.devtools.testserver import Refusal
+
+    folder = write_mmvet(tmp_path / "mm-vet", image_bytes)
+    refused = Rule(Refusal(400, "At most 1 image(s) may be provided"), model="vlm", pattern="Q0")
+    script = Script(rules=[refused, Rule(lambda r: "my answer", model="vlm")], default="1.0")
+    with TestServer(script) as server:
+        vlm, grader = f"openai/vlm@{server.base_url}", f"openai/grader@{server.base_url}"
+        summary = evaluate(tmp_path / "run", folder, [vlm], judge=grader, gradings=2)
+    (score,) = summary.open_scores
+    assert score.unanswered == 1 and score.questions == 3  # Q1-Q3 graded 1.0, Q0 failed
+    assert score.total.mean == pytest.approx(3 / 4)
+    assert score.by_capability["rec"].mean == pytest.approx(1 / 2)  # Q0 (failed) and Q3
+    assert summary.incomplete() is not None
