@@ -193,30 +193,22 @@ def board(
                     model_name=o.model,
                 )  # fmt: skip
             )
-        if s.chance_vanilla is None:
-            continue
-        rows.append(
-            BoardRow(
-                run=s.run,
-                dataset=dataset,
-                model="chance (uniform guess)",
-                kind="chance",
-                metric="accuracy",
-                questions=s.dataset.questions,
-                vanilla=s.chance_vanilla,
-                vanilla_low=None,
-                vanilla_high=None,
-                circular=s.chance_circular if s.mode == "circular" else None,
-                circular_low=None,
-                circular_high=None,
-                circular_drop=None,
-                mg=None,
-                ml=None,
-            )  # fmt: skip
-        )
+        if s.chance_vanilla is not None:
+            rows.append(_chance(s, dataset, s.dataset.questions))
     return sorted(
         _one_chance(rows), key=lambda r: (r.dataset, r.kind == "chance", -(r.circular or r.vanilla))
     )
+
+
+def _chance(s: EvaluateSummary, dataset: str, questions: int) -> BoardRow:
+    """A board's chance row: a uniform guess on its questions' option counts."""
+    return BoardRow(
+        run=s.run, dataset=dataset, model="chance (uniform guess)", kind="chance",
+        metric="accuracy", questions=questions, vanilla=s.chance_vanilla or 0.0,
+        vanilla_low=None, vanilla_high=None,
+        circular=s.chance_circular if s.mode == "circular" else None,
+        circular_low=None, circular_high=None, circular_drop=None, mg=None, ml=None,
+    )  # fmt: skip
 
 
 def _one_chance(rows: list[BoardRow]) -> list[BoardRow]:
@@ -266,6 +258,8 @@ def _language_rows(s: EvaluateSummary) -> list[BoardRow]:
                     in_build=score.in_build, model_name=score.model,
                 )
             )  # fmt: skip
+        if s.chance_vanilla is not None:  # a twin has its English item's options
+            rows.append(_chance(s, dataset, b.questions))
     return rows
 
 

@@ -98,3 +98,4 @@ def test_each_language_is_its_own_board(tmp_path, image_bytes):
         encoding="utf-8"
     )
     assert "| bi v1 [en] |" in board_md and "| bi v1 [zh] |" in board_md
+    assert board_md.count("| chance (uniform guess) |") == 2, "each board its chance row"
