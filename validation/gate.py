@@ -133,6 +133,7 @@ def gate_frame(rows: Sequence[GateRow]) -> Any:
         n = len(r.options)
         record: dict[str, Any] = {
             "index": r.index,
+            "language": _safe(r.language),
             # a twin shares its item's id: ids are unique within a language
             "question_id": _safe(
                 r.question_id if r.language == "en" else f"{r.question_id}@{r.language}"

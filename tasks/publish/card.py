@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel
 
 from benchfoundry.core.taxonomy import Taxonomy
+from benchfoundry.tasks.publish.card_columns import column_lines, evaluate_lines
 from benchfoundry.tasks.publish.files import features, letter_columns
 from benchfoundry.tasks.publish.rows import ReleaseRow
 
@@ -365,10 +366,8 @@ def body(
         *clip_files(rows, inputs),
         "- `manifest.json`: the version, each file's hash, the build spec and its hash",
         "",
-        "```python",
-        "from datasets import load_dataset",
-        'ds = load_dataset("parquet", data_files="data/test-*.parquet", split="train")',
-        "```",
+        *column_lines(letter_columns(rows)),
+        *evaluate_lines(inputs.name, sorted(inputs.languages)),
     ]
     return lines
 

@@ -247,12 +247,21 @@ def write_parquet(
 # --- VLMEvalKit TSV ---------------------------------------------------------------------------
 
 
+def tsv_name(name: str, language: str, bilingual: bool) -> str:
+    """A language's TSV file name, as VLMEvalKit names a bilingual set's files (MMBench_DEV_EN,
+    MMBench_DEV_CN): `<name>.tsv` for a release in one language."""
+    if not bilingual:
+        return f"{name}.tsv"
+    return f"{name}{ {'en': '_EN', 'zh': '_CN'}.get(language, '_' + language.upper()) }.tsv"
+
+
 def tsv_columns(letters: str, videos: bool = False) -> list[str]:
     """The TSV's header; with `videos`, `image_path` (the file names VLMEvalKit gives a row's
     images, needed where `image` is a list) and VLMEvalKit's video datasets' `video` column (the
     stretch's file beside the TSV) with the stretch in it (from 0 to its duration)."""
     return [
         "index",
+        "question_id",
         "image",
         "question",
         "hint",
@@ -321,8 +330,9 @@ def tsv_images(row: ReleaseRow) -> list[str]:
 
 
 def write_tsv(rows: Sequence[ReleaseRow], images: Path, path: Path) -> None:
-    """VLMEvalKit's MCQ layout: integer index, base64 image, question, hint, A.., answer,
-    category, l2-category, split. A clip question's `image` is the list of its stretch's
+    """VLMEvalKit's MCQ layout: integer index, the question id (a twin's row in another
+    language's file has its English item's index and id: the files pair by either), base64
+    image, question, hint, A.., answer, category, l2-category, split. A clip question's `image` is the list of its stretch's
     keyframes (VLMEvalKit's multi-image form, with `image_path` naming each), in time order. A row
     whose images an earlier row already carries has that row's index in `image` instead
     (VLMEvalKit resolves values of 64 characters or fewer so)."""
@@ -349,6 +359,7 @@ def write_tsv(rows: Sequence[ReleaseRow], images: Path, path: Path) -> None:
             writer.writerow(
                 [
                     r.index,
+                    r.question_id,
                     image,
                     _cell(r.question),
                     _cell(r.hint or ""),

@@ -189,7 +189,8 @@ def twin_rows(
     reviews: Sequence[ReviewRecord],
     include_auto: bool,
 ) -> tuple[list[ReleaseRow], Counter[str]]:
-    """The released English rows' twins (indices after theirs), and why others are left out: a
+    """The released English rows' twins (each with its English item's index and question id,
+    as MMBench's CN file pairs with its EN file), and why others are left out: a
     twin is released only beside its English item, with its key, written from the item as it was
     released (a move to another dimension changes neither), and as its own review decided (an edit of its text applied; accepted by the
     automatic reviewer only with `include_auto`, which the row's `review_state` says)."""
@@ -219,7 +220,6 @@ def twin_rows(
             out.append(
                 r.model_copy(
                     update={
-                        "index": len(rows) + len(out),
                         "language": language,
                         "question": final.question,
                         "hint": final.hint or None,

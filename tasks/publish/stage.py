@@ -43,6 +43,7 @@ from benchfoundry.tasks.publish.files import (
     copy_frames,
     spool_images,
     tsv_differences,
+    tsv_name,
     write_parquet,
     write_tsv,
 )
@@ -311,10 +312,9 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
         )
     crash_point("publish.after_data")
     # VLMEvalKit names a bilingual set's files by language (MMBench_DEV_EN, MMBench_DEV_CN).
-    suffix = {"en": "_EN", "zh": "_CN"} if languages else {"en": ""}
     for language in ["en", *languages]:
         of = rows if language == "en" else [t for t in release.twins if t.language == language]
-        tsv = tmp / f"{release.name}{suffix.get(language, '_' + language.upper())}.tsv"
+        tsv = tmp / tsv_name(release.name, language, bool(languages))
         write_tsv(of, spool, tsv)
         try:
             release.tsv_differences += tsv_differences(of, tsv)

@@ -211,8 +211,8 @@ def test_tsv_follows_vlmevalkit_conventions(run, tmp_path):
     tsv = tmp_path / "releases" / "bench" / summary.version / "bench.tsv"
     frame = pd.read_csv(tsv, sep="\t")
     assert list(frame.columns) == [
-        "index", "image", "question", "hint", "A", "B", "C", "D", "answer", "category",
-        "l2-category", "split",
+        "index", "question_id", "image", "question", "hint", "A", "B", "C", "D", "answer",
+        "category", "l2-category", "split",
     ]  # fmt: skip
     assert frame["index"].dtype == "int64" and len(frame) == 9
     parquet = pd.read_parquet(tsv.parent / "data").set_index("index")
@@ -427,3 +427,20 @@ def test_release_paths_keep_no_local_folders():
     assert short_path("/data/bench/q.tsv#index=3", roots) == "bench/q.tsv#index=3"
     assert short_path("/home/alice/x.jpg") == "alice/x.jpg"
     assert short_path("image:abc#counting", roots) == "image:abc#counting"
+
+
+def test_the_card_explains_every_column_and_how_to_evaluate(run, tmp_path):
+    """Every column of the data files has a row in the card's column table (listed from the
+    files' own schema), and the card gives a runnable line for each tool."""
+    summary = publish(run, _options(tmp_path, letter_tolerance=0.5))
+    folder = tmp_path / "releases" / "bench" / summary.version
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    table = card.split("## Columns", 1)[1].split("\n## ", 1)[0]
+    names = pq.read_schema(next((folder / "data").glob("test-*.parquet"))).names
+    for name in names:
+        shown = "A..D" if name in "ABCD" else name
+        assert f"| `{shown}` |" in table, name
+    how = card.split("## Evaluate it", 1)[1]
+    assert "benchfoundry evaluate --dataset . --out ~/evaluations/bench-MODEL" in how
+    assert "cp bench.tsv" in how and "python run.py --data bench" in how
+    assert 'load_dataset("parquet"' in how

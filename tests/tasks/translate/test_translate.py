@@ -97,6 +97,10 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
     cn = pd.read_csv(folder / "twins_CN.tsv", sep="\t")
     assert len(cn) == len(zh) and (folder / "twins_EN.tsv").is_file()
     assert all(re.search("[\u4e00-\u9fff]", q) for q in cn.question)
+    # The two files pair as MMBench's do: a twin keeps its English item's index and id.
+    en_tsv = pd.read_csv(folder / "twins_EN.tsv", sep="\t")
+    paired = en_tsv.merge(cn, on=["index", "question_id"], suffixes=("", "_cn"))
+    assert len(paired) == len(cn) and (paired.answer == paired.answer_cn).all()
     assert summary.of("publish").written
     # Evaluation asks each model in both languages and measures its loss on the same items: the
     # oracle knows the English keys only, so it loses everything in Chinese.
