@@ -6,6 +6,7 @@ Ingest stores them; evaluation reads the same table formats as datasets."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
@@ -91,7 +92,6 @@ def source_problem(source: AnySource) -> str | None:
     """What stops ingest from reading a local source (it is missing, unreadable, or not the
     kind the spec names), or None; a source at a URL is checked when it is read."""
     import importlib.metadata
-    from pathlib import Path
 
     from benchfoundry.core.locations import is_url
 
@@ -119,7 +119,33 @@ def source_problem(source: AnySource) -> str | None:
         return f"{path} is {other}, but a `{source.kind}` source names a {wanted}"
     if not os.access(path, os.R_OK):
         return f"{path} cannot be read (permissions)"
+    if isinstance(source, FolderSource):
+        return _no_images(path)
     return None
+
+
+def _no_images(folder: Path) -> str | None:
+    """Why a folder source would give no image at all (it is empty, or holds no file with an
+    image's extension outside hidden folders), naming a few of what it holds; None once one
+    image file is found."""
+    from benchfoundry.core.imaging import IMAGE_SUFFIXES
+
+    others: list[str] = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if Path(name).suffix.lower() in IMAGE_SUFFIXES and not name.startswith("."):
+                return None
+            others.append(str((Path(root) / name).relative_to(folder)))
+    if not others:
+        return f"{folder} is empty: a `folder` source needs image files in it"
+    shown = ", ".join(sorted(others)[:5]) + (
+        f" and {len(others) - 5} more" if len(others) > 5 else ""
+    )
+    return (
+        f"{folder} holds no image file ({len(others)} other files: {shown}); a `folder` source "
+        f"reads {', '.join(sorted(IMAGE_SUFFIXES))}"
+    )
 
 
 def describe_source(source: AnySource) -> str:

@@ -101,6 +101,20 @@ def test_the_preflight_checks_sources_and_a_spec_without_output_runs_under_its_n
     from benchfoundry.pipeline.spec import load_spec
 
     assert Path(load_spec(spec).output) == (tmp_path / "runs" / "mine").resolve()
+    # A folder with no image in it stops the build before it starts, saying what it holds.
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "notes" / ".hidden").mkdir()
+    Image.new("RGB", (8, 8)).save(tmp_path / "notes" / ".hidden" / "a.png")
+    for folder, said in (
+        ("empty", "is empty"),
+        ("notes", "holds no image file (1 other files: readme.txt)"),
+    ):
+        spec = _spec(tmp_path, f"name: none\nsources: [{{kind: folder, path: {folder}}}]\n")
+        done = cli("build", str(spec))
+        assert done.returncode == 1 and said in done.stderr, done.stderr
+    assert not (tmp_path / "runs" / "none").exists()
 
 
 def test_releases_takes_a_benchmarks_folder_and_status_tells_a_failed_build(cli, tmp_path):
