@@ -78,10 +78,13 @@ def _open(data: bytes):  # noqa: ANN202 - av's container type
             raise ClipRejected(
                 "truncated_clip", f"starts as {known} but does not open: {exc}"
             ) from None
-        raise ClipRejected("undecodable_clip", f"{type(exc).__name__}: {exc}") from None
+        said = getattr(exc, "strerror", None) or str(exc)  # FFmpeg's words, without its errno
+        raise ClipRejected(
+            "undecodable_clip", f"not a video file (FFmpeg could not read it: {said})"
+        ) from None
     if not container.streams.video:
         container.close()
-        raise ClipRejected("undecodable_clip", "no video stream")
+        raise ClipRejected("undecodable_clip", "no video stream in it (audio or data only?)")
     return container
 
 

@@ -46,3 +46,11 @@ def test_a_stretch_off_the_frame_grid_keeps_the_frames_that_start_in_it(clip):
 def test_a_stretch_with_no_frame_is_refused(clip):
     with pytest.raises(ClipRejected, match="no frame between"):
         cut(clip, 5.0, 6.0)
+
+
+def test_bytes_that_are_no_video_are_said_to_be_none_in_plain_words():
+    with pytest.raises(ClipRejected) as raised:
+        inspect_clip(b"this is a text file, not a clip\n" * 10)
+    assert raised.value.reason == "undecodable_clip"
+    assert raised.value.detail.startswith("not a video file (FFmpeg could not read it: ")
+    assert "Errno" not in raised.value.detail and "<none>" not in raised.value.detail
