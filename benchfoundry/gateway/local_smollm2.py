@@ -3,7 +3,10 @@ whose weights ship inside a package, converted once from its GGUF file into the 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import logging
 import os
 import uuid
 from pathlib import Path
@@ -13,6 +16,8 @@ from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError
 from benchfoundry.gateway.local_hf import TransformersModel, model_cache_dir
 from benchfoundry.gateway.models import ModelSpec
+
+log = logging.getLogger(__name__)
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -69,16 +74,20 @@ def smollm2_folder() -> Path:
     assert folder is not None  # smollm2_problem() found it
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
-    # The weights are de-quantised to float on load; save them as a plain model.
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
+    log.info("converting the packaged SmolLM2 (GGUF) into %s, once", converted)
     tmp = converted.with_name(f".{converted.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     converted.parent.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
+    # transformers draws its own bars for loading and saving on stderr, between the command's
+    # progress lines; the conversion is one step of ours, said in the log line above.
+    with contextlib.redirect_stderr(io.StringIO()):
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+        # The weights are de-quantised to float on load; save them as a plain model.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
     try:
         tmp.rename(converted)
     except OSError:  # another process converted it first
