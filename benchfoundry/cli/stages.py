@@ -69,7 +69,9 @@ def build(
         chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
         if chosen is not None and (not chosen or set(chosen) - set(stage_names())):
             raise UserError(f"--stages takes {', '.join(stage_names())}; got {stages!r}")
-        context = StageRun.from_spec(loaded, "", chosen)
+        where = out if out is None or is_url(out) else str(Path(out).resolve())
+        # the run folder the build writes, for the preflight to see what it already holds
+        context = StageRun.from_spec(loaded, where or str(loaded.output or ""), chosen)
         if check:
             report = preflight(context, reach=reach)
             emit(as_json, {**report.model_dump(mode="json"), "ok": report.ok}, report.text())
@@ -78,7 +80,6 @@ def build(
             return
         check_or_raise(context, reach=reach)  # seconds, before Prefect starts
         with running_flows(not as_json):
-            where = out if out is None or is_url(out) else str(Path(out).resolve())
             summary = build_flow(str(spec), where, chosen)
         emit(as_json, summary.model_dump(mode="json"), build_text(summary))
         exit_if_incomplete(list(summary.summaries.values()))

@@ -39,6 +39,12 @@ class StageOptionsModel(SpecModel):
         check each before any stage runs."""
         return {}
 
+    def reads(self) -> dict[str, tuple[str, str]]:
+        """Tables these options make the stage read beyond its own inputs, by the option that
+        does: option key -> (table, the stage that writes it); the preflight checks that an
+        earlier stage of the build writes it or the run folder has it."""
+        return {}
+
     def named_weights(self) -> dict[str, str]:
         """The local weights (folders, files, or hub ids) the stage will load, by the key that
         names them."""

@@ -276,6 +276,7 @@ def preflight(
             else:
                 update = {"ok": False, "problem": unreachable(endpoints[index], result.error)}
             results[index] = results[index].model_copy(update=update)
+    results += order_problems(stage, stages_of(stage.stages if stages is None else stages))
     if "ingest" in stages_of(stage.stages if stages is None else stages):
         for index, source in enumerate(stage.sources):
             problem = source_problem(source)
@@ -299,6 +300,38 @@ def passing(error: str | None) -> bool:
     """A failed reach call that says nothing against the model: the server answered, with an
     error worth retrying (5xx, 429, an unreadable reply); the run's own calls retry it."""
     return bool(error) and _PASSING.match(error or "") is not None
+
+
+def order_problems(stage: StageRun, names: list[str]) -> list[ModelCheck]:
+    """Each table a stage's options make it read (`reads`) that no earlier stage of the run
+    writes and the run folder does not hold yet: the build would fail only when that stage
+    starts. A run folder at a URL is not looked into."""
+    from benchfoundry.core.locations import is_url
+    from benchfoundry.pipeline.registry import STAGES
+    from benchfoundry.storage.tables import RunFolder
+
+    local = bool(stage.run) and not is_url(stage.run)
+    out = []
+    written: set[str] = set()
+    for name in names:
+        entry = STAGES[name]
+        options = getattr(stage.options, name, None)
+        wants = options.reads() if options is not None else {}
+        for where, (table, writer) in wants.items():
+            if table in written or (local and RunFolder(stage.run).table_named(table).exists()):
+                continue
+            if not local:  # a run folder at a URL: what it holds is seen when it is opened
+                continue
+            out.append(
+                ModelCheck(
+                    name=name, where=[where], provider="stage", ok=False,
+                    problem=f"reads `{table}`, which {writer} writes, but {writer} does not run "
+                    f"before {name} here and the run folder has no {table} yet: add {writer} to "
+                    "the stages (or change the option)",
+                )
+            )  # fmt: skip
+        written.update(t for t in entry.outputs if "/" not in t and "." not in t)
+    return out
 
 
 def unreachable(model: ModelSpec, error: str | None) -> str:

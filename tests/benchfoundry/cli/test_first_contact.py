@@ -138,3 +138,22 @@ def test_releases_takes_a_benchmarks_folder_and_status_tells_a_failed_build(cli,
     assert "the last build FAILED in extract" in done.stdout and "RuntimeError" in done.stdout
     done = cli("review", "serve", "--out", str(tmp_path / "runs" / "nowhere"))
     assert done.returncode != 0 and "does not exist" in done.stderr
+
+
+def test_the_check_finds_a_stage_that_would_read_what_no_earlier_stage_writes(cli, tmp_path):
+    """`build --check` fails at once where the build would fail only when translate starts:
+    its items are quality control's selection, and this build does not select."""
+    (tmp_path / "pictures").mkdir()
+    Image.new("RGB", (64, 64), (0, 0, 255)).save(tmp_path / "pictures" / "a.png")
+    head = "name: order\nsources: [{kind: folder, path: pictures}]\n"
+    spec = _spec(tmp_path, head + "stages: [ingest, extract, generate, translate]\n")
+    done = cli("build", str(spec), "--check")
+    assert done.returncode == 1
+    said = done.stdout + done.stderr
+    assert "translate (options.translate.include): reads `scored`, which select writes" in said
+    spec = _spec(
+        tmp_path,
+        head + "stages: [ingest, extract, generate, translate]\n"
+        "options: {translate: {include: all}}\n",
+    )
+    assert cli("build", str(spec), "--check").returncode == 0
