@@ -151,8 +151,11 @@ def emit(as_json: bool, payload: dict[str, Any], text: str) -> None:
 
 def require_table(out: Path, table: str, before: str) -> None:
     """Fail with what to run first when the run folder lacks a stage's input table."""
+    from benchfoundry.storage.releases import release_at
     from benchfoundry.storage.tables import RunFolder
 
+    if (release := release_at(Path(out))) is not None:
+        raise UserError(release_not_run(out, release))
     if not Path(out).exists():
         raise UserError(f"run folder {out} does not exist (is the path right? `--out` names it)")
     if not Path(out).is_dir():
@@ -161,6 +164,23 @@ def require_table(out: Path, table: str, before: str) -> None:
         raise UserError(
             f"run folder {out} has no {table.replace('_', ' ')} yet: run 'benchfoundry {before}' first"
         )
+
+
+def release_not_run(out: Path, release: Path) -> str:
+    """What to say when a command that works in a run folder is given a published release."""
+    from benchfoundry.storage.releases import read_latest, read_manifest
+
+    version = (
+        release if (release / "manifest.json").is_file() else release / (read_latest(release) or "")
+    )
+    manifest = read_manifest(version) if (version / "manifest.json").is_file() else {}
+    output = (manifest.get("spec") or {}).get("output")
+    built = f" (its build spec's output: {output}, beside that spec)" if output else ""
+    return (
+        f"{out} is the published release {manifest.get('name', release.name)} "
+        f"{manifest.get('version', '')}, not a run folder: this command works in the run folder "
+        f"that built it{built} (evaluate reads a release as --dataset)"
+    )
 
 
 def emit_summary(as_json: bool, summary: Any, text: str, out: Path) -> None:

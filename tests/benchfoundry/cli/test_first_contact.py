@@ -157,3 +157,17 @@ def test_the_check_finds_a_stage_that_would_read_what_no_earlier_stage_writes(cl
         "options: {translate: {include: all}}\n",
     )
     assert cli("build", str(spec), "--check").returncode == 0
+
+
+def test_a_release_given_where_a_run_folder_goes_is_said_to_be_one(cli, tmp_path):
+    version = tmp_path / "releases" / "demo" / "v1"
+    (version / "data").mkdir(parents=True)
+    manifest = {"name": "demo", "version": "v1", "files": {}, "spec": {"output": "runs/demo"}}
+    (version / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (version.parent / "latest").write_text("v1\n", encoding="utf-8")
+    for out in (version, version.parent):
+        for command in (["review", "serve"], ["review", "status"], ["review", "export"]):
+            done = cli(*command, "--out", str(out))
+            assert done.returncode == 1, command
+            assert "is the published release demo v1, not a run folder" in done.stderr
+            assert "its build spec's output: runs/demo" in done.stderr
