@@ -28,6 +28,10 @@ class TranslateOptions(StageOptionsModel):
         "(Chinese characters count as two)",
     )
 
+    def reads(self) -> dict[str, tuple[str, str]]:
+        """Which items are selected or flagged is quality control's decision (`scored`)."""
+        return {} if self.include == "all" else {"options.translate.include": ("scored", "select")}
+
     def named_models(self, roles: dict[str, list[str]]) -> dict[str, list[str]]:
         """The translator, when the spec names one (asked for the items with no template form;
         without it the first generator is, which the generate stage's check covers when it
