@@ -178,7 +178,9 @@ def translate_all(
                 work.offer(c, language, (made[0], None, made[1]), "template")
     masked = protect_models(models)
     translator = (masked.get("translator") or masked.get("generator") or [None])[0]
+    untranslatable: list[str] = []  # what no template writes natively, with no model to translate
     if asked and translator is None:
+        untranslatable = [c.question for c, _ in asked]
         for c, language in asked:
             work.refuse(
                 c, language, "no_translator", "no template form; models.translator is not set"
@@ -223,6 +225,8 @@ def translate_all(
         ),
         by_method=dict(sorted(work.methods.items())),
         refused_by_reason=dict(sorted(Counter(r.reason for r in work.rejections).items())),
+        no_translator=len(untranslatable),
+        no_translator_examples=list(dict.fromkeys(untranslatable))[:3],
         example=None
         if example is None
         else {

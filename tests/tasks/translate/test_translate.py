@@ -287,3 +287,6 @@ def test_seed_questions_in_the_template_grammar_are_written_natively(tmp_path):
     ]  # fmt: skip
     assert {t.method for t in twins.values()} == {"template"} and twins["s-read"].answer == "C"
     assert summary.refused_by_reason == {"no_translator": 2}
+    # the closing report says so, with the count, an example and the fix
+    said = "\n".join(summary.lines())
+    assert "WARNING: 2 twin(s) not written" in said and "models.translator" in said
