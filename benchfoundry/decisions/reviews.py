@@ -272,15 +272,17 @@ def latest(reviews: Iterable[ReviewRecord]) -> dict[str, dict[str, ReviewRecord]
 
 
 def outcome(decisions: dict[str, ReviewRecord]) -> tuple[str, ReviewRecord | None]:
-    """(state, the decision that counts) for one question: `adjudicated`, `agreed`, `conflict`,
-    `auto` (only the automatic reviewer decided) or `undecided`."""
+    """(state, the decision that counts) for one question: `adjudicated`, `agreed` (two or more
+    people made the same decision), `decided` (one person decided; nobody to agree with),
+    `conflict`, `auto` (only the automatic reviewer decided) or `undecided`."""
     adjudications = [r for r in decisions.values() if r.adjudication]
     if adjudications:
         return "adjudicated", max(adjudications, key=lambda r: r.decided_at)
     people = [r for name, r in decisions.items() if name != AUTO]
     if people:
         if len({_verdict(r) for r in people}) == 1:
-            return "agreed", max(people, key=lambda r: r.decided_at)
+            state = "agreed" if len(people) > 1 else "decided"
+            return state, max(people, key=lambda r: r.decided_at)
         return "conflict", None
     if AUTO in decisions:
         return "auto", decisions[AUTO]

@@ -19,7 +19,7 @@ class ReviewStatus(BaseModel):
     run: str
     batches: list[dict[str, Any]]  # batch id, reviewer, dimension, decided, total
     per_reviewer: dict[str, dict[str, int]]  # reviewer -> decided, total
-    states: dict[str, int]  # agreed, conflict, adjudicated, auto, undecided
+    states: dict[str, int]  # decided, agreed, conflict, adjudicated, auto, undecided
     conflicts: list[str]  # question ids
     stale: list[str]  # decisions on a candidate that changed since: "question_id (reviewer)"
     pairs: list[PairAgreement]
@@ -31,6 +31,13 @@ class ReviewStatus(BaseModel):
     decisions: int
     auto_decisions: int
     report: str | None = None
+
+
+STATES_LEGEND = (
+    "(decided: one person's decision, nobody to agree with; agreed: two or more people made the "
+    "same decision; conflict: people disagree; adjudicated: an adjudicator settled it; auto: the "
+    "automatic reviewer only)"
+)
 
 
 def _value(x: float | None) -> str:
@@ -63,6 +70,8 @@ def status_markdown(state: ReviewStatus) -> str:
         f"{state.decisions} decisions by people, {state.auto_decisions} by the automatic reviewer.",
         "",
         "States: " + (", ".join(f"{k} {v}" for k, v in state.states.items()) or "nothing yet"),
+        "",
+        STATES_LEGEND,
         "",
         "| reviewer | decided | of |",
         "|---|---|---|",

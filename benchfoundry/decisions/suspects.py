@@ -84,7 +84,7 @@ def since_analysis(path: Path | str, reviews: Iterable[ReviewRecord]) -> list[st
         state, decision = outcome(later.get(qid, {}))
         if state == "conflict":
             counts["in conflict"] += 1
-        elif state in ("agreed", "adjudicated") and decision is not None:
+        elif state in ("decided", "agreed", "adjudicated") and decision is not None:
             counts[FATES.get(decision.decision, "fixed")] += 1
         else:  # undecided, or only the automatic reviewer: no person has looked again
             counts["awaiting review"] += 1

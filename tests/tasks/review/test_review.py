@@ -200,6 +200,36 @@ def test_conflicts_adjudication_history_and_stale_decisions(run):
     assert "q00 (ann)" in status(run).stale
 
 
+def test_review_status_says_decided_for_one_persons_decision_and_agreed_for_two(run):
+    """`benchfoundry review status`, as a process: a question one person rejected is `decided`
+    (nobody agreed with anyone), one that two people accepted is `agreed`."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    dims = ["ocr", "instance_identity"]
+    decisions = [
+        Decision("q00", "ann", "reject", reason="ambiguous"),
+        Decision("q01", "ann", "accept"),
+        Decision("q01", "bo", "accept"),
+        Decision("q02", "ann", "accept"),
+        Decision("q02", "bo", "reject", reason="ambiguous"),
+    ]
+    assert record(run, decisions, "file", dims)[2] == []
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "benchfoundry"), "review", "status", "--out",
+         str(run.root), "--json"], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    state = json.loads(done.stdout)
+    assert state["states"] == {"agreed": 1, "conflict": 1, "decided": 1}
+    assert state["by_language"]["en"]["states"] == state["states"]
+    report = Path(state["report"]).read_text(encoding="utf-8")
+    assert "States: agreed 1, conflict 1, decided 1" in report
+    assert "decided: one person's decision, nobody to agree with" in report
+
+
 def test_agreement_figures_match_hand_counts(run):
     dims = ["ocr", "instance_identity"]
     a = ["accept", "accept", "reject", "accept", "reject", "accept"]

@@ -96,7 +96,8 @@ def test_twins_are_batched_per_language_and_decided_as_items_of_their_own(twin_r
     zh_state = state.by_language["zh"]
     assert zh_state["states"] == {"agreed": 1, "conflict": 1, "undecided": 1}
     assert (zh_state["agreement"].items, zh_state["agreement"].agreement) == (2, 0.5)
-    assert state.by_language["en"]["states"]["agreed"] == 1 and "q1@zh" in state.conflicts
+    assert state.by_language["en"]["states"] == {"decided": 1, "undecided": 2}
+    assert "q1@zh" in state.conflicts
     assert state.by_dimension == {}  # per dimension: the English items' agreement (none here)
     assert {b["language"] for b in state.batches} == {None, "zh"}
     from benchfoundry.decisions.status import status_markdown
@@ -162,7 +163,7 @@ def test_a_twin_is_released_as_its_own_review_decided(twin_run):
     assert [r.question_id for r in selection.rows] == ["q0", "q1", "q2"]
     (edited,) = twins
     assert (edited.question_id, edited.language, edited.question) == ("q0", "zh", "改过的问题？")
-    assert edited.review_state == "agreed" and edited.reviewers == ["li"] and edited.human_reviewed
+    assert edited.review_state == "decided" and edited.reviewers == ["li"] and edited.human_reviewed
     assert edited.review_changes == ["question"] and edited.answer == selection.rows[0].answer
     assert left == {
         "zh: twin rejected": 1,

@@ -183,7 +183,7 @@ def test_a_build_writes_a_chinese_twin_of_every_template_question_and_releases_b
     assert f"the {len(zh2)} twins in `zh`" in card2
     assert "## Results" not in card2  # the evaluation was of other questions
     assert f"1 accepted (or edited) by a person, {len(zh2) - 1} by the automatic reviewer" in card2
-    assert zh2.loc[edited, "review_state"] == "agreed" and list(zh2.loc[edited, "reviewers"]) == [
+    assert zh2.loc[edited, "review_state"] == "decided" and list(zh2.loc[edited, "reviewers"]) == [
         "li"
     ]
 
