@@ -185,15 +185,30 @@ def run_dimensions(run: RunFolder) -> list[str]:
     """The dimensions a decision may move a question to: the leaves of the build's taxonomy (the
     manifest's spec; the default taxonomy for a folder built without `build`), or, when that
     taxonomy no longer loads, the dimensions the run's candidates use."""
+    return sorted(d for ds in media_dimensions(run).values() for d in ds)
+
+
+def medium_of(candidate: CandidateRecord) -> str:
+    """`video` for a question on a clip (its `meta` names the clip), else `image`."""
+    return "video" if "clip_id" in candidate.meta else "image"
+
+
+def media_dimensions(run: RunFolder) -> dict[str, list[str]]:
+    """`image` and `video` -> the dimensions a question on that medium may be moved to: the
+    taxonomy's leaves whose questions are asked of a clip's segments (`needs: [segments]`,
+    SEED-Bench's temporal three) for a video, the others for an image; the run's candidates'
+    own dimensions by their medium when the taxonomy no longer loads (see `run_dimensions`)."""
     from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, load_taxonomy
 
     spec = run.read_manifest().get("build", {}).get("spec", {})
+    out: dict[str, set[str]] = {"image": set(), "video": set()}
     try:
-        return sorted(
-            d.id for d in load_taxonomy(spec.get("taxonomy") or DEFAULT_TAXONOMY).leaves()
-        )
+        for d in load_taxonomy(spec.get("taxonomy") or DEFAULT_TAXONOMY).leaves():
+            out["video" if "segments" in d.needs else "image"].add(d.id)
     except (TaxonomyError, OSError):
-        return sorted({c.dimension for c in run.table(CandidateRecord).records()})
+        for c in run.table(CandidateRecord).records():
+            out[medium_of(c)].add(c.dimension)
+    return {medium: sorted(ds) for medium, ds in out.items()}
 
 
 def record(

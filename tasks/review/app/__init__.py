@@ -162,7 +162,7 @@ def create_app(
             pages=pages,
             offset=offset,
             thumbnail_width=THUMBNAIL_WIDTH,
-            dimensions=data.dimensions(),
+            dimensions=data.media_dimensions(),  # a move stays on its medium
             reasons=REJECT_REASONS,
         )
 
@@ -171,7 +171,7 @@ def create_app(
             "conflicts.html",
             me=request.state.principal.name,
             conflicts=data.conflicts(),
-            dimensions=data.dimensions(),
+            dimensions=data.media_dimensions(),  # a move stays on its medium
             thumbnail_width=THUMBNAIL_WIDTH,
         )
 

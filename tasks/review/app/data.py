@@ -22,10 +22,12 @@ from benchfoundry.core.records import (
     TranslationRecord,
     VisualFactsRecord,
 )
+from benchfoundry.decisions.reviews import medium_of
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.decisions.twins import language_of, twin_candidates, twin_parts
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.review.app.evidence import overlay_shapes
+from benchfoundry.tasks.review.app.provenance import origin, taxonomy_path
 
 RECHECK_S = 1.0  # how often the app looks whether the run's tables changed on disk
 FULL_PAIRS_S = 30.0  # how often progress is read whole from the database
@@ -41,6 +43,25 @@ MEDIA_TYPES = {
 }
 
 
+def _answers(judgements: list[JudgementRecord]) -> list[dict[str, Any]]:
+    """Each model's first-pass answer (the option's text, or its error), by mode and model."""
+    out = []
+    for j in judgements:
+        chosen = None
+        if j.extracted and j.extracted in LETTERS[: len(j.option_order)]:
+            chosen = j.option_order[LETTERS.index(j.extracted)]
+        out.append(
+            {
+                "model": j.model,
+                "mode": j.mode,
+                "answer": chosen,
+                "correct": j.correct,
+                "error": j.error_kind,
+            }
+        )
+    return sorted(out, key=lambda a: (a["mode"], a["model"]))
+
+
 class ReviewData:
     """What the pages show. Decisions come from the review database on each request (decisions
     from other tools and people show up at once); the run's tables (candidates, scores,
@@ -51,7 +72,7 @@ class ReviewData:
         self.store = store or ReviewStore.open(run)
         self._tables: dict[str, tuple[tuple[Any, ...], Any, float]] = {}
         self._lock = threading.Lock()
-        self._dimensions: list[str] | None = None
+        self._dimensions: dict[str, list[str]] | None = None
         self._table_objects: dict[type[Any], Any] = {}
         self._pairs: set[tuple[str, str]] = set()
         self._pairs_mark = 0
@@ -219,10 +240,16 @@ class ReviewData:
         return found.model_copy(update={"reviewer": moved}) if moved else found
 
     def dimensions(self) -> list[str]:
-        from benchfoundry.decisions.reviews import run_dimensions
+        """Every dimension a move may name (`reviews.run_dimensions`)."""
+        return sorted(d for ds in self.media_dimensions().values() for d in ds)
+
+    def media_dimensions(self) -> dict[str, list[str]]:
+        """`image` and `video` -> the dimensions a question on it may move to: the move menu
+        offers only its own medium's (`reviews.media_dimensions`)."""
+        from benchfoundry.decisions.reviews import media_dimensions
 
         if self._dimensions is None:
-            self._dimensions = run_dimensions(self.run)
+            self._dimensions = media_dimensions(self.run)
         return self._dimensions
 
     def reviews(self) -> list[ReviewRecord]:
@@ -278,20 +305,9 @@ class ReviewData:
         judgements = self.judgements()
         twins = self.translations()
         english = {q: twin_parts(q)[0] for q in asked}
-        answers: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for j in (j for q in asked for j in judgements.get(english[q], [])):
-            chosen = None
-            if j.extracted and j.extracted in LETTERS[: len(j.option_order)]:
-                chosen = j.option_order[LETTERS.index(j.extracted)]
-            answers[j.question_id].append(
-                {
-                    "model": j.model,
-                    "mode": j.mode,
-                    "answer": chosen,
-                    "correct": j.correct,
-                    "error": j.error_kind,
-                }
-            )
+        # whose models' answers a sample shows: its own, else (a twin never asked) its English
+        # item's, said so on the page
+        answers_of = {q: q if judgements.get(q) else english[q] for q in asked}
         current = self.store.latest(wanted)
         overlays = self.overlays(list(candidates.values()))
         out = []
@@ -307,9 +323,7 @@ class ReviewData:
                     "question_id": qid,
                     "image_id": c.image_id,
                     "dimension": c.dimension,
-                    "taxonomy_path": " / ".join(
-                        x for x in (c.l2_category, c.category, c.dimension) if x
-                    ),
+                    "taxonomy_path": taxonomy_path(c),
                     "question": c.question,
                     "hint": c.hint,
                     "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)],
@@ -317,6 +331,8 @@ class ReviewData:
                     "source": c.source,
                     "generator": c.generator,
                     "meta": dict(c.meta),
+                    "medium": medium_of(c),
+                    "origin": origin(c),
                     "evidence": list(c.evidence),
                     "overlay": overlays[qid],
                     "decision": s.decision if s else None,
@@ -327,9 +343,9 @@ class ReviewData:
                     "n_text_models": s.n_text_models if s else None,
                     "hits_vlm": s.hits_vlm if s else None,
                     "n_vlm_models": s.n_vlm_models if s else None,
-                    "answers": sorted(
-                        answers.get(english[qid], []), key=lambda a: (a["mode"], a["model"])
-                    ),
+                    "answers": _answers(judgements.get(answers_of[qid], [])),
+                    "answers_of": answers_of[qid],
+                    "scored_of": english[qid] if s else None,
                     # a twin's page shows its English item beside it (the twin is decided on)
                     "language": c.meta.get("language") if original else None,
                     "english": None
@@ -386,6 +402,7 @@ class ReviewData:
                     "answer": c.answer,
                     "evidence": list(c.evidence),
                     "overlay": overlays[qid],
+                    "medium": medium_of(c),
                     "since": max(r.decided_at for r in people),
                     "language": language_of(c),
                     "english": None

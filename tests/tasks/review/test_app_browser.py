@@ -451,6 +451,26 @@ def test_a_clip_question_plays_its_stretch_and_is_decided_with_the_keyboard(clip
         start, end = float(clip.get_attribute("data-start")), float(clip.get_attribute("data-end"))
         question = next(c for c in wanted if c.question_id == first.get_attribute("data-question"))
         assert (start, end) == (float(question.meta["start"]), float(question.meta["end"]))
+        # Its path says the flat dimension once; a move offers only the other video dimensions;
+        # its source names the file, the stretch and the generator, the hashes folded away.
+        expect(first.locator(".path")).to_have_text(re.compile(r"^1 of \d+ action_prediction$"))
+        offered = first.locator("form.move option").all_inner_texts()
+        assert sorted(offered) == ["action_recognition", "procedure_understanding"]
+        source = first.locator("dd.source")
+        meta = question.meta
+        expect(source).to_contain_text(
+            f"{meta['video']}, {meta['start']}\u2013{meta['end']} s ({question.generator})"
+        )
+        keyframes = meta["frames"].split(",")
+        hashes = source.locator("details.hashes")
+        expect(hashes.locator("summary")).to_have_text(
+            f"clip, {len(keyframes)} keyframes and {len(meta['segments'].split(','))} segments "
+            "by hash"
+        )
+        expect(hashes.get_by_text(keyframes[0])).to_be_hidden()
+        hashes.locator("summary").click()
+        expect(hashes.get_by_text(keyframes[0])).to_be_visible()
+        first.focus()
         # (The page's policy forbids evaluated strings: poll from here.)
         _until(lambda: clip.evaluate("v => v.readyState") >= 1)
         assert clip.evaluate("v => v.duration") >= end  # the clip decodes in the browser

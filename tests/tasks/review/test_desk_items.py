@@ -1,0 +1,132 @@
+"""What the desk says about an item, in Chromium against `benchfoundry review serve`: a flat
+taxonomy's dimension once in the path, a move offered only to dimensions of the item's own
+medium, a Chinese twin's model answers as whose they are (its own, or its English item's said
+so). (A clip question's source line is in `test_app_browser.py`, with the clip.)"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchfoundry.core.records import (
+    CandidateRecord,
+    JudgementRecord,
+    ScoredRecord,
+    TranslationRecord,
+)
+from benchfoundry.decisions.store import ReviewStore
+from benchfoundry.storage.tables import RunFolder
+from tests.tasks.review.test_app_browser import _serve, chromium, console_errors
+
+pytestmark = pytest.mark.browser
+ANN, LI = "ann-desk-token-0123456789abcdef", "li-desk-token-0123456789abcdef"
+TWIN_TEXT = "图中<b>哪个</b>物体是红色的？"  # seven Han characters, markup kept as text
+
+
+def _judgement(question_id: str, model: str, options: list[str], letter: str) -> JudgementRecord:
+    return JudgementRecord(
+        question_id=question_id, model=model, mode="vlm", with_image=True, pass_index=0,
+        option_order=options, prompt="p", raw_response=letter, extracted=letter,
+        extracted_by="heuristic", correct=letter == "A", error=None,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def twin_desk(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record):
+    """Two image questions in SEED-Bench's flat `instance_attributes` (its category is the
+    dimension itself), each answered by an English model; a zh twin of each, the second also
+    answered in Chinese by a model of its own; ann reviews the English items, li the twins."""
+    from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
+    from benchfoundry.tasks.review.stage import export_batches
+
+    run = RunFolder(tmp_path / "run")
+    image = store_raw_image(run, image_bytes((64, 48)))
+    english = [
+        candidate_record(q, image, dimension="instance_attributes", category="instance_attributes")
+        for q in ("q0", "q1")
+    ]
+    run.table(CandidateRecord).append(english)
+    run.table(ScoredRecord).append(
+        [scored_record(c.question_id, image, dimension=c.dimension, hits_vlm=1) for c in english]
+    )
+    zh_options = ["红色的球", "蓝色的盒子", "绿色的叶子", "黄色的车"]
+    run.table(TranslationRecord).append(
+        [
+            TranslationRecord(
+                question_id=c.question_id, language="zh", question=TWIN_TEXT, hint=None,
+                options=zh_options, answer=c.answer, method="llm:translator", checks=[],
+            )
+            for c in english
+        ]
+    )  # fmt: skip
+    run.table(JudgementRecord).append(
+        [_judgement(c.question_id, "english-vlm", c.options, "A") for c in english]
+        + [_judgement("q1@zh", "chinese-vlm", zh_options, "B")]
+    )
+    reviewers = [Reviewer(name="ann", languages=["en"]), Reviewer(name="li", languages=["zh"])]
+    export_batches(str(run.root), ReviewOptions(reviewers=reviewers, cross_check=0.0), "s")
+    store = ReviewStore.open(run)
+    store.add_user("ann", "annotator", token=ANN)
+    store.add_user("li", "annotator", token=LI)
+    url, server = _serve(run)
+    try:
+        yield run, url
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def _twin_page(browser, url: str):
+    """li's batch of zh twins in a new page (a context of its own), and its console errors."""
+    page = browser.new_page()
+    errors = console_errors(page)
+    page.goto(f"{url}/?token={LI}")
+    page.locator("table.batches tr", has_text="zh twins").locator("a").first.click()
+    page.wait_for_load_state("load")
+    return page, errors
+
+
+def test_the_desk_says_whose_answers_a_twin_shows_and_offers_moves_of_its_medium(twin_desk):
+    """ann's English item: its path once, moves to image dimensions only; li's twins: q0's
+    shows its English item's answers and says so, q1's its own answers only."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from benchfoundry.decisions.reviews import media_dimensions
+
+    run, url = twin_desk
+    media = media_dimensions(run)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        page = browser.new_page()
+        errors = console_errors(page)
+        page.goto(f"{url}/?token={ANN}")
+        page.locator("table.batches a").first.click()
+        page.wait_for_load_state("load")
+        first = page.locator('[data-question="q0"]')
+        # the flat taxonomy's dimension once, not "instance_attributes / instance_attributes"
+        expect(first.locator(".path")).to_have_text(re.compile(r"^[12] of 2 instance_attributes$"))
+        # an image's question moves only to an image's dimension
+        offered = first.locator("form.move option").all_inner_texts()
+        assert set(offered) == set(media["image"]) - {"instance_attributes"}
+        assert "action_recognition" in media["video"] and not set(offered) & set(media["video"])
+        expect(first.locator("dd.answers")).to_have_text("english-vlm (vlm): q0-0")
+        assert errors == []
+
+        page, errors = _twin_page(browser, url)
+        q0, q1 = page.locator('[data-question="q0@zh"]'), page.locator('[data-question="q1@zh"]')
+        # no model answered q0's twin: the English item's answers, said to be the English item's
+        answers = q0.locator("dd.answers")
+        expect(answers).to_have_attribute("data-of", "q0")
+        expect(answers.locator(".of-english")).to_have_text(
+            "the English item's (q0); none stored for this twin:"
+        )
+        expect(answers.locator(".answer")).to_have_text(["english-vlm (vlm): q0-0"])
+        expect(q0.locator("dd.hits .of-english")).to_have_text("of the English item:")
+        # q1's twin has answers of its own: those, never the English item's
+        answers = q1.locator("dd.answers")
+        expect(answers).to_have_attribute("data-of", "q1@zh")
+        expect(answers.locator(".of-twin")).to_have_text("this zh twin's own:")
+        expect(answers.locator(".answer")).to_have_text(["chinese-vlm (vlm): 蓝色的盒子"])
+        assert errors == []
+        browser.close()
