@@ -61,5 +61,18 @@ if [ "$what" = test ]; then
       echo "setup: no Chromium here and no root to install it: the browser tests will be skipped" >&2
     fi
   fi
+  # Chinese twins in the review desk: without a CJK font Chromium draws them as empty boxes
+  # (tofu), and the browser test that reads a twin's glyphs is skipped. Debian's Noto CJK.
+  if ! { command -v fc-list >/dev/null 2>&1 && [ -n "$(fc-list :lang=zh family)" ]; } \
+     && ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "setup: installing a CJK font (Debian's fonts-noto-cjk) for the desk's Chinese twins"
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get install -y -q fonts-noto-cjk >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null && apt-get install -y -q fonts-noto-cjk >/dev/null; }
+    else
+      echo "setup: no CJK font here and no root to install it: the CJK browser test will be skipped" >&2
+    fi
+  fi
 fi
 

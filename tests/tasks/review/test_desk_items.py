@@ -1,11 +1,16 @@
 """What the desk says about an item, in Chromium against `benchfoundry review serve`: a flat
 taxonomy's dimension once in the path, a move offered only to dimensions of the item's own
 medium, a Chinese twin's model answers as whose they are (its own, or its English item's said
-so). (A clip question's source line is in `test_app_browser.py`, with the clip.)"""
+so), and the twin's text drawn with CJK glyphs, not empty boxes. (A clip question's source line
+is in `test_app_browser.py`, with the clip.)"""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -77,6 +82,55 @@ def twin_desk(tmp_path, image_bytes, store_raw_image, candidate_record, scored_r
         server.wait(timeout=20)
 
 
+def _cjk_families() -> set[str]:
+    """The font families fontconfig has for Chinese; skipped where there is none (an error
+    under CI=true): Chromium would draw every twin as empty boxes."""
+    found = set()
+    if shutil.which("fc-list"):
+        listed = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True)
+        found = {f.strip() for line in listed.stdout.splitlines() for f in line.split(",")}
+    if not found - {""}:
+        reason = "no CJK font (scripts/setup.sh installs Debian's 'fonts-noto-cjk' as root)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found - {""}
+
+
+# A fontconfig that hides every font for Chinese: Chromium on a machine without a CJK font.
+NO_CJK_FONTS = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig>
+  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>
+  <selectfont><rejectfont>
+    <pattern><patelt name="lang"><string>zh-cn</string></patelt></pattern>
+  </rejectfont></selectfont>
+</fontconfig>
+"""
+
+
+def _drawn(page, selector: str) -> tuple[list[str], bool]:
+    """(the platform fonts Chromium drew the element's text with, whether its Chinese
+    characters are drawn as glyphs: their pixels differ from the same number of its first
+    character. A missing font draws each as the same empty box, and the two are equal.)"""
+    cdp = page.context.new_cdp_session(page)
+    root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+    cdp.send("CSS.enable")
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    element = page.locator(selector)
+    han = element.evaluate(
+        "e => { e.dataset.text = e.textContent; const han = e.textContent.match(/\\p{Script=Han}/gu);"
+        " e.textContent = han.join(''); return han; }"
+    )
+    assert len(set(han)) > 1, han
+    shown = element.screenshot()
+    element.evaluate("(e, n) => { e.textContent = e.textContent[0].repeat(n); }", len(han))
+    same = element.screenshot()
+    element.evaluate("e => { e.textContent = e.dataset.text; }")
+    return [f["familyName"] for f in fonts], shown != same
+
+
 def _twin_page(browser, url: str):
     """li's batch of zh twins in a new page (a context of its own), and its console errors."""
     page = browser.new_page()
@@ -129,4 +183,35 @@ def test_the_desk_says_whose_answers_a_twin_shows_and_offers_moves_of_its_medium
         expect(answers.locator(".of-twin")).to_have_text("this zh twin's own:")
         expect(answers.locator(".answer")).to_have_text(["chinese-vlm (vlm): 蓝色的盒子"])
         assert errors == []
+        browser.close()
+
+
+def test_a_chinese_twin_is_drawn_with_glyphs_not_empty_boxes(twin_desk):
+    """The twin's text reads back as given, in the stylesheet's CJK fonts; Chromium draws it
+    in a font fontconfig has for Chinese, and its characters are glyphs, not the identical
+    boxes of a missing font, which the same check finds on a Chromium with those fonts hidden."""
+    from playwright.sync_api import expect, sync_playwright
+
+    run, url = twin_desk
+    cjk = _cjk_families()
+    question = '[data-question="q1@zh"] .item .question'
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        page, errors = _twin_page(browser, url)
+        expect(page.locator(question)).to_have_text(TWIN_TEXT)
+        family = page.locator(question).evaluate("e => getComputedStyle(e).fontFamily")
+        assert family.startswith('"Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC"')
+        fonts, glyphs = _drawn(page, question)
+        assert fonts and set(fonts) <= cjk, fonts
+        assert glyphs, "the twin's Chinese characters are drawn as identical boxes"
+        assert errors == []
+        browser.close()
+        # The same check on a Chromium that sees no font for Chinese finds the boxes.
+        hidden = Path(run.root) / "no-cjk-fonts.conf"
+        hidden.write_text(NO_CJK_FONTS)
+        env = {**os.environ, "FONTCONFIG_FILE": str(hidden)}
+        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"], env=env)
+        page, _ = _twin_page(browser, url)
+        fonts, glyphs = _drawn(page, question)
+        assert not set(fonts) & cjk and not glyphs, fonts
         browser.close()
