@@ -406,7 +406,10 @@ def labelstudio_export(
         # a twin batch's configuration differs (its English item shown, no key or move)
         suffix = f"_{chosen.language}" if chosen.language else ""
         config = to.with_name(f"label_config{suffix}.xml")
-        xml = label_config(data.dimensions(), videos=bool(clips), twins=chosen.language is not None)
+        # a move stays on the item's medium (a clip's question to another video dimension)
+        media = data.media_dimensions()
+        moves = sorted({d for s in samples for d in media[s["medium"]]}) or data.dimensions()
+        xml = label_config(moves, videos=bool(clips), twins=chosen.language is not None)
         atomic_write_bytes(config, xml.encode("utf-8"))
         sys.stdout.write(f"{len(written)} tasks: {to}\nlabelling configuration: {config}\n")
 

@@ -38,6 +38,11 @@ def test_label_studio_tasks_of_clip_questions_carry_the_clip(tmp_path, scored_re
     tasks = labelstudio_export(run, batch.batch_id, to)
     config = ET.fromstring((to.parent / "label_config.xml").read_text())
     assert [v.get("value") for v in config.iter("Video")] == ["$video"]
+    # a move offers the taxonomy's video dimensions only (one configuration for the batch)
+    (moves,) = (c for c in config.iter("Choices") if c.get("name") == "dimension")
+    assert [c.get("value") for c in moves] == [
+        "action_prediction", "action_recognition", "procedure_understanding"
+    ]  # fmt: skip
     (clip,) = run.table(ClipRecord).records()
     assert len(tasks) == len(recognition)
     by_id = {c.question_id: c for c in recognition}
