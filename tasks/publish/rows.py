@@ -51,7 +51,7 @@ class ReleaseRow(BaseModel):
     license: str | None
     reviewers: list[str]  # whose decision released it (`auto`: the automatic reviewer)
     review_decision: str  # accept, fix_answer, edit or move
-    review_state: str  # agreed, adjudicated or auto
+    review_state: str  # decided (one person), agreed (several), adjudicated or auto
     human_reviewed: bool
     review_changes: list[str]  # what the decision changed: answer, question, options, dimension
     # A temporal question's clip; None for a question on an image. `clip_id`, `clip_start` and
