@@ -60,14 +60,30 @@ def build_once(target: Path, stamp: str, build: Callable[[Path], None]) -> Path:
     return target
 
 
-def cached_venv(name: str, pins: list[str], *, timeout_s: float = 1800) -> Path:
+def site_packages(venv: Path) -> Path:
+    """A venv's site folder (made by this Python's version)."""
+    return (
+        venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    )
+
+
+def cached_venv(
+    name: str, pins: list[str], *, timeout_s: float = 1800, beneath: Path | None = None
+) -> Path:
     """The venv `name` in the cache with `pins` installed, built first if needed (see module
-    docstring). Raises RegistryUnreachable when pip cannot reach the registry, RuntimeError on
-    any other failed build."""
+    docstring). With `beneath` (another venv), that venv's site folder comes after this one's
+    on the path, named in a `.pth` before pip runs: pip counts what it holds as installed and
+    adds only the rest, so a tool that needs that venv's heavy packages (its torch) gets a venv
+    of its own without a second copy of them, and that venv is left as it was (this one is
+    built again when that one's pins change). Raises
+    RegistryUnreachable when pip cannot reach the registry, RuntimeError on any other failed
+    build."""
 
     def build(venv: Path) -> None:
         base = getattr(sys, "_base_executable", sys.executable)
         subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=True, timeout=300)
+        if beneath is not None:  # a bare path line: the folder alone, not the .pth files in it
+            (site_packages(venv) / "zz-beneath.pth").write_text(f"{site_packages(beneath)}\n")
         done = subprocess.run(
             [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *pins],
             capture_output=True, text=True, timeout=timeout_s,
@@ -81,4 +97,8 @@ def cached_venv(name: str, pins: list[str], *, timeout_s: float = 1800) -> Path:
                 )
             raise RuntimeError(f"pip install {' '.join(pins)} into {venv} failed:\n{tail}")
 
-    return build_once(cache_root() / name, " ".join(pins), build)
+    stamp = " ".join(pins)
+    if beneath is not None:  # built again when that venv is built with other pins
+        under = beneath / MARKER
+        stamp += f" beneath {beneath} ({under.read_text() if under.exists() else 'unstamped'})"
+    return build_once(cache_root() / name, stamp, build)
