@@ -1,8 +1,8 @@
 """The card's reference sections: what every column of the release's data files holds, and how to
-evaluate the release with the tools a researcher reaches for (VLMEvalKit, `datasets` with one's
-own loop, benchfoundry), a runnable line each. The columns are listed from the data files' own
-schema (`files.columns`), so a column added there without a description here fails the card's
-test, not a user."""
+evaluate the release with the tools a researcher reaches for (VLMEvalKit, lmms-eval, `datasets`
+with one's own loop, benchfoundry), a runnable line each. The columns are listed from the data
+files' own schema (`files.columns`), so a column added there without a description here fails
+the card's test, not a user."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.tasks.publish.files import META_FIELDS, columns, tsv_name
+from benchfoundry.tasks.publish.lmms_eval_tasks import task_names
 
 DESCRIBED = {
     "index": "the question's number in the release, from 0; a twin in another language keeps "
@@ -39,9 +40,9 @@ DESCRIBED = {
     "English item's",
     "reviewers": "whose decision released it (`auto`: the automatic reviewer)",
     "review_decision": "`accept`, `fix_answer`, `edit` or `move`",
-    "review_state": "`agreed` (the people who reviewed it agreed), `adjudicated` (an "
-    "adjudicator settled a disagreement) or `auto` (no person; the automatic reviewer, after "
-    "every automatic check passed)",
+    "review_state": "`decided` (one person decided), `agreed` (two or more people made the "
+    "same decision), `adjudicated` (an adjudicator settled a disagreement) or `auto` (no "
+    "person; the automatic reviewer, after every automatic check passed)",
     "human_reviewed": "whether a person accepted it (false where `review_state` is `auto`)",
     "review_changes": "what review changed: `answer`, `question`, `options`, `dimension`",
     "video": "a question on a video: its file, `videos/<sha256>.mp4`, holding only the stretch "
@@ -77,6 +78,7 @@ def evaluate_lines(name: str, languages: Sequence[str]) -> list[str]:
     """The `## Evaluate it` section: a runnable line per tool, from the release's folder."""
     tsvs = [tsv_name(name, lang, bool(languages)) for lang in ["en", *languages]]
     data = tsvs[0].removesuffix(".tsv")
+    tasks = [t for lang in ["en", *languages] for t in task_names(name, lang)]
     return [
         "## Evaluate it",
         "",
@@ -96,6 +98,21 @@ def evaluate_lines(name: str, languages: Sequence[str]) -> list[str]:
         "```bash",
         f'cp {tsvs[0]} "${{LMUData:-$HOME/LMUData}}/" && python run.py --data {data} '
         "--model MODEL_NAME",
+        "```",
+        "",
+        "With lmms-eval, offline from this folder's own files: `lmms_eval/` holds a task per "
+        "language that asks each question once (`accuracy`) and one that asks it once per "
+        "rotation of its options (`_circular`: `circular_accuracy`, MMBench's CircularEval, a "
+        "question right only when every pass is; and first-pass `accuracy`); `unparsed` counts "
+        "replies that named no single option, scored wrong. Tested with lmms-eval 0.7.3, which "
+        "needs `filelock<4` (with filelock 4 it logs an error and evaluates nothing); any "
+        "OpenAI-compatible server, `api_key` whatever it accepts:",
+        "",
+        "```bash",
+        'pip install lmms-eval==0.7.3 "filelock<4"',
+        "python -m lmms_eval --model openai_compatible --model_args "
+        "model_version=MODEL,base_url=http://127.0.0.1:8000/v1,api_key=EMPTY "
+        f"--include_path lmms_eval --tasks {','.join(tasks)}",
         "```",
         "",
         "With Hugging Face `datasets` and a loop of your own:",

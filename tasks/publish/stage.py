@@ -47,6 +47,7 @@ from benchfoundry.tasks.publish.files import (
     write_parquet,
     write_tsv,
 )
+from benchfoundry.tasks.publish.lmms_eval_tasks import write_lmms_eval_tasks
 from benchfoundry.tasks.publish.placing import TMP_PREFIX, clean_stale, fsync_tree, locked
 from benchfoundry.tasks.publish.provenance import (
     code_version,
@@ -320,6 +321,7 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
             release.tsv_differences += tsv_differences(of, tsv)
         except ValueError as exc:
             raise PublishError(f"the VLMEvalKit TSV {tsv.name} is broken: {exc}") from None
+    write_lmms_eval_tasks(tmp, release.name, release.version, languages)
     shutil.rmtree(spool)
     inputs = _card_inputs(release, data)
     write_card(rows, inputs, release.taxonomy, tmp)

@@ -183,6 +183,7 @@ def test_card_front_matter_and_body(run, tmp_path):
     assert manifest["version"] == summary.version and manifest["rows"] == 10
     assert set(manifest["files"]) == {
         "README.md", "hits.png", "bench.tsv", "data/test-00000-of-00001.parquet",
+        "lmms_eval/utils.py", "lmms_eval/bench_en.yaml", "lmms_eval/bench_en_circular.yaml",
     }  # fmt: skip
     for name, entry in manifest["files"].items():
         assert releases.file_sha256(folder / name) == entry["sha256"]
@@ -444,3 +445,4 @@ def test_the_card_explains_every_column_and_how_to_evaluate(run, tmp_path):
     assert "benchfoundry evaluate --dataset . --out ~/evaluations/bench-MODEL" in how
     assert "cp bench.tsv" in how and "python run.py --data bench" in how
     assert 'load_dataset("parquet"' in how
+    assert "--include_path lmms_eval --tasks bench_en,bench_en_circular\n" in how
