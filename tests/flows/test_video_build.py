@@ -30,10 +30,12 @@ def _add_faults(root):
     whole = (root / "clips" / "1000.mp4").read_bytes()
     (root / "clips" / "truncated.mp4").write_bytes(whole[: len(whole) // 2])
     (root / "clips" / "empty.mp4").write_bytes(b"")
+    (root / "clips" / "notavideo.mp4").write_bytes(b"a text file named as a clip\n" * 20)
     labels = json.loads((root / "clips" / "labels.json").read_text())
     labels += [
         {"id": "truncated", "label": "Moving red circle up", "template": "Moving [something] up"},
         {"id": "empty", "label": "Moving red circle up", "template": "Moving [something] up"},
+        {"id": "notavideo", "label": "Moving red circle up", "template": "Moving [something] up"},
         {"id": "9999", "label": "Moving red circle down", "template": "Moving [something] down"},
     ]
     (root / "clips" / "labels.json").write_text(json.dumps(labels))
@@ -110,11 +112,17 @@ def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(video_bui
     }
     assert ("truncated_clip", "truncated.mp4") in refused
     assert ("empty_clip", "empty.mp4") in refused
+    assert ("undecodable_clip", "notavideo.mp4") in refused
+    said = next(
+        q.detail
+        for q in run.table(QuarantineRecord).records()
+        if q.source.endswith("notavideo.mp4")
+    )
+    assert said.startswith("not a video file (FFmpeg could not read it: ") and "Errno" not in said
     assert ("missing_clip", "labels.json#id=9999") in refused
     assert any(r == "segment_past_end" and s.startswith("segments.csv#line=") for r, s in refused)
-    assert {r for r, s in refused if s in ("labels.json#id=truncated", "labels.json#id=empty")} == {
-        "clip_rejected"
-    }
+    faulty = ("labels.json#id=truncated", "labels.json#id=empty", "labels.json#id=notavideo")
+    assert {r for r, s in refused if s in faulty} == {"clip_rejected"}
 
     candidates = run.table(CandidateRecord).records()
     by_dimension: dict[str, list[CandidateRecord]] = {}
@@ -164,7 +172,7 @@ def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(video_bui
                 checked += 1
     assert checked >= 2
     ingest = run.read_manifest()["ingest"]["summary"]
-    assert (ingest["clips_read"], ingest["clips_added"]) == (13, 11)
+    assert (ingest["clips_read"], ingest["clips_added"]) == (14, 11)
     assert ingest["segments_added"] == len(segments)
 
 
