@@ -62,7 +62,11 @@ def shape_mask(obj: SceneObject, width: int, height: int) -> np.ndarray:
 
 def visible_masks(objects: list[SceneObject], width: int, height: int) -> list[np.ndarray]:
     """The pixels of each object that show in the rendered image (later objects on top)."""
-    masks = [shape_mask(o, width, height) for o in objects]
+    return visible([shape_mask(o, width, height) for o in objects])
+
+
+def visible(masks: list[np.ndarray]) -> list[np.ndarray]:
+    """Each mask less what later ones (drawn on top) cover."""
     shown = []
     for index, mask in enumerate(masks):
         covered = np.zeros_like(mask)
@@ -84,7 +88,11 @@ def _adjacent(a: np.ndarray, b: np.ndarray) -> bool:
 
 def relations_of(objects: list[SceneObject], width: int, height: int) -> list[Relation]:
     """Which objects contain, overlap or touch which, from their drawn shapes."""
-    masks = [shape_mask(o, width, height) for o in objects]
+    return relations_between([shape_mask(o, width, height) for o in objects])
+
+
+def relations_between(masks: list[np.ndarray]) -> list[Relation]:
+    """Which masks contain, overlap or touch which (indexes in the order drawn)."""
     found = []
     for i, a in enumerate(masks):
         for j in range(i + 1, len(masks)):
