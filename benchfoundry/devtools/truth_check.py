@@ -8,13 +8,23 @@ import math
 import re
 
 from benchfoundry.core.letters import LETTERS
-from benchfoundry.devtools.truth_check_more import Verdict, check_more
+from benchfoundry.devtools.hard_shapes import truth_mask
+from benchfoundry.devtools.truth_check_more import Verdict, check_more, unanswerable
 from benchfoundry.devtools.truth_check_more import position as _position
 
-SHAPE_OF_HINT = {"round": "circle", "rectangular": "square", "triangular": "triangle"}
+# The shapes a shape hint fits; the other shapes (a star, a hexagon, ...) fit none.
+HINT_SHAPES = {
+    "round": {"circle", "oval"},
+    "rectangular": {"square", "rectangle"},
+    "triangular": {"triangle"},
+}
 
 
-def _area(obj: dict) -> float:
+def _area(obj: dict, width: int, height: int) -> float:
+    """A synthetic scene's shape by its formula (as it always was); a hard drawing's object by
+    its pixels (an outline by the region it encloses)."""
+    if "style" in obj:
+        return float(truth_mask(obj, width, height, ink=False).sum())
     half = (obj["box"][2] - obj["box"][0]) / 2
     return {
         "square": 4 * half * half,
@@ -28,7 +38,7 @@ def _match(objects: list[dict], colour: str | None = None, hint: str | None = No
         o
         for o in objects
         if (colour is None or o["colour"] == colour)
-        and (hint is None or o["shape"] == SHAPE_OF_HINT[hint])
+        and (hint is None or o["shape"] in HINT_SHAPES[hint])
     ]
 
 
@@ -44,6 +54,8 @@ def check(question: str, options: list[str], answer: str, scene: dict) -> Verdic
             expected is not None and expected.casefold() == keyed.casefold(), expected, why
         )
 
+    if why := unanswerable(question, scene):
+        return verdict(None, why)
     if question == "How many objects are there in the image?":
         return verdict(str(len(objects)), "objects in the truth")
     if m := re.fullmatch(r"How many (\w+) objects are there in the image\?", question):
@@ -69,8 +81,9 @@ def check(question: str, options: list[str], answer: str, scene: dict) -> Verdic
             found[0]["colour"] if len(found) == 1 else None, f"{len(found)} matching objects"
         )
     if m := re.fullmatch(r"Which object is the (largest|smallest) in the image\?", question):
-        ranked = sorted(objects, key=_area, reverse=m.group(1) == "largest")
-        if len(ranked) < 2 or abs(_area(ranked[0]) - _area(ranked[1])) < 1e-6:
+        area = {id(o): _area(o, width, height) for o in objects}
+        ranked = sorted(objects, key=lambda o: area[id(o)], reverse=m.group(1) == "largest")
+        if len(ranked) < 2 or abs(area[id(ranked[0])] - area[id(ranked[1])]) < 1e-6:
             return verdict(None, "no single extreme object")
         extreme = ranked[0]
         if len(_match(objects, extreme["colour"])) != 1:

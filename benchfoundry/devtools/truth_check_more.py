@@ -1,7 +1,8 @@
 """The truth check of identity, interaction, reasoning and scene questions: each keyed option
 against what the scene's objects, drawn again from their truth, say. Strict: the question is
 right only when the keyed option is true and no other option is (an object an option names
-must be one object, or none)."""
+must be one object, or none). A question about objects nobody can tell apart (a photograph's)
+or count (a texture's, a logo's) has no answer: `unanswerable` says why."""
 
 from __future__ import annotations
 
@@ -9,12 +10,24 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from benchfoundry.devtools.scene_shapes import SceneObject, relations_of, visible_masks
+import numpy as np
+
+from benchfoundry.devtools.hard_shapes import truth_mask
+from benchfoundry.devtools.scene_shapes import relations_between, visible
 
 NOUNS = {
-    "circle": {"a circle", "an oval"},
+    "circle": {"a circle", "an oval"},  # a circle is an oval too
+    "oval": {"an oval"},
     "square": {"a square", "a rectangle"},
+    "rectangle": {"a rectangle"},
     "triangle": {"a triangle"},
+    "diamond": {"a diamond"},
+    "pentagon": {"a pentagon"},
+    "hexagon": {"a hexagon"},
+    "octagon": {"an octagon"},
+    "star": {"a star"},
+    "cross": {"a cross"},
+    "ring": {"a ring"},
 }
 CONTENTS = (
     "one object and no text",
@@ -37,11 +50,33 @@ def position(box: list[float], width: int, height: int) -> str:
     return position_phrase(tuple(box), width, height)  # type: ignore[arg-type]
 
 
-def _objects(scene: dict) -> list[SceneObject]:
-    return [
-        SceneObject(o["shape"], o["colour"], o["size"], tuple(o["center"]), tuple(o["box"]))
-        for o in scene.get("objects", [])
-    ]
+def _masks(scene: dict, ink: bool) -> list[np.ndarray]:
+    """Each object's pixels as drawn (`ink`), or the region it encloses (an outline's inside)."""
+    width, height = scene["width"], scene["height"]
+    return [truth_mask(o, width, height, ink) for o in scene.get("objects", [])]
+
+
+READ_TEXT = "Which text is written in the image?"
+MOST_COMMON = "Which colour is the most common among the objects in the image?"
+CONTENT = "What does the image contain?"
+
+
+def unanswerable(question: str, scene: dict) -> str | None:
+    """Why a careful person could not answer the question about this scene: its objects cannot
+    be told apart (a photograph), or the question counts objects nobody can count (the squares
+    of a texture, the parts of a logo). None when the truth can answer it."""
+    if question == READ_TEXT:
+        return None
+    if scene.get("objects_known") is False:
+        return "a photograph: its objects cannot be counted, named or located"
+    counts = question == MOST_COMMON or question.startswith(
+        ("How many ", "Are there more ", "If the ")
+    )
+    if question == CONTENT and not scene.get("text_lines"):
+        counts = True  # one object or several
+    if counts and scene.get("countable") is False:
+        return "the objects cannot be counted (a texture or a logo)"
+    return None
 
 
 def _one(scene: dict, colour: str) -> int | None:
@@ -65,7 +100,7 @@ def _named_relation(question: str, options: list[str], keyed: str, scene: dict) 
     ref = _one(scene, m.group(2))
     if ref is None:
         return Verdict(False, None, "the named colour is not one object")
-    relations = relations_of(_objects(scene), scene["width"], scene["height"])
+    relations = relations_between(_masks(scene, ink=False))
     holds = {
         "is inside": lambda r, k: r.relation == "contains" and (r.a, r.b) == (ref, k),
         "overlaps": lambda r, k: r.relation in ("overlaps", "contains") and {r.a, r.b} == {ref, k},
@@ -198,7 +233,7 @@ def check_more(question: str, options: list[str], keyed: str, scene: dict) -> Ve
             "as many of each" if n == k else f"more {m.group(1) if n > k else m.group(2)} objects"
         )
         return verdict(expected, f"{n} {m.group(1)}, {k} {m.group(2)} in the truth")
-    if question == "Which colour is the most common among the objects in the image?":
+    if question == MOST_COMMON:
         ranked = colours.most_common()
         single = len(ranked) == 1 or (len(ranked) > 1 and ranked[0][1] > ranked[1][1])
         return verdict(ranked[0][0] if ranked and single else None, f"colours {dict(colours)}")
@@ -208,7 +243,7 @@ def check_more(question: str, options: list[str], keyed: str, scene: dict) -> Ve
         return verdict(str(len(objects) - colours[m.group(1)]), "objects in the truth")
     if (beside := _beside(question, scene)) is not False:
         return verdict(beside, "boxes in the truth")  # type: ignore[arg-type]
-    if question == "What does the image contain?":
+    if question == CONTENT:
         text = bool(scene.get("text_lines"))
         index = (3 if objects else 2) if text else (0 if len(objects) == 1 else 1)
         return verdict(
@@ -216,8 +251,11 @@ def check_more(question: str, options: list[str], keyed: str, scene: dict) -> Ve
         )
     if question == "Apart from the background, which colour covers the largest area of the image?":
         areas: Counter[str] = Counter()
-        for obj, mask in zip(objects, visible_masks(_objects(scene), width, height), strict=True):
+        for obj, mask in zip(objects, visible(_masks(scene, ink=True)), strict=True):
             areas[obj["colour"]] += int(mask.sum())
+        for line in scene.get("text_lines", []):  # letters are pixels of their colour too
+            if "colour" in line:
+                areas[line["colour"]] += line["ink"]
         ranked = areas.most_common()
         single = len(ranked) == 1 or (len(ranked) > 1 and ranked[0][1] > ranked[1][1])
         return verdict(ranked[0][0] if ranked and single else None, f"visible areas {dict(areas)}")
