@@ -69,11 +69,11 @@ def unanswerable(question: str, scene: dict) -> str | None:
         return None
     if scene.get("objects_known") is False:
         return "a photograph: its objects cannot be counted, named or located"
-    counts = question == MOST_COMMON or question.startswith(
+    # what the image contains is counting too: one object or several, objects or none (is a
+    # logo's disc an object, or a letter?)
+    counts = question in (MOST_COMMON, CONTENT) or question.startswith(
         ("How many ", "Are there more ", "If the ")
     )
-    if question == CONTENT and not scene.get("text_lines"):
-        counts = True  # one object or several
     if counts and scene.get("countable") is False:
         return "the objects cannot be counted (a texture or a logo)"
     return None
