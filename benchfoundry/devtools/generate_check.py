@@ -1,4 +1,5 @@
-"""Measure the template generator on synthetic scenes: render, ingest, extract, generate, check."""
+"""Measure the template generator on synthetic scenes and on the hard drawings: render, ingest,
+extract, generate, check every key against the truth."""
 
 from __future__ import annotations
 
@@ -8,15 +9,20 @@ from pathlib import Path
 
 from benchfoundry.core.letters import index_of
 from benchfoundry.core.records import CandidateRecord, ImageSourceRecord
+from benchfoundry.core.taxonomy import load_taxonomy
+from benchfoundry.devtools.hard_drawings import write_hard_corpus
 from benchfoundry.devtools.synthetic import load_truth, write_corpus
 from benchfoundry.devtools.truth_check import check
+from benchfoundry.devtools.truth_check_more import Verdict
 from benchfoundry.pipeline.registry import StageRun
 from benchfoundry.sources.models import FolderSource
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.extract.options import ExtractOptions
 from benchfoundry.tasks.extract.stage import run as extract_stage
 from benchfoundry.tasks.generate.options import GenerateOptions
-from benchfoundry.tasks.generate.stage import generate_all
+from benchfoundry.tasks.generate.stage import facts_by_image, generate_all, image_sizes
+from benchfoundry.tasks.generate.summary import GenerateSummary
+from benchfoundry.tasks.generate.template_questions import template_drafts
 from benchfoundry.tasks.ingest.options import IngestOptions
 from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
@@ -35,6 +41,38 @@ class Accuracy:
         return self.right / max(1, self.questions)
 
 
+def build_templates(work: Path, corpus: Path) -> tuple[RunFolder, GenerateSummary]:
+    """Ingest `corpus/images`, extract (no captioner) and run the template generator into
+    `work/run`: the path every key-accuracy measure takes."""
+    run = RunFolder(work / "run")
+    ingest_stage(
+        StageRun.make(run, sources=[FolderSource(path=corpus / "images")], ingest=IngestOptions())
+    )
+    extract_stage(StageRun.make(run, extract=ExtractOptions(captioner="none")))
+    return run, generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
+
+
+def truth_by_image(run: RunFolder, corpus: Path) -> dict[str, dict]:
+    """Each ingested image's truth (from `corpus/truth.jsonl`), by image id."""
+    truth = {t["file"].rsplit("/", 1)[-1]: t for t in load_truth(corpus)}
+    return {
+        link.image_id: truth[link.source.rsplit("/", 1)[-1]]
+        for link in run.table(ImageSourceRecord).records()
+    }
+
+
+def judge(candidate: CandidateRecord, scene: dict) -> tuple[str, Verdict, str]:
+    """A candidate's template kind, the truth's verdict on its key, and a line saying what was
+    keyed against what the truth says."""
+    verdict = check(candidate.question, candidate.options, candidate.answer, scene)
+    line = (
+        f"{scene['scene_id']}: {candidate.question} keyed "
+        f"{candidate.options[index_of(candidate.answer)]!r}, truth {verdict.expected!r} "
+        f"({verdict.why})"
+    )
+    return candidate.generator.removeprefix("template:"), verdict, line
+
+
 def template_key_accuracy(
     work: Path, scenes: int, seed: int = 7, contact: int = 0, flat: int = 0
 ) -> Accuracy:
@@ -50,25 +88,11 @@ def template_key_accuracy(
         n_contact=contact,
         n_flat=flat,
     )
-    run = RunFolder(work / "run")
-    ingest_stage(
-        StageRun.make(
-            run, sources=[FolderSource(path=work / "corpus" / "images")], ingest=IngestOptions()
-        )
-    )
-    extract_stage(StageRun.make(run, extract=ExtractOptions(captioner="none")))
-    summary = generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
-    truth = {t["file"].rsplit("/", 1)[-1]: t for t in load_truth(work / "corpus")}
-    scene_of = {
-        link.image_id: truth[link.source.rsplit("/", 1)[-1]]
-        for link in run.table(ImageSourceRecord).records()
-    }
+    run, summary = build_templates(work, work / "corpus")
+    scene_of = truth_by_image(run, work / "corpus")
     result = Accuracy(per_dimension=summary.per_dimension)
     for candidate in run.table(CandidateRecord).records():
-        verdict = check(
-            candidate.question, candidate.options, candidate.answer, scene_of[candidate.image_id]
-        )
-        kind = candidate.generator.removeprefix("template:")
+        kind, verdict, line = judge(candidate, scene_of[candidate.image_id])
         counts = result.by_kind.setdefault(kind, [0, 0])
         counts[1] += 1
         result.questions += 1
@@ -77,11 +101,84 @@ def template_key_accuracy(
             counts[0] += 1
             result.right += 1
         else:
-            result.wrong.append(
-                f"{scene_of[candidate.image_id]['scene_id']}: {candidate.question} keyed "
-                f"{candidate.options[index_of(candidate.answer)]!r}, truth {verdict.expected!r} "
-                f"({verdict.why})"
-            )
+            result.wrong.append(line)
+    return result
+
+
+@dataclass
+class HardAccuracy:
+    """Keys on the hard drawings: per template kind questions asked and keys right, and the
+    images a kind asked nothing of, by its reason; per drawing family asked and right; the
+    drawings that got at least one question; the wrong keys with the truth."""
+
+    drawings: int = 0
+    asked_drawings: int = 0
+    not_ingested: int = 0
+    by_kind: dict[str, list[int]] = field(default_factory=dict)  # kind: [right, asked]
+    not_asked: dict[str, Counter[str]] = field(default_factory=dict)  # kind: reason: images
+    by_family: dict[str, list[int]] = field(default_factory=dict)  # family: [right, asked]
+    family_drawings: Counter[str] = field(default_factory=Counter)
+    wrong: dict[str, list[str]] = field(default_factory=dict)  # kind: lines
+
+    def first_wrong(self, n: int) -> list[str]:
+        """Up to `n` wrong keys, taking each kind's in turn (so one kind's many do not hide
+        the others')."""
+        queues = [
+            [f"[{kind}] {line}" for line in lines] for kind, lines in sorted(self.wrong.items())
+        ]
+        out: list[str] = []
+        while len(out) < n and any(queues):
+            out += [q.pop(0) for q in queues if q][: n - len(out)]
+        return out
+
+
+def hard_key_accuracy(work: Path, seed: int = 0, per_family: int = 3) -> HardAccuracy:
+    """Render the hard drawings (`per_family` of each family) beside the packaged pictures,
+    run ingest, extract and the template generator, check every key against the truth, and
+    ask each image's facts again (as the stage does) why each template kind asked nothing."""
+    corpus = work / "corpus"
+    write_hard_corpus(corpus, seed, per_family)
+    run, _ = build_templates(work, corpus)
+    scene_of = truth_by_image(run, corpus)
+    result = HardAccuracy()
+    for truth in load_truth(corpus):
+        result.drawings += 1
+        result.family_drawings[truth["family"]] += 1
+    asked: set[tuple[str, str]] = set()
+    for candidate in run.table(CandidateRecord).records():
+        scene = scene_of[candidate.image_id]
+        kind, verdict, line = judge(candidate, scene)
+        asked.add((candidate.image_id, kind))
+        for counts in (
+            result.by_kind.setdefault(kind, [0, 0]),
+            result.by_family.setdefault(scene["family"], [0, 0]),
+        ):
+            counts[0] += verdict.right
+            counts[1] += 1
+        if not verdict.right:
+            result.wrong.setdefault(kind, []).append(line)
+    asked_images = {image_id for image_id, _ in asked}
+    links = {link.source: link.image_id for link in run.table(ImageSourceRecord).records()}
+    result.asked_drawings = sum(image_id in asked_images for image_id in links.values())
+    result.not_ingested = result.drawings - len(links)
+    options = GenerateOptions(llm=False)
+    taxonomy = load_taxonomy("seed_bench")
+    facts = facts_by_image(run)
+    pool = sorted({line.text for f in facts for line in f.ocr_lines})
+    sizes = image_sizes(run)
+    kinds: set[str] = set()
+    for record in facts:
+        made = template_drafts(record, taxonomy, pool, options.seed, sizes.get(record.image_id))
+        kinds |= set(made.kinds)
+        for kind, tried in made.kinds.items():
+            reason = tried.why_not
+            if reason is None and (record.image_id, kind) not in asked:
+                reason = "refused"  # drafted, then refused by validation or merged
+            if reason:
+                result.not_asked.setdefault(kind, Counter())[reason] += 1
+    without_facts = len(set(links.values()) - {f.image_id for f in facts})
+    for kind in kinds if without_facts else ():  # ingested, but no facts to ask about
+        result.not_asked.setdefault(kind, Counter())["no_facts"] += without_facts
     return result
 
 
