@@ -2,6 +2,7 @@
 
     python bench/generate_accuracy.py [--scenes 120] [--contact 40] [--flat 40] [--seed 7]
                                       [--clips 0 --procedures 0 --keyframes 4]
+                                      [--hard [--per-family 3]]
 
 Renders scenes (object and text scenes, contact scenes of shapes that touch, overlap or
 contain one another, and flat scenes: one or two large pure-colour shapes on white, hard-edged
@@ -13,6 +14,13 @@ With `--clips`/`--procedures` it renders video clips of known actions instead (S
 actions and multi-step procedures), builds ingest, extract and generate from them, checks each
 temporal key against the annotation files, and prints clips ingested and keyframes extracted per
 second and the process's peak memory.
+
+With `--hard` it renders the hard drawings instead (`devtools/hard_drawings`: overlapping and
+touching shapes of one colour, shapes beyond circle, square and triangle, a dot, outlines,
+stripes, checkerboards, gradients, JPEG, anti-aliased drawings, words and logos, `--per-family`
+of each) beside packaged pictures and photographs with hand-written truth, and prints per
+template kind the questions asked, keys right and the images not asked with their reasons; per
+drawing family asked and right; the share of drawings asked anything; the first wrong keys.
 """
 
 from __future__ import annotations
@@ -35,11 +43,16 @@ def main() -> None:
     parser.add_argument("--clips", type=int, default=0, help="single-action clips (video mode)")
     parser.add_argument("--procedures", type=int, default=0, help="procedure videos (video mode)")
     parser.add_argument("--keyframes", type=int, default=4, help="keyframes per segment")
+    parser.add_argument("--hard", action="store_true", help="the hard drawings instead")
+    parser.add_argument("--per-family", type=int, default=3, help="hard drawings per family")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-generate-"))
     env.configure(work, console_level="CRITICAL")
     if args.clips or args.procedures:
         temporal(work, args)
+        return
+    if args.hard:
+        hard(work, args)
         return
     from benchfoundry.devtools.generate_check import template_key_accuracy
 
@@ -57,6 +70,40 @@ def main() -> None:
         print(f"  {dimension:<22} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     for line in result.wrong[:10]:
         print("  wrong:", line)
+
+
+def hard(work: Path, args: argparse.Namespace) -> None:
+    import time
+
+    from benchfoundry.devtools.generate_check import hard_key_accuracy
+
+    started = time.perf_counter()
+    result = hard_key_accuracy(work, args.seed, args.per_family)
+    asked = sum(t for _, t in result.by_kind.values())
+    right = sum(r for r, _ in result.by_kind.values())
+    print(
+        f"{result.drawings} hard drawings and pictures ({args.per_family} per drawn family, "
+        f"seed {args.seed}): {result.asked_drawings} got at least one question = "
+        f"{100 * result.asked_drawings / max(1, result.drawings):.1f}%"
+        + (f"; {result.not_ingested} not ingested" if result.not_ingested else "")
+    )
+    print(f"{asked} template questions: {right} keys right = {100 * right / max(1, asked):.1f}%")
+    print("per template kind: asked, right, right %; images not asked, by reason:")
+    for kind in sorted(set(result.by_kind) | set(result.not_asked)):
+        r, t = result.by_kind.get(kind, (0, 0))
+        reasons = ", ".join(f"{k} {v}" for k, v in result.not_asked.get(kind, {}).most_common())
+        print(
+            f"  {kind:<20} asked {t:>3}  right {r:>3}  {100 * r / max(1, t):5.1f}%"
+            f"   not asked: {reasons or '-'}"
+        )
+    print("per drawing family: drawings, asked, right:")
+    for family, n in result.family_drawings.items():
+        r, t = result.by_family.get(family, (0, 0))
+        print(f"  {family:<14} {n:>2} drawings  asked {t:>3}  right {r:>3}")
+    print("first wrong keys (each kind in turn):")
+    for line in result.first_wrong(15):
+        print("  wrong:", line)
+    print(f"took {time.perf_counter() - started:.1f} s")
 
 
 def temporal(work: Path, args: argparse.Namespace) -> None:
