@@ -42,6 +42,12 @@ def _match(objects: list[dict], colour: str | None = None, hint: str | None = No
     ]
 
 
+def _shared(values: list[str | None]) -> str | None:
+    """The one value all the matching objects share (two red circles at the centre are red,
+    whichever "the object" means); None when none match or they differ."""
+    return values[0] if values and len(set(values)) == 1 else None
+
+
 def check(question: str, options: list[str], answer: str, scene: dict) -> Verdict:
     """Whether the keyed option is what the truth says; None expected when the truth has no
     single answer (an ambiguous question counts as wrong)."""
@@ -65,7 +71,7 @@ def check(question: str, options: list[str], answer: str, scene: dict) -> Verdic
     ):
         found = _match(objects, m.group(1), m.group(2))
         return verdict(
-            _position(found[0]["box"], width, height) if len(found) == 1 else None,
+            _shared([_position(o["box"], width, height) for o in found]),
             f"{len(found)} matching objects",
         )
     if m := re.fullmatch(
@@ -77,9 +83,7 @@ def check(question: str, options: list[str], answer: str, scene: dict) -> Verdic
             for o in _match(objects, None, m.group(1))
             if _position(o["box"], width, height) == m.group(2)
         ]
-        return verdict(
-            found[0]["colour"] if len(found) == 1 else None, f"{len(found)} matching objects"
-        )
+        return verdict(_shared([o["colour"] for o in found]), f"{len(found)} matching objects")
     if m := re.fullmatch(r"Which object is the (largest|smallest) in the image\?", question):
         area = {id(o): _area(o, width, height) for o in objects}
         ranked = sorted(objects, key=lambda o: area[id(o)], reverse=m.group(1) == "largest")
