@@ -1,6 +1,6 @@
 """The instance describer (GRiT's role, without a neural model by default): for each region a
-box, a position phrase, a size word and share, the dominant colour's name, shape hints and
-whether it is one flat colour; with a captioner configured, also a label and a one-sentence
+box, a position phrase, a size word and share, the dominant colour's name, the shape's name
+and hint (`shapes`) and whether it is one flat colour; with a captioner configured, also a label and a one-sentence
 dense caption of the crop.
 
 `FLAT` marks a region whose inside is one colour (a drawn shape, a sign, a flat graphic). Such a
@@ -17,6 +17,7 @@ from scipy import ndimage
 
 from benchfoundry.core.records import Instance
 from benchfoundry.extractors.base import Captioner, Region
+from benchfoundry.extractors.shapes import HINT_OF, shape_name
 
 
 def colour_name(rgb: tuple[float, float, float]) -> str:
@@ -59,7 +60,7 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
 
 
 FLAT = "flat-coloured"
-DESCRIBER = "2"  # the describer's version: part of the extractor configuration's hash
+DESCRIBER = "3"  # the describer's version: part of the extractor configuration's hash
 
 
 def flat_colour(pixels: np.ndarray, mask: np.ndarray, distance: float = 30.0) -> bool:
@@ -83,22 +84,45 @@ def size_word(share: float) -> str:
     return "large" if share >= 0.04 else "medium" if share >= 0.012 else "small"
 
 
-def shape_hints(region: Region) -> list[str]:
-    """Round, rectangular, triangular, elongated: from how the mask fills its box."""
+def outline_mask(pixels: np.ndarray, mask: np.ndarray, reach: int = 3) -> np.ndarray:
+    """The region's shape as its pixels draw it: near the segmenter's mask (within `reach`
+    pixels), the pixels closer in colour to the region's inside than to its surroundings. A
+    segmenter's own mask follows its clean-up (a blended edge given to one side, corners cut),
+    which can turn a circle's outline into an octagon's."""
+    if mask.shape != pixels.shape[:2]:
+        return mask
+    rows, columns = np.nonzero(mask)
+    pad = 3 * reach
+    top, left = max(0, rows.min() - pad), max(0, columns.min() - pad)
+    bottom, right = rows.max() + pad + 1, columns.max() + pad + 1
+    own, local = mask[top:bottom, left:right], pixels[top:bottom, left:right].astype(np.float32)
+    inside = ndimage.binary_erosion(own, iterations=2)
+    near = ndimage.binary_dilation(own, iterations=reach)
+    around = ndimage.binary_dilation(own, iterations=2 * reach) & ~near
+    if inside.sum() < 16 or not around.any():
+        return mask
+    to_inside = np.linalg.norm(local - np.median(local[inside], axis=0), axis=-1)
+    to_around = np.linalg.norm(local - np.median(local[around], axis=0), axis=-1)
+    drawn = (near & (to_inside < to_around)) | inside
+    labels, _ = ndimage.label(drawn)
+    keep = np.bincount(labels[inside]).argmax()  # the piece that holds the inside
+    out = np.zeros(mask.shape, bool)
+    out[top:bottom, left:right] = labels == keep
+    return out
+
+
+def shape_hints(region: Region, pixels: np.ndarray) -> list[str]:
+    """The shape's name (circle, hexagon, star... from its outline, `shapes.shape_name`) after
+    its hint (round, rectangular, triangular: the adjective a template may use), and elongated
+    for a long box; a region whose outline names no shape gets no hint, so that a template never
+    calls a hexagon or two joined circles "round"."""
     x0, y0, x1, y1 = region.box
     w, h = max(1.0, x1 - x0), max(1.0, y1 - y0)
-    fill = region.area / (w * h)
-    aspect = max(w, h) / min(w, h)
-    hints = []
-    if aspect > 2.5:
-        hints.append("elongated")
-    if fill >= 0.9:
-        hints.append("rectangular")
-    elif 0.7 <= fill < 0.9 and aspect < 1.3:
-        hints.append("round")
-    elif 0.4 <= fill < 0.62 and aspect < 1.6:
-        hints.append("triangular")
-    return hints
+    hints = ["elongated"] if max(w, h) / min(w, h) > 2.5 else []
+    name = shape_name(outline_mask(pixels, region.mask)) if region.mask.any() else None
+    if name is None:
+        return hints
+    return [*hints, *([HINT_OF[name]] if name in HINT_OF else []), name]
 
 
 def dominant_colour(pixels: np.ndarray, mask: np.ndarray) -> tuple[float, float, float]:
@@ -120,7 +144,7 @@ def describe(
         share = region.area / total
         attributes = [
             colour_name(dominant_colour(pixels, region.mask)),
-            *shape_hints(region),
+            *shape_hints(region, pixels),
             *([FLAT] if flat_colour(pixels, region.mask) else []),
             size_word(share),
             position_phrase(region.box, rgb.width, rgb.height),

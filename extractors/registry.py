@@ -26,6 +26,7 @@ BACKENDS: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
     },
     "segmenter": {
         "classical": ("benchfoundry.extractors.segment_classical:ClassicalSegmenter", _SEGMENT),
+        "components": ("benchfoundry.extractors.segment_components:ColourComponents", {}),
         "hf-sam": (
             "benchfoundry.extractors.segment_hf_sam:TransformersSAM",
             {**_SEGMENT, "checkpoint": "segmenter_checkpoint"},
@@ -53,6 +54,13 @@ BACKENDS: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
     },
 }
 
+# The second readings (DESIGN.md, "Trust"): another backend of the same kind, made to agree with
+# the first before a template rests a key on what they found (`extractors.agreement`).
+BACKENDS["second_segmenter"] = BACKENDS["segmenter"]
+BACKENDS["second_ocr"] = BACKENDS["ocr"]
+ROLES = ("ocr", "segmenter", "captioner", "second_segmenter", "second_ocr")
+KIND = {"second_segmenter": "segmenter", "second_ocr": "ocr"}  # the role a second reading plays
+
 
 def names(role: str) -> list[str]:
     """The backends of `role`, by name."""
@@ -72,8 +80,16 @@ def create(role: str, name: str, settings: dict[str, Any] | None = None) -> Back
     module_name, _, class_name = table[name][0].partition(":")
     try:
         module = importlib.import_module(module_name)
+        return getattr(module, class_name)(settings or {})
     except ImportError as exc:
         raise ExtractorUnavailable(
             f"{role} backend '{name}' needs the package '{exc.name}': install it to use it"
         ) from None
-    return getattr(module, class_name)(settings or {})
+    except ExtractorUnavailable as exc:
+        if role not in KIND:
+            raise
+        raise ExtractorUnavailable(
+            f"{exc} (or choose another second reading: options.extract.{role}: "
+            f"{', '.join(n for n in table if n != name)} or none, where no template then asks "
+            f"what it would check)"
+        ) from None

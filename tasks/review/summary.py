@@ -42,8 +42,9 @@ class ReviewSummary(StageSummary):
             return []
         why = ", ".join(f"{k} {v}" for k, v in sorted(self.auto_withheld.items()))
         return [
-            f"Left to people by the automatic reviewer (template questions about regions that "
-            f"are not plainly objects): {sum(self.auto_withheld.values())} ({why})"
+            f"Left to people by the automatic reviewer (template questions whose image's facts "
+            f"do not support them: regions that are not plainly objects, or readings that do "
+            f"not agree): {sum(self.auto_withheld.values())} ({why})"
         ]
 
     def markdown(self) -> str:

@@ -23,7 +23,8 @@ COLOURS = {
 SHAPE_ADJECTIVES = {"round": "圆形", "rectangular": "矩形", "triangular": "三角形"}
 SHAPES = {
     "circle": "圆形", "square": "正方形", "triangle": "三角形", "hexagon": "六边形",
-    "rectangle": "长方形", "oval": "椭圆形", "star": "星形",
+    "rectangle": "长方形", "oval": "椭圆形", "star": "星形", "pentagon": "五边形",
+    "octagon": "八边形", "cross": "十字形", "ring": "圆环", "diamond": "菱形",
 }  # fmt: skip
 POSITIONS = {
     "top left": "左上方", "top center": "上方正中", "top right": "右上方",

@@ -4,8 +4,8 @@ import pytest
 from PIL import Image
 
 from benchfoundry.devtools.synthetic import PALETTE, load_truth, make_scenes, render
-from benchfoundry.extractors.base import ExtractorUnavailable, Region
-from benchfoundry.extractors.describe import colour_name, describe, position_phrase, shape_hints
+from benchfoundry.extractors.base import ExtractorUnavailable
+from benchfoundry.extractors.describe import colour_name, describe, position_phrase
 from benchfoundry.extractors.registry import create
 from benchfoundry.extractors.segment_hf_sam import box_iou, non_max_suppression
 
@@ -114,10 +114,6 @@ def test_describer_names_colours_positions_and_shapes():
             ]
             matched += bool(inside) and inside[0].attributes[0] == obj.colour
     assert matched / total >= 0.95
-    import numpy as np
-
-    square = Region((0, 0, 10, 10), 100, 1.0, np.ones((10, 10), bool))
-    assert shape_hints(square) == ["rectangular"]
 
 
 def test_the_committed_demo_corpus_is_read_back(ocr):

@@ -35,13 +35,20 @@ def test_every_image_gets_facts_and_a_rerun_does_nothing(run):
     facts = run.table(VisualFactsRecord).records()
     assert summary.images_extracted == len(facts) == 6 and summary.images_already_done == 0
     assert {f.config_hash for f in facts} == {summary.config_hash}
-    assert all({e.role for e in f.extractors} == {"ocr", "segmenter", "captioner"} for f in facts)
+    roles = {"ocr", "segmenter", "captioner", "second_segmenter", "second_ocr"}
+    assert all({e.role for e in f.extractors} == roles for f in facts)
     assert any(f.ocr_lines for f in facts) and any(f.instances for f in facts)
+    # the second readings: objects by another method, text only where the first OCR read
+    assert any(f.second_instances for f in facts)
+    assert all(bool(f.second_ocr_lines) <= bool(f.ocr_lines) for f in facts)
+    assert any(f.second_ocr_lines for f in facts)
     assert all(
         f.captions[0].backend == "composed" and "not a neural caption" in f.captions[0].text
         for f in facts
     )
-    assert set(summary.seconds_by_backend) == {"segmenter", "describer", "ocr", "captioner"}
+    assert set(summary.seconds_by_backend) == {
+        "segmenter", "describer", "ocr", "second segmenter", "second ocr", "captioner"
+    }  # fmt: skip
     context = FactsIndex(facts).context(summary.example_image)
     assert context == summary.example_context and "Objects" in context
     again = extract_stage(StageRun.make(run, extract=ExtractOptions(batch_size=4)))
@@ -68,6 +75,8 @@ def test_a_failing_model_is_quarantined_with_its_reason(run):
         options = ExtractOptions(
             ocr="none",
             segmenter="none",
+            second_segmenter="none",
+            second_ocr="none",
             captioner="vlm",
             captioner_model=f"openai/captioner@{server.base_url}",
         )

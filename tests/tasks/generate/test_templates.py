@@ -1,7 +1,7 @@
 """Template kinds on hand-made facts: how objects meet, the interaction, identity, reasoning and
 scene questions, and the reasons a dimension gets none."""
 
-from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+from benchfoundry.core.records import ExtractorInfo, Instance, OcrLine, VisualFactsRecord
 from benchfoundry.core.taxonomy import load_taxonomy
 from benchfoundry.extractors.describe import FLAT
 from benchfoundry.tasks.generate.geometry import in_contact, relation
@@ -15,7 +15,14 @@ def _inst(box, colour, shape=None, area=None, where="center", flat=True):
     x0, y0, x1, y1 = box
     full = (x1 - x0) * (y1 - y0)
     area = area or {"round": 0.785, "rectangular": 1.0, "triangular": 0.5, None: 0.7}[shape] * full
-    attributes = [colour, *([shape] if shape else []), *([FLAT] if flat else []), "medium", where]
+    named = {"round": "circle", "rectangular": "square", "triangular": "triangle"}.get(shape)
+    attributes = [
+        colour,
+        *([shape, named] if shape else []),
+        *([FLAT] if flat else []),
+        "medium",
+        where,
+    ]
     return Instance(
         box=[float(v) for v in box],
         mask_area=int(area),
@@ -26,14 +33,23 @@ def _inst(box, colour, shape=None, area=None, where="center", flat=True):
     )
 
 
-def _facts(instances, lines=()):
+def _facts(instances, lines=(), second=None, second_lines=None):
+    """Facts whose second readings found the same (unless `second`/`second_lines` say else)."""
+    read = [OcrLine(text=t, box=b, score=0.9) for t, b in lines]
     return VisualFactsRecord(
         image_id="f" * 64,
         config_hash="c",
         captions=[],
         instances=instances,
-        ocr_lines=[OcrLine(text=t, box=b, score=0.9) for t, b in lines],
-        extractors=[],
+        ocr_lines=read,
+        extractors=[
+            ExtractorInfo(role=role, backend="b", model=None, version="1", config_hash="c")
+            for role in ("segmenter", "ocr", "second_segmenter", "second_ocr")
+        ],
+        second_instances=instances if second is None else second,
+        second_ocr_lines=read
+        if second_lines is None
+        else [OcrLine(text=t, box=b, score=0.9) for t, b in second_lines],
     )
 
 
@@ -229,7 +245,7 @@ def test_text_questions_need_a_confident_reading_and_offer_near_words():
         facts = _facts([])
         ocr = [OcrLine(text=t, box=[10.0, 10.0 + 40 * k, 200.0, 40.0 + 40 * k], score=s)
                for k, (t, s) in enumerate(read)]  # fmt: skip
-        return facts.model_copy(update={"ocr_lines": ocr})
+        return facts.model_copy(update={"ocr_lines": ocr, "second_ocr_lines": ocr})
 
     unsure = template_drafts(lines(("YAMAYA", 0.585)), load_taxonomy("seed_bench"), [], size=SIZE)
     assert unsure.drafts == [] or all(d.generator != "template:read_text" for d in unsure.drafts)
@@ -249,3 +265,34 @@ def test_text_questions_need_a_confident_reading_and_offer_near_words():
     options = _kinds(two.drafts)["read_text"].distractors
     assert any(w in o.split() for o in options for w in ("coins", "markers")), options
     assert len({o.casefold() for o in options}) == 3
+
+
+def test_what_the_second_readings_do_not_confirm_is_not_asked():
+    """A key rests on two readings: an object the second segmentation did not find (or found
+    beside another the first missed), a line the second OCR engine read otherwise or as part of
+    a longer token, and an outline that names no shape each hold back what they would key."""
+    taxonomy = load_taxonomy("seed_bench")
+    red = _inst((40, 40, 100, 100), "red", "round", where="top left")
+    blue = _inst((290, 30, 350, 80), "blue", "rectangular", where="top right")
+    dot = _inst((300, 200, 310, 210), "yellow", None, area=80, where="bottom right")
+    agreed = template_drafts(_facts([red, blue]), taxonomy, [], size=SIZE)
+    assert any(d.generator == "template:count" for d in agreed.drafts)
+    for second in ([red], [red, blue, dot]):
+        made = template_drafts(_facts([red, blue], second=second), taxonomy, [], size=SIZE)
+        assert made.drafts == []
+        assert made.not_asked["instances_counting"] == "extractors_disagree"
+    line = [("HARBOUR", [100.0, 200.0, 220.0, 230.0])]
+    other = template_drafts(_facts([], line, second_lines=[("HARB0UR", line[0][1])]), taxonomy, [])
+    assert other.not_asked["text_understanding"] == "extractors_disagree"
+    longer = template_drafts(
+        _facts([], line, second_lines=[("HARBOURSIDE", [100.0, 200.0, 290.0, 230.0])]), taxonomy, []
+    )
+    assert longer.not_asked["text_understanding"] == "word_fragment"
+    runs_on = [*line, ("SIDE", [222.0, 200.0, 280.0, 230.0])]
+    cut = template_drafts(_facts([], runs_on), taxonomy, [])
+    assert cut.not_asked["text_understanding"] == "word_fragment"
+    blob = _inst((40, 200, 140, 260), "red", None, where="bottom left")  # two circles run together?
+    unclear = template_drafts(_facts([blob, blue]), taxonomy, [], size=SIZE)
+    kinds = {d.generator for d in unclear.drafts}
+    assert "template:colour" in kinds and not kinds & {"template:count", "template:position"}
+    assert unclear.not_asked["instances_counting"] == "unclear_shapes"

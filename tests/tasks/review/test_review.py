@@ -111,24 +111,36 @@ def test_the_automatic_reviewer_leaves_questions_about_unlabeled_regions_to_peop
     tmp_path, image_bytes, store_raw_image, candidate_record, scored_record
 ):
     """A selected, unflagged template question about a photograph's regions (no label, not one
-    flat colour) is never accepted automatically; text reading and flat shapes are."""
-    from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+    flat colour), or about facts made without a second reading to check them, is never
+    accepted automatically; text reading and flat shapes the two readings agree on are."""
+    from benchfoundry.core.records import ExtractorInfo, Instance, OcrLine, VisualFactsRecord
     from benchfoundry.extractors.describe import FLAT
 
     run = RunFolder(tmp_path / "run")
     photo, drawing = store_raw_image(run, image_bytes()), store_raw_image(run, image_bytes(seed=5))
 
-    def facts(image, flat):
+    def facts(image, flat, second=True):
         region = Instance(box=[10.0, 10.0, 60.0, 60.0], mask_area=2000, label=None,
-                          attributes=["orange", *([FLAT] if flat else []), "large", "center"],
+                          attributes=["orange", "rectangular", "square",
+                                      *([FLAT] if flat else []), "large", "center"],
                           dense_caption=None, score=0.9)  # fmt: skip
         line = OcrLine(text="YAMAHA", box=[70.0, 70.0, 120.0, 90.0], score=0.97)
+        roles = ["segmenter", "ocr", *(["second_segmenter", "second_ocr"] if second else [])]
+        infos = [ExtractorInfo(role=r, backend="b", model=None, version="1", config_hash="c")
+                 for r in roles]  # fmt: skip
         return VisualFactsRecord(image_id=image, config_hash="c", captions=[],
-                                 instances=[region], ocr_lines=[line], extractors=[])  # fmt: skip
+                                 instances=[region], ocr_lines=[line], extractors=infos,
+                                 second_instances=[region] if second else [],
+                                 second_ocr_lines=[line] if second else [])  # fmt: skip
 
-    run.table(VisualFactsRecord).append([facts(photo, False), facts(drawing, True)])
+    unchecked = store_raw_image(run, image_bytes(seed=9))
+    run.table(VisualFactsRecord).append(
+        [facts(photo, False), facts(drawing, True), facts(unchecked, True, second=False)]
+    )
     made = {"count-photo": (photo, "template:count"), "text-photo": (photo, "template:read_text"),
-            "count-drawing": (drawing, "template:count"), "seed-photo": (photo, "seed:tsv")}  # fmt: skip
+            "count-drawing": (drawing, "template:count"), "seed-photo": (photo, "seed:tsv"),
+            "count-unchecked": (unchecked, "template:count"),
+            "text-unchecked": (unchecked, "template:read_text")}  # fmt: skip
     run.table(CandidateRecord).append(
         [candidate_record(q, image, generator=g) for q, (image, g) in made.items()]
     )
@@ -138,7 +150,7 @@ def test_the_automatic_reviewer_leaves_questions_about_unlabeled_regions_to_peop
     )
     accepted = {r.question_id for r in ReviewStore.open(run).records() if r.reviewer == AUTO}
     assert accepted == {"text-photo", "count-drawing", "seed-photo"}
-    assert summary.auto_withheld == {"unlabeled_regions": 1}
+    assert summary.auto_withheld == {"unlabeled_regions": 1, "no_second_reading": 2}
     assert any("Left to people" in line for line in summary.lines())
 
 

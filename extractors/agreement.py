@@ -1,0 +1,170 @@
+"""Where the two readings of an image agree, and so what a template may state as a key
+(DESIGN.md, "Trust"): the objects the segmenter found, each found again by the second
+segmentation (same place, same colour; a shape name only where both outlines give the same
+one), and the lines of text that both OCR engines read alike, as whole words.
+
+Where they differ, nothing of that kind is asked, and the reason says why:
+- `extractors_disagree`: the second reading found an object the first did not (a small dot
+  under the first's size threshold, an outline, a stroke, a shape cut differently), missed one,
+  saw another colour, or read a line differently;
+- `word_fragment`: the line is part of a longer token (another reading runs on from its edge
+  with no word space between, or one engine read more of it);
+- `unclear_shapes`: an object standing free of the others has an outline that names no shape
+  (two same-colour shapes run together, a blob): it may be several things, so nothing is counted;
+- `no_second_reading`: the facts were made without a second reading of that kind."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+from benchfoundry.extractors.objects import objects_of, unplain
+from benchfoundry.extractors.shapes import HINT_OF, SHAPE_NAMES
+
+REASONS = {
+    "extractors_disagree": "the two independent readings of the image (two segmentation methods, "
+    "or two OCR engines) do not find the same thing, so neither is a key",
+    "word_fragment": "the text read is part of a longer token (a reading runs on from its edge), "
+    "not a whole word",
+    "unclear_shapes": "an object's outline is no shape a person would name (shapes run together, "
+    "a blob): it may be several things, so the objects are not counted",
+    "no_second_reading": "the facts were made without a second reading to check the first "
+    "(options.extract.second_segmenter / second_ocr is none)",
+}
+MATCH = 0.5  # boxes of the same object in the two readings overlap at least this much (IoU)
+NEAR = 5.0  # boxes closer than this (pixels) touch: an outline there may be bitten
+WORD_GAP = 0.25  # readings on one row closer than this many line heights are one token
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """What both readings of one image support."""
+
+    objects: list[Instance] = field(default_factory=list)  # the first reading's, confirmed
+    objects_why_not: str | None = None  # why no template may ask about the objects
+    counts_why_not: str | None = None  # why the objects may not be counted
+    lines: list[OcrLine] = field(default_factory=list)  # read alike by both, whole words
+    lines_why_not: str | None = None  # why no line is a key, where some was read
+
+
+def agreement(facts: VisualFactsRecord) -> Agreement:
+    objects, objects_why, counts_why = _objects(facts)
+    lines, lines_why = _lines(facts)
+    return Agreement(objects, objects_why, counts_why, lines, lines_why)
+
+
+def _roles(facts: VisualFactsRecord) -> set[str]:
+    return {info.role for info in facts.extractors}
+
+
+def _iou(a: list[float], b: list[float]) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / max(1e-9, union)
+
+
+def shape_of(instance: Instance) -> str | None:
+    """The shape's name the describer gave (`shapes.shape_name`), if any."""
+    return next((a for a in instance.attributes if a in SHAPE_NAMES), None)
+
+
+def _unnamed(instance: Instance) -> Instance:
+    """The instance without its shape's name and hint (the readings named it differently)."""
+    name = shape_of(instance)
+    drop = {name, HINT_OF.get(name or "")}
+    return instance.model_copy(
+        update={"attributes": [a for a in instance.attributes if a not in drop]}
+    )
+
+
+def _touching(a: Instance, b: Instance) -> bool:
+    gap_x = max(a.box[0], b.box[0]) - min(a.box[2], b.box[2])
+    gap_y = max(a.box[1], b.box[1]) - min(a.box[3], b.box[3])
+    return max(gap_x, gap_y) < NEAR
+
+
+def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str | None]:
+    first = objects_of(facts)
+    if not first:
+        return [], None, None
+    if why := unplain(first):
+        return [], why, why
+    if "second_segmenter" not in _roles(facts):
+        return [], "no_second_reading", "no_second_reading"
+    second = objects_of(facts.model_copy(update={"instances": facts.second_instances}))
+    pairs = sorted(
+        (
+            (_iou(a.box, b.box), i, j)
+            for i, a in enumerate(first)
+            for j, b in enumerate(second)
+            if a.attributes[0] == b.attributes[0]
+        ),
+        reverse=True,
+    )
+    partner: dict[int, int] = {}
+    taken: set[int] = set()
+    for overlap, i, j in pairs:
+        if overlap >= MATCH and i not in partner and j not in taken:
+            partner[i] = j
+            taken.add(j)
+    if len(partner) != len(first) or len(taken) != len(second):
+        return [], "extractors_disagree", "extractors_disagree"
+    agreed = [
+        a if shape_of(a) == shape_of(second[partner[i]]) else _unnamed(a)
+        for i, a in enumerate(first)
+    ]
+    free_unnamed = any(  # (a recogniser's label says what it is: one thing)
+        shape_of(a) is None
+        and not a.label
+        and not any(_touching(a, b) for b in agreed if b is not a)
+        for a in agreed
+    )
+    return agreed, None, "unclear_shapes" if free_unnamed else None
+
+
+def _same_row(a: OcrLine, b: OcrLine) -> bool:
+    overlap = min(a.box[3], b.box[3]) - max(a.box[1], b.box[1])
+    return overlap >= 0.5 * min(a.box[3] - a.box[1], b.box[3] - b.box[1])
+
+
+def _plain(text: str) -> str:
+    """A reading compared without case or spaces (one engine drops the spaces between words)."""
+    return "".join(text.split()).casefold()
+
+
+def _line_verdict(line: OcrLine, facts: VisualFactsRecord) -> str | None:
+    """None where the second engine read this line alike and it is whole words; else why not."""
+    height = line.box[3] - line.box[1]
+    found = [s for s in facts.second_ocr_lines if _iou(line.box, s.box) >= 0.3]
+    for other in [*facts.ocr_lines, *facts.second_ocr_lines]:
+        if other is line or other in found or not _same_row(line, other):
+            continue
+        gap = max(line.box[0], other.box[0]) - min(line.box[2], other.box[2])
+        if gap < WORD_GAP * height:  # another reading runs on from this one's edge
+            return "word_fragment"
+    texts = {_plain(s.text) for s in found}
+    if _plain(line.text) in texts:
+        return None
+    if any(_plain(line.text) in t or t in _plain(line.text) for t in texts if t):
+        return "word_fragment"
+    return "extractors_disagree"
+
+
+def _lines(facts: VisualFactsRecord) -> tuple[list[OcrLine], str | None]:
+    if not facts.ocr_lines:
+        return [], None
+    if "second_ocr" not in _roles(facts):
+        return [], "no_second_reading"
+    verdicts = [
+        (line, _line_verdict(line, facts))
+        for line in facts.ocr_lines
+        if sum(ch.isalnum() for ch in line.text) >= 2  # a lone mark is no reading to key
+    ]
+    agreed = [line for line, why in verdicts if why is None]
+    reasons = Counter(why for _, why in verdicts if why)
+    return agreed, reasons.most_common(1)[0][0] if reasons and not agreed else None

@@ -1,0 +1,128 @@
+"""The second reading of an image's objects: colour quantisation, then connected components.
+It shares nothing with the default segmenter (graph-based segmentation and its clean-up) but
+the pixels, so where the two find the same objects a template may rest a key on them
+(`agreement`), and where they differ it may not.
+
+How: the image's colours are reduced to a small palette (median cut, no dithering), palette
+colours closer than `merge_distance` become one, and each colour's pixels fall into connected
+pieces (8-connected: shapes that meet at a corner are one piece, as an eye joins them). The
+frame's colour (where the frame is one colour) is the background. A piece a few pixels wide
+that lies along a wider piece is that piece's blended edge and is dropped; a piece that thin
+standing alone (an outline, a stroke) is kept: it is something a person sees. Every piece of at
+least `min_area` pixels is a region, so a small dot that the default segmenter's size threshold
+drops is still seen here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+
+from benchfoundry.extractors.base import Region, Segmenter
+
+_EIGHT = np.ones((3, 3), bool)
+
+
+class ColourComponents(Segmenter):
+    name = "components"
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        super().__init__(settings)
+        self.colours = int(settings.get("colours", 16))
+        self.merge_distance = float(settings.get("merge_distance", 40.0))
+        self.min_area = int(settings.get("min_area", 40))
+        self.max_regions = int(settings.get("max_regions", 32))
+        self.max_side = int(settings.get("max_side", 640))
+        self.edge_width = float(settings.get("edge_width", 3.0))
+
+    @property
+    def model(self) -> str:
+        return (
+            f"median-cut({self.colours}, merge={self.merge_distance:g})+8-connected components"
+            f"(min_area={self.min_area})"
+        )
+
+    def segment(self, image: Image.Image) -> list[Region]:
+        rgb = image.convert("RGB")
+        factor = min(1.0, self.max_side / max(rgb.size))
+        if factor < 1:
+            rgb = rgb.resize(
+                (max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor)))
+            )
+        groups = self._groups(rgb)
+        background = _frame_group(groups)
+        regions = []
+        wide = np.zeros(groups.shape, bool)
+        pieces = []
+        for group in np.unique(groups):
+            if group == background:
+                continue
+            labels, count = ndimage.label(groups == group, structure=_EIGHT)
+            for index, box in enumerate(ndimage.find_objects(labels), start=1):
+                mask = labels[box] == index
+                if mask.sum() * (1 / factor**2) < self.min_area:
+                    continue
+                width = 2 * float(ndimage.distance_transform_edt(np.pad(mask, 1)).max()) - 1
+                pieces.append((box, mask, width))
+                if width > self.edge_width:
+                    wide[box] |= mask
+        near_wide = ndimage.binary_dilation(wide, structure=_EIGHT, iterations=2)
+        for box, mask, width in pieces:
+            if width <= self.edge_width and (near_wide[box] & mask).any():
+                continue  # the blended edge of a wider piece
+            full = np.zeros(groups.shape, bool)
+            full[box] = mask
+            regions.append(_region(full, box, factor, rgb.size, image.size))
+        regions.sort(key=lambda r: -r.area)
+        return regions[: self.max_regions]
+
+    def _groups(self, rgb: Image.Image) -> np.ndarray:
+        """Each pixel's colour group: its median-cut palette entry, each entry joined to the
+        first more common one within `merge_distance` of it (a shade of the same paint)."""
+        quantised = rgb.quantize(
+            colors=self.colours, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+        )
+        index = np.asarray(quantised)
+        palette = np.asarray(quantised.getpalette()[: 3 * self.colours], np.float32).reshape(-1, 3)
+        counts = np.bincount(index.ravel(), minlength=len(palette))
+        owner = np.arange(len(palette))
+        kept: list[int] = []
+        for entry in np.argsort(-counts, kind="stable"):
+            if counts[entry] == 0:
+                break
+            near = [
+                k for k in kept if np.linalg.norm(palette[entry] - palette[k]) < self.merge_distance
+            ]
+            if near:
+                owner[entry] = near[0]
+            else:
+                kept.append(int(entry))
+        return owner[index]
+
+
+def _frame_group(groups: np.ndarray) -> int | None:
+    """The group of the image's frame when at least 60% of its outermost pixels share it."""
+    frame = np.concatenate([groups[0], groups[-1], groups[:, 0], groups[:, -1]])
+    values, counts = np.unique(frame, return_counts=True)
+    best = int(np.argmax(counts))
+    return int(values[best]) if counts[best] >= 0.6 * len(frame) else None
+
+
+def _region(
+    mask: np.ndarray,
+    box: tuple[slice, slice],
+    factor: float,
+    analysed: tuple[int, int],
+    size: tuple[int, int],
+) -> Region:
+    ys, xs = box
+    scaled = tuple(float(v / factor) for v in (xs.start, ys.start, xs.stop, ys.stop))
+    area = int(mask.sum() / factor**2)
+    fill = float(mask.sum() / ((xs.stop - xs.start) * (ys.stop - ys.start)))
+    if factor < 1:
+        mask = (
+            np.asarray(Image.fromarray(mask.astype(np.uint8) * 255).resize(size, Image.NEAREST)) > 0
+        )
+    return Region(box=scaled, area=area, score=fill, mask=mask)  # type: ignore[arg-type]

@@ -1,0 +1,218 @@
+"""What a person would call a region's shape, from its outline: circle, oval, square, rectangle,
+diamond, triangle, pentagon, hexagon, octagon, star, cross or ring, or nothing (`None`) when the
+outline is none of these (two shapes run together, a bitten shape, a blob, a region too small
+to tell). A template names a shape only by this word, so an option set never lacks its truth
+and a hexagon is never "round".
+
+How: the region's holes are filled (a ring is a round outline with a round hole); an outline
+whose distance from the centre, measured in the frame of the region's own ellipse of inertia,
+barely varies is a circle or an oval (its aspect tells which); otherwise the outline is
+simplified to a polygon (Douglas-Peucker, `skimage.measure.approximate_polygon`) and named by
+its corners: how many, how many turn inwards, and for four, whether the sides run along the
+image's axes. Outlines are traced at a size where a pixel's step is small against the shape:
+small regions are enlarged first."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import ndimage
+from skimage.measure import approximate_polygon, find_contours
+
+SHAPE_NAMES = (
+    "circle",
+    "oval",
+    "square",
+    "rectangle",
+    "diamond",
+    "triangle",
+    "pentagon",
+    "hexagon",
+    "octagon",
+    "star",
+    "cross",
+    "ring",
+)
+HINT_OF = {
+    "circle": "round",
+    "oval": "round",
+    "square": "rectangular",
+    "rectangle": "rectangular",
+    "triangle": "triangular",
+}
+MIN_AREA = 150  # pixels: below this, a region's outline is too coarse to name
+# An outline whose radius (in its ellipse's frame) spreads less than this share is round; the
+# pixel staircase spreads a small shape's radius by about 0.09/r on its own (r in pixels). Between
+# once and 1.5 times this, an outline is neither plainly round nor plainly cornered: no name.
+ROUND, STAIRCASE = 0.009, 0.09
+FIT = 0.07  # a polygon named by its corners covers the region's area within this share
+_TRACE = 80.0  # regions are traced at (about) this equivalent diameter or more, in pixels
+_EVEN = 1.12  # width/height within this ratio: a circle, a square
+_LONG = 1.25  # beyond this ratio: an oval, a rectangle (between the two: no name)
+
+
+def shape_name(mask: np.ndarray) -> str | None:
+    """The shape a person would name for the region `mask` (a boolean array), or None."""
+    area = int(mask.sum())
+    if area < MIN_AREA:
+        return None
+    rows, columns = np.nonzero(mask)
+    crop = mask[rows.min() : rows.max() + 1, columns.min() : columns.max() + 1]
+    filled = ndimage.binary_fill_holes(crop)
+    labels, parts = ndimage.label(filled)
+    if parts != 1:  # pieces: not one shape
+        return None
+    hole = int(filled.sum()) - area
+    if hole > 0.08 * filled.sum():
+        outer = _outline(filled)
+        inner = _outline(filled & ~crop)
+        limit = ROUND + STAIRCASE / math.sqrt(hole / math.pi)
+        ring = outer is not None and inner is not None
+        ring = ring and _spread(outer) <= limit and _spread(inner) <= limit  # type: ignore[arg-type]
+        return "ring" if ring else None
+    outline = _outline(filled)
+    if outline is None:
+        return None
+    spread = _spread(outline)
+    limit = ROUND + STAIRCASE / math.sqrt(filled.sum() / math.pi)
+    if spread <= limit:
+        ratio = _aspect(outline)
+        return "circle" if ratio <= _EVEN else "oval" if ratio >= _LONG else None
+    return _polygon(outline[0]) if spread >= 1.5 * limit else None
+
+
+def _outline(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The longest outline of `mask` as (row, column) points, centred on the mask's centroid
+    and mapped so that the mask's ellipse of inertia is a unit circle (`_whitened`), traced
+    after enlarging a small region so that a one-pixel step is small against it."""
+    scale = max(1, math.ceil(_TRACE / max(1.0, 2 * math.sqrt(mask.sum() / math.pi))))
+    if scale > 1:
+        mask = np.kron(mask, np.ones((scale, scale), bool))
+        # smooth the staircase that enlarging leaves, then cut back to a mask
+        mask = ndimage.uniform_filter(mask.astype(np.float32), size=scale) >= 0.5
+    contours = find_contours(np.pad(mask, 2).astype(np.float32), 0.5)
+    if not contours:
+        return None
+    longest = max(contours, key=len)
+    if len(longest) < 12:
+        return None
+    pixels = np.argwhere(mask).astype(np.float64) + 2  # the padding's offset
+    return longest - pixels.mean(axis=0), np.cov(pixels.T)
+
+
+def _whitened_radii(outline: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Distances of the outline's points from the centroid, in the frame where the region's
+    ellipse of inertia is a circle: constant for an ellipse, with n bumps for an n-gon."""
+    points, covariance = outline
+    values, vectors = np.linalg.eigh(covariance)
+    whitened = points @ vectors / np.sqrt(np.maximum(values, 1e-9))
+    return np.hypot(whitened[:, 0], whitened[:, 1])
+
+
+def _spread(outline: tuple[np.ndarray, np.ndarray]) -> float:
+    """How far the outline is from its ellipse: the radius's spread over its mean."""
+    radii = _whitened_radii(outline)
+    return float(radii.std() / max(1e-9, radii.mean()))
+
+
+def _aspect(outline: tuple[np.ndarray, np.ndarray]) -> float:
+    values = np.linalg.eigvalsh(outline[1])
+    return float(math.sqrt(max(values) / max(1e-9, min(values))))
+
+
+def _corners(outline: np.ndarray) -> np.ndarray:
+    """The outline as a closed polygon of its corners: Douglas-Peucker at a tolerance of 4% of
+    the shape's size, then the corners that are hardly corners (a turn under 25 degrees, as the
+    start of the trace leaves one) taken out, and two corners closer than 15% of the size (a
+    blunt corner cut twice) made the one where their sides meet."""
+    extent = float(np.ptp(outline, axis=0).max())
+    polygon = approximate_polygon(outline, tolerance=0.04 * extent)[:-1]
+    changed = True
+    while changed and len(polygon) > 3:
+        changed = False
+        for i in range(len(polygon)):
+            before, here, after = polygon[i - 1], polygon[i], polygon[(i + 1) % len(polygon)]
+            if _turn(before, here, after) < math.radians(25):
+                polygon = np.delete(polygon, i, axis=0)
+            elif np.linalg.norm(after - here) < 0.15 * extent:  # one blunt corner, cut twice
+                polygon[i] = _meet(before, here, after, polygon[(i + 2) % len(polygon)])
+                polygon = np.delete(polygon, (i + 1) % len(polygon), axis=0)
+            else:
+                continue
+            changed = True
+            break
+    return polygon
+
+
+def _meet(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Where the line through a and b meets the line through c and d (the corner that a
+    rounded corner's two cuts b, c stand for); their midpoint where the lines are parallel."""
+    r, s = b - a, d - c
+    denominator = r[0] * s[1] - r[1] * s[0]
+    if abs(denominator) < 1e-9:
+        return (b + c) / 2
+    t = ((c[0] - a[0]) * s[1] - (c[1] - a[1]) * s[0]) / denominator
+    return a + t * r
+
+
+def _turn(before: np.ndarray, here: np.ndarray, after: np.ndarray) -> float:
+    """How far the outline turns at `here`, in radians (0: straight on)."""
+    a, b = here - before, after - here
+    cosine = float(np.dot(a, b) / max(1e-9, np.linalg.norm(a) * np.linalg.norm(b)))
+    return math.acos(max(-1.0, min(1.0, cosine)))
+
+
+def _polygon(outline: np.ndarray) -> str | None:
+    corners = _corners(outline)
+    n = len(corners)
+    if n < 3 or abs(_area(corners) / _area(outline) - 1) > FIT:
+        return None  # corners that do not make the shape (a round outline cut into chords)
+    edges = np.roll(corners, -1, axis=0) - corners
+    crosses = (
+        edges[:, 0] * np.roll(edges, -1, axis=0)[:, 1]
+        - edges[:, 1] * np.roll(edges, -1, axis=0)[:, 0]
+    )
+    turning = np.sign(crosses.sum())
+    inward = int(np.sum(np.sign(crosses) == -turning))  # corners that turn against the rest
+    lengths = np.linalg.norm(edges, axis=1)
+    even = lengths.max() <= 1.3 * lengths.min()  # a regular polygon's sides
+    if inward == 0:
+        if n == 3:
+            return "triangle"
+        if n == 4:
+            return _quadrilateral(edges, lengths)
+        named = {5: "pentagon", 6: "hexagon", 8: "octagon"}
+        return named.get(n) if even else None
+    if inward == 5 and n == 10:
+        return "star"
+    if inward == 4 and n == 12 and _axis_aligned(edges):
+        return "cross"
+    return None
+
+
+def _area(points: np.ndarray) -> float:
+    """The area inside a closed outline (shoelace formula)."""
+    x, y = points[:, 1], points[:, 0]
+    return abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2 or 1e-9
+
+
+def _axis_aligned(edges: np.ndarray, slack: float = math.radians(8)) -> bool:
+    angles = np.arctan2(edges[:, 0], edges[:, 1]) % (math.pi / 2)
+    return bool(np.all((angles < slack) | (angles > math.pi / 2 - slack)))
+
+
+def _quadrilateral(edges: np.ndarray, lengths: np.ndarray) -> str | None:
+    """Four corners: a square or a rectangle when its sides run along the axes and meet at
+    right angles, a diamond when a square stands on a corner; anything else is not named."""
+    right = all(
+        abs(float(np.dot(edges[i], edges[(i + 1) % 4]))) <= 0.12 * lengths[i] * lengths[(i + 1) % 4]
+        for i in range(4)
+    )
+    if not right:
+        return None
+    ratio = float(max(lengths) / max(1e-9, min(lengths)))
+    if _axis_aligned(edges):
+        return "square" if ratio <= _EVEN else "rectangle" if ratio >= _LONG else None
+    diagonal = _axis_aligned(np.stack([edges[:, 0] + edges[:, 1], edges[:, 1] - edges[:, 0]], 1))
+    return "diamond" if diagonal and ratio <= _EVEN else None
