@@ -70,6 +70,28 @@ def main() -> None:
         print(f"  {dimension:<22} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     for line in result.wrong[:10]:
         print("  wrong:", line)
+    print_flags(result.flags)
+
+
+def print_flags(flags) -> None:  # noqa: ANN001  (devtools.flag_check.FlagRates)
+    """The evidence reader's "possibly flawed" flag: hit rate on wrong keys (the generator's,
+    and seeded ones: a wrong option put as the key), false alarms on right keys."""
+    print("possibly-flawed flag (the evidence reader; abstentions flag nothing here):")
+    for sort, what in (
+        ("wrong", "wrong keys flagged (hit rate)"),
+        ("seeded", "seeded wrong keys flagged (hit rate)"),
+        ("right", "right keys flagged (false alarms)"),
+    ):
+        print(
+            f"  {what:<38} {flags.flagged[sort]}/{flags.keys[sort]} = "
+            f"{100 * flags.rate(sort):.1f}%  (abstained on {flags.abstained[sort]})"
+        )
+    for kind, tally in sorted(flags.by_kind.items()):
+        print(f"  {kind:<20} " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+    for line in flags.false_alarms[:8]:
+        print("  false alarm:", line)
+    for line in flags.missed[:8]:
+        print("  missed:", line)
 
 
 def hard(work: Path, args: argparse.Namespace) -> None:
@@ -103,6 +125,7 @@ def hard(work: Path, args: argparse.Namespace) -> None:
     print("first wrong keys (each kind in turn):")
     for line in result.first_wrong(15):
         print("  wrong:", line)
+    print_flags(result.flags)
     print(f"took {time.perf_counter() - started:.1f} s")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from benchfoundry.core.letters import index_of
 from benchfoundry.core.records import CandidateRecord, ImageSourceRecord
 from benchfoundry.core.taxonomy import load_taxonomy
+from benchfoundry.devtools.flag_check import FlagRates, flag_rates
 from benchfoundry.devtools.hard_drawings import write_hard_corpus
 from benchfoundry.devtools.synthetic import load_truth, write_corpus
 from benchfoundry.devtools.truth_check import check
@@ -35,6 +36,7 @@ class Accuracy:
     letters: Counter[str] = field(default_factory=Counter)
     wrong: list[str] = field(default_factory=list)
     per_dimension: dict[str, dict[str, int]] = field(default_factory=dict)
+    flags: FlagRates = field(default_factory=FlagRates)  # the evidence reader's flag
 
     @property
     def accuracy(self) -> float:
@@ -102,6 +104,7 @@ def template_key_accuracy(
             result.right += 1
         else:
             result.wrong.append(line)
+    result.flags = flag_rates(run, scene_of)
     return result
 
 
@@ -119,6 +122,7 @@ class HardAccuracy:
     by_family: dict[str, list[int]] = field(default_factory=dict)  # family: [right, asked]
     family_drawings: Counter[str] = field(default_factory=Counter)
     wrong: dict[str, list[str]] = field(default_factory=dict)  # kind: lines
+    flags: FlagRates = field(default_factory=FlagRates)  # the evidence reader's flag
 
     def first_wrong(self, n: int) -> list[str]:
         """Up to `n` wrong keys, taking each kind's in turn (so one kind's many do not hide
@@ -140,7 +144,7 @@ def hard_key_accuracy(work: Path, seed: int = 0, per_family: int = 3) -> HardAcc
     write_hard_corpus(corpus, seed, per_family)
     run, _ = build_templates(work, corpus)
     scene_of = truth_by_image(run, corpus)
-    result = HardAccuracy()
+    result = HardAccuracy(flags=flag_rates(run, scene_of))
     for truth in load_truth(corpus):
         result.drawings += 1
         result.family_drawings[truth["family"]] += 1

@@ -144,7 +144,37 @@ def review_lines(run: RunFolder, rows: list[ReleaseRow]) -> list[str]:
         lines.append(
             f"Krippendorff's alpha over all reviewers: {st.alpha:.3f} ({st.alpha_items} questions)"
         )
-    return lines
+    return lines + awaiting_lines(run)
+
+
+def awaiting_lines(run: RunFolder) -> list[str]:
+    """How many questions sent to review no one has decided yet (not in the release), and of
+    them how many a check doubts: a flag from quality control (possibly flawed: the evidence
+    reader read otherwise, or no model answered it; a text-only majority), which the automatic
+    reviewer never accepts, so only a person can release them."""
+    from benchfoundry.core.records import ReviewBatchRecord, ScoredRecord
+
+    batches = run.table(ReviewBatchRecord)
+    if not batches.exists():
+        return []
+    sent = {q for b in batches.records() for q in b.question_ids}
+    decided = {r.question_id for r in run.table(ReviewRecord).records()}
+    waiting = sent - decided
+    if not waiting:
+        return []
+    scored = run.table(ScoredRecord)
+    flags: Counter[str] = Counter()
+    doubted = 0
+    for record in scored.records() if scored.exists() else []:
+        if record.question_id in waiting and record.flags:
+            doubted += 1
+            flags.update(record.flags)
+    why = f" ({', '.join(f'{k} {v}' for k, v in sorted(flags.items()))})" if flags else ""
+    return [
+        f"{len(waiting)} questions sent to review await a person's decision and are not in "
+        f"this release; {doubted} of them a check doubts{why}, which the automatic reviewer "
+        "never accepts: people must still see them"
+    ]
 
 
 def suspect_lines(run: RunFolder) -> list[str]:

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from benchfoundry.core.records import JudgementRecord
+from benchfoundry.tasks.qc.evidence import Evidence
 from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions
 
 TEXT_MODE = "text_only"
@@ -209,8 +210,19 @@ def judge_text(
         verdict.add("mmbench", reason, "flagged", "text_majority")
 
 
-def judge_vlm(hits: Hits | None, options: ConsensusOptions, verdict: Verdict) -> None:
-    """Difficulty from hits; possibly flawed when no model answers under CircularEval."""
+def judge_vlm(
+    hits: Hits | None,
+    options: ConsensusOptions,
+    verdict: Verdict,
+    evidence: Evidence | None = None,
+) -> None:
+    """Difficulty from hits; possibly flawed when the evidence reader (for a template item)
+    reads something other than the key, or, where it does not answer, when no model answers
+    under CircularEval. Where the evidence reader reads what the key says, the models' misses
+    alone do not flag the item."""
+    if evidence is not None and not evidence.agrees:
+        reason = f"possibly flawed: the evidence reader's own reading of the pixels {evidence.read}"
+        verdict.add("possibly_flawed", f"{reason}; review", "flagged", "possibly_flawed")
     if hits is None:
         return
     n = hits.answered
@@ -218,6 +230,8 @@ def judge_vlm(hits: Hits | None, options: ConsensusOptions, verdict: Verdict) ->
         _unassessed(verdict, hits, "vlm", "vision-language", "consensus")
         return
     verdict.difficulty = options.difficulty(hits.vanilla, n)
+    if evidence is not None:
+        return  # the evidence reader decided the flag
     # Flawed only when no model is right: under CircularEval where it is known, and a model
     # whose circular result is unknown counts as right when its first pass was.
     correct = (
@@ -238,8 +252,9 @@ def judge(
     filter_options: FilterOptions,
     consensus_options: ConsensusOptions,
     text_llms: Sequence[str] = (),
+    evidence: Evidence | None = None,
 ) -> Verdict:
     verdict = Verdict(status="eligible")
     judge_text(text, filter_options, verdict, text_llms)
-    judge_vlm(vlm, consensus_options, verdict)
+    judge_vlm(vlm, consensus_options, verdict, evidence)
     return verdict

@@ -77,6 +77,12 @@ class ConsensusOptions(StageOptionsModel):
     step dropped are not asked (MMStar shows its LVLMs only what the LLMs left)."""
 
     circular: bool = Field(default=True, description="ask under CircularEval")
+    evidence: bool = Field(
+        default=True,
+        description="check template keys with the evidence reader (its own reading of the "
+        "pixels): a key it reads otherwise is flagged possibly flawed, one it confirms is not "
+        "flagged for the models' misses alone",
+    )
     ask_dropped: bool = Field(
         default=False,
         description="also ask the candidates the text-only step's answers drop (their "

@@ -38,6 +38,7 @@ from benchfoundry.tasks.qc.assess import (
     stored_passes,
 )
 from benchfoundry.tasks.qc.ensemble import ensemble_warnings
+from benchfoundry.tasks.qc.evidence import evidence_for
 from benchfoundry.tasks.qc.items import clips_of, mcq_item
 from benchfoundry.tasks.qc.options import (
     DEFAULT_TEXT_ONLY,
@@ -271,6 +272,11 @@ def select_all(
     # An ensemble counts when its step is part of this run or its answers are stored.
     text_expected = "filter" in steps or any(j.model in text_counted for j in text_rows)
     vlm_expected = "consensus" in steps or bool(vlm_rows)
+    evidence = (
+        evidence_for(run, [c for c in all_candidates if c.question_id not in refused])
+        if consensus_options.evidence
+        else {}
+    )
     items: list[Assessed] = []
     for c in all_candidates:
         if c.question_id in refused:
@@ -283,7 +289,14 @@ def select_all(
             and _dropped(text, filter_options, text_llms)
         ):
             vlm_hits = None  # dropped by the text-only step, so not asked with the image
-        verdict = judge(text, vlm_hits, filter_options, consensus_options, text_llms)
+        verdict = judge(
+            text,
+            vlm_hits,
+            filter_options,
+            consensus_options,
+            text_llms,
+            evidence.get(c.question_id),
+        )
         items.append(
             Assessed(
                 c.question_id,
