@@ -9,6 +9,8 @@ photograph)."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.extractors.describe import recognised
 
@@ -71,3 +73,38 @@ def objects_of(facts: VisualFactsRecord) -> list[Instance]:
         and not any(glyph(i, line) for line in lines)
         and not outline(i, facts.instances)
     ]
+
+
+def graphic_in_text(facts: VisualFactsRecord) -> bool:
+    """Whether a line of text runs over a graphic: among the regions inside one OCR line (the
+    regions `objects_of` leaves out as glyphs), one that reaches out of the line's box (a plate
+    or badge behind the words), or one of another colour than the line's letters and about as
+    tall as the line (a logo's disc in place of a letter, a picture between words).
+    What such an image "contains" (objects, text or both) has no plain answer."""
+    lines = [line for line in facts.ocr_lines if sum(ch.isalnum() for ch in line.text) >= 2]
+    for line in lines:
+        lx0, ly0, lx1, ly1 = line.box
+        inside = [
+            i
+            for i in facts.instances
+            if i.attributes
+            and max(0.0, min(i.box[2], lx1) - max(i.box[0], lx0))
+            * max(0.0, min(i.box[3], ly1) - max(i.box[1], ly0))
+            >= 0.5 * max(1.0, (i.box[2] - i.box[0]) * (i.box[3] - i.box[1]))
+        ]
+        reach = 0.15 * (ly1 - ly0)
+        if any(  # a plate behind the text: it reaches out of the line's box
+            i.box[0] < lx0 - reach or i.box[1] < ly0 - reach or i.box[2] > lx1 + reach
+            or i.box[3] > ly1 + reach
+            for i in inside
+        ):  # fmt: skip
+            return True
+        colours = Counter(_colour(i) for i in inside)
+        if len(colours) < 2:
+            continue
+        letters = colours.most_common(1)[0][0]
+        if any(
+            _colour(i) != letters and (i.box[3] - i.box[1]) >= 0.5 * (ly1 - ly0) for i in inside
+        ):
+            return True
+    return False

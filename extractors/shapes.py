@@ -124,9 +124,10 @@ def _aspect(outline: tuple[np.ndarray, np.ndarray]) -> float:
 def _corners(outline: np.ndarray) -> np.ndarray:
     """The outline as a closed polygon of its corners: Douglas-Peucker at a tolerance of 4% of
     the shape's size, then the corners that are hardly corners (a turn under 25 degrees, as the
-    start of the trace leaves one) taken out, and two corners closer than 15% of the size (a
+    start of the trace leaves one) taken out, and two corners closer than 15% of the shape's narrower side (a
     blunt corner cut twice) made the one where their sides meet."""
     extent = float(np.ptp(outline, axis=0).max())
+    narrow = float(np.ptp(outline, axis=0).min())  # a bar's short side has two real corners
     polygon = approximate_polygon(outline, tolerance=0.04 * extent)[:-1]
     changed = True
     while changed and len(polygon) > 3:
@@ -135,7 +136,7 @@ def _corners(outline: np.ndarray) -> np.ndarray:
             before, here, after = polygon[i - 1], polygon[i], polygon[(i + 1) % len(polygon)]
             if _turn(before, here, after) < math.radians(25):
                 polygon = np.delete(polygon, i, axis=0)
-            elif np.linalg.norm(after - here) < 0.15 * extent:  # one blunt corner, cut twice
+            elif np.linalg.norm(after - here) < 0.15 * narrow:  # one blunt corner, cut twice
                 polygon[i] = _meet(before, here, after, polygon[(i + 2) % len(polygon)])
                 polygon = np.delete(polygon, (i + 1) % len(polygon), axis=0)
             else:
