@@ -84,9 +84,10 @@ def check(
     decision: Decision,
     candidate: CandidateRecord | None,
     tool: str,
-    dimensions: Iterable[str] | None = None,
+    dimensions: Iterable[str] | Mapping[str, Iterable[str]] | None = None,
 ) -> ReviewRecord:
-    """The stored record of a decision, or `ReviewError` saying why it cannot be stored."""
+    """The stored record of a decision, or `ReviewError` saying why it cannot be stored. A move
+    names one of `dimensions`; given by medium (`media_dimensions`), one of its own medium's."""
     texts = ("question_id", "reviewer", "decision", "new_answer", "new_question", "new_dimension")
     for name in (*texts, "reason", "note", "batch_id"):
         value = getattr(decision, name)
@@ -139,6 +140,16 @@ def check(
     if decision.decision == "move":
         if not decision.new_dimension:
             raise ReviewError("a move names the new dimension")
+        if isinstance(dimensions, Mapping):  # medium -> its dimensions: a move stays on it
+            medium = medium_of(candidate)
+            own = set(dimensions.get(medium, ()))
+            other = {d for ds in dimensions.values() for d in ds} - own
+            if decision.new_dimension in other:
+                raise ReviewError(
+                    f"'{decision.new_dimension}' is a dimension of questions on another medium; "
+                    f"a question on an {medium} moves only to one of: {', '.join(sorted(own))}"
+                )
+            dimensions = own
         if dimensions is not None and decision.new_dimension not in set(dimensions):
             raise ReviewError(f"'{decision.new_dimension}' is not a dimension of the taxonomy")
         if decision.new_dimension == candidate.dimension:
@@ -215,7 +226,7 @@ def record(
     run: RunFolder,
     decisions: Sequence[Decision],
     tool: str,
-    dimensions: Iterable[str] | None = None,
+    dimensions: Iterable[str] | Mapping[str, Iterable[str]] | None = None,
     *,
     store: ReviewStore | None = None,
     candidates: Mapping[str, CandidateRecord] | None = None,
@@ -223,14 +234,19 @@ def record(
 ) -> tuple[int, int, list[str]]:
     """Check and store decisions in the run's review database, in one transaction; (added,
     already stored, refusals with their reasons). A refused decision changes nothing; the others
-    are stored. A move must name one of `dimensions` (default: `run_dimensions`). A decision
+    are stored. A move must name one of `dimensions` (default: the run's by medium,
+`media_dimensions`, so a question moves only to a dimension of its own medium). A decision
     that repeats the reviewer's latest one on the same candidate content is already stored
     (importing a file twice changes nothing). `role` is the signed-in decider's role."""
     store = store or ReviewStore.open(run)
     if candidates is None:
         candidates = review_items(run)
     current = store.latest({d.question_id for d in decisions})
-    dims = list(dimensions) if dimensions is not None else run_dimensions(run)
+    dims: Iterable[str] | Mapping[str, Iterable[str]] = (
+        dimensions if dimensions is not None else media_dimensions(run)
+    )
+    if not isinstance(dims, Mapping):
+        dims = list(dims)
     good, refused, repeated = [], [], 0
     for d in decisions:
         try:

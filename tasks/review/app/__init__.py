@@ -301,7 +301,7 @@ def create_app(
                 data.run,
                 [decision],
                 "web",
-                data.dimensions(),
+                data.media_dimensions(),  # a move stays on its medium
                 store=data.store,
                 candidates=data.items(),
                 role=principal.role,

@@ -282,11 +282,15 @@ def test_batch_parts_number_a_reviewers_batches_in_review_order(run):
 
 
 def test_a_move_from_any_tool_must_name_a_dimension_of_the_taxonomy(run):
-    """Files and the CLI are held to the taxonomy as the app is (no dimensions passed)."""
+    """Files and the CLI are held to the taxonomy as the app is (no dimensions passed), and a
+    question moves only to a dimension of its own medium (a picture's never to a clip's)."""
     added, _, refused = record(
         run, [Decision("q00", "ann", "move", new_dimension="nonsense")], "file"
     )
     assert added == 0 and "'nonsense' is not a dimension of the taxonomy" in refused[0]
+    to_clips = Decision("q00", "ann", "move", new_dimension="action_recognition")
+    added, _, refused = record(run, [to_clips], "file")  # a picture's question, a clip's dimension
+    assert added == 0 and "another medium" in refused[0] and "text_understanding" in refused[0]
     moved = Decision("q00", "ann", "move", new_dimension="text_understanding")  # seed_bench
     assert record(run, [moved], "file")[0] == 1
 
