@@ -34,12 +34,30 @@ class GenerateSummary(StageSummary):
             or "nothing"
         )
 
+    def warning(self) -> str | None:
+        """Said when images went in and no question came out (a build of photographs offline:
+        no generator model, and no template's facts)."""
+        if self.candidates or not self.images:
+            return None
+        why: dict[str, int] = {}
+        for reasons in self.not_asked.values():
+            for reason, n in reasons.items():
+                why[reason] = max(why.get(reason, 0), n)
+        top = ", ".join(f"{k} {v}" for k, v in sorted(why.items(), key=lambda kv: -kv[1])[:4])
+        return (
+            f"WARNING: no question was made from {self.images} images: the templates asked "
+            f"nothing ({top or 'no facts'}; docs/generate.md says what each reason means), and no "
+            "generator model wrote any (offline, name one in models.generator or set "
+            "OPENAI_API_KEY for questions about photographs)"
+        )
+
     def markdown(self) -> str:
         lines = [
             f"# Generate ({self.taxonomy})",
             "",
             f"{self.drafts} drafts from {self.images} images, "
             f"{self.candidates} candidates ({self.candidates_added} new), cost {self.cost:.4f}",
+            *(["", f"**{self.warning()}**"] if self.warning() else []),
             "",
             "| dimension | counts |",
             "|---|---|",
@@ -81,4 +99,5 @@ class GenerateSummary(StageSummary):
             "  seed questions refused: "
             + (", ".join(f"{k} {v}" for k, v in self.seeds_refused_by_reason.items()) or "none"),
             "  not asked (facts too thin): " + self._not_asked(),
+            *([f"  {self.warning()}"] if self.warning() else []),
         ]
