@@ -59,14 +59,16 @@ def main() -> None:
     wall = time.perf_counter() - started
     n = summary.images_extracted
     models = sum(
-        v for k, v in summary.seconds_by_backend.items() if k in ("ocr", "segmenter", "captioner")
+        v
+        for k, v in summary.seconds_by_backend.items()
+        if k in ("ocr", "segmenter", "captioner", "second ocr", "second segmenter")
     )
     print(
         f"{n} images ({args.images - n_text} object scenes, {n_text} text scenes, 384x288), "
         f"{'Prefect flow' if args.flow else 'stage logic'}: {wall:.1f} s wall, {60 * n / wall:.0f} images/min"
     )
     for backend, seconds in summary.seconds_by_backend.items():
-        print(f"  {backend:<10} {seconds:6.1f} s  {60 * n / max(seconds, 1e-9):8.0f} images/min")
+        print(f"  {backend:<16} {seconds:6.1f} s  {60 * n / max(seconds, 1e-9):8.0f} images/min")
     print(
         f"  outside the model backends (describer, decoding, storage, orchestration): "
         f"{100 * (wall - models) / wall:.1f}% of wall time"
