@@ -15,12 +15,19 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 
 def _maps_as_dicts(model: type[BaseModel], data: Any) -> Any:
-    """Arrow gives a map column's value as a list of (key, value) pairs: make it a dict."""
+    """Arrow gives a map column's value as a list of (key, value) pairs: make it a dict (each
+    item's, in a list of maps)."""
     if isinstance(data, dict):
         for name, field in model.model_fields.items():
             value = data.get(name)
-            if isinstance(value, list) and typing.get_origin(field.annotation) is dict:
+            if not isinstance(value, list):
+                continue
+            if typing.get_origin(field.annotation) is dict:
                 data = {**data, name: dict(value)}
+            elif typing.get_origin(field.annotation) is list and any(
+                typing.get_origin(a) is dict for a in typing.get_args(field.annotation)
+            ):
+                data = {**data, name: [dict(v) if isinstance(v, list) else v for v in value]}
     return data
 
 

@@ -83,7 +83,9 @@ class ClipRecord(Record):
 class SegmentRecord(Record):
     """One annotated action in a clip (the whole clip for SSv2), with the keyframes sampled from
     it (stored as images, `source_kind` `keyframe`). `order` is its place among its clip's
-    segments by start time; `family` groups labels (SSv2's template, EPIC's verb)."""
+    segments by start time; `family` groups labels (SSv2's template, EPIC's verb). The label's
+    parts, as the annotation gives them: SSv2's `placeholders` (what fills the template's
+    `[something]`s, in order), EPIC's `noun` (what the verb acts on)."""
 
     table: ClassVar[str] = "segments"
     key: ClassVar[tuple[str, ...]] = ("segment_id",)
@@ -100,6 +102,8 @@ class SegmentRecord(Record):
     source_kind: str
     frames: list[str]  # image ids of the keyframes, in time order
     frame_times: list[float]
+    placeholders: list[str] = []
+    noun: str | None = None
 
 
 class QuarantineRecord(Record):
@@ -227,6 +231,11 @@ class CandidateRecord(Record):
     flags: list[str] = []  # what the generate stage noticed (length outliers...)
     cost: float = 0.0  # what writing it cost (0 for templates and seeds)
     raw_output: str | None
+    # A template question's parts, as `core.phrasing` writes every language from them: the
+    # question's, and one dict per option in `options`' order (so the key's are at the answer
+    # letter's index; an option a model wrote has none). Empty for other items.
+    slots: dict[str, str] = {}
+    option_slots: list[dict[str, str]] = []
 
 
 # --- judgements, scores, reviews, results (later stages) ---------------------------------------

@@ -9,7 +9,9 @@ Layout 1 (up to 2026-12-01) packed data into strings: `meta` was JSON text (a ca
 `"kind: message"`, and judgements and captions recorded no prompt id; results had no grader
 columns (`grader_reply`, `grade_error`: empty for a multiple-choice answer); review decisions had
 no `role` (added empty: decisions made before user accounts). Decisions and review batches
-had no `language` (added empty: English items, before twins were reviewed).
+had no `language` (added empty: English items, before twins were reviewed). Candidates had no
+`slots` and `option_slots`, segments no `placeholders` and `noun` (added empty: written before
+a template's parts and an annotation's parts were kept).
 """
 
 from __future__ import annotations
@@ -41,12 +43,19 @@ def _meta_row(row: Row) -> Row:
 
 
 def _candidate(row: Row) -> Row:
-    meta = json.loads(row["meta"]) if isinstance(row.get("meta"), str) and row["meta"] else {}
+    parts = {"slots": row.get("slots") or {}, "option_slots": row.get("option_slots") or []}
+    if not isinstance(row.get("meta"), str):  # layout 2, before a template's parts were kept
+        return {**row, **parts}
+    meta = json.loads(row["meta"]) if row["meta"] else {}
     flags, cost = [], 0.0
     if not str(row.get("generator", "")).startswith("seed:"):  # a generated draft's own fields
         flags = list(meta.pop("flags", []))
         cost = float(meta.pop("cost", 0.0))
-    return {**row, "meta": _text_map(meta), "flags": flags, "cost": cost}
+    return {**row, "meta": _text_map(meta), "flags": flags, "cost": cost, **parts}
+
+
+def _segment(row: Row) -> Row:
+    return {**row, "placeholders": row.get("placeholders") or [], "noun": row.get("noun")}
 
 
 def _quarantine(row: Row) -> Row:
@@ -77,6 +86,7 @@ UPGRADES: dict[str, Callable[[Row], Row]] = {
     "images": _meta_row,
     "image_sources": _meta_row,
     "candidates": _candidate,
+    "segments": _segment,  # the label's parts added empty: read before they were kept
     "quarantine": _quarantine,
     "judgements": _judgement,
     "visual_facts": _facts,

@@ -129,3 +129,38 @@ def test_results_without_grader_columns_gain_them_empty(tmp_path):
     (record,) = RunFolder(tmp_path).table(ResultRecord).records()
     assert record.option_order == ["A", "B"] and record.grader_reply is None
     assert RunFolder(tmp_path).read_manifest()["migrations"][0]["table"] == "results"
+
+
+def test_candidates_and_segments_without_their_parts_gain_them_empty(tmp_path):
+    """Tables written before a template's parts (and an annotation's) were kept open with them
+    empty, and with nothing else lost."""
+    import pyarrow as pa
+
+    from benchfoundry.core.records import SegmentRecord
+    from benchfoundry.storage import tables as storage
+
+    candidate = {
+        "question_id": ["q"], "image_id": ["i"], "dimension": ["d"], "question": ["Q?"],
+        "hint": [None], "options": [["a", "b"]], "answer": ["A"], "category": [None],
+        "l2_category": [None], "split": [None], "generator": ["template:count"],
+        "prompt_id": [None], "prompt_hash": [None], "evidence": [["e"]], "source": ["s"],
+        "meta": [[("video", "v.mp4")]], "flags": [["length_outlier"]], "cost": [0.5],
+        "raw_output": [None],
+    }  # fmt: skip
+    segment = {
+        "segment_id": ["s"], "clip_id": ["c"], "video": ["v.mp4"], "start": [0.0], "end": [1.0],
+        "label": ["Moving cup up"], "family": ["Moving [something] up"], "order": [0],
+        "source": ["labels.json#id=1"], "source_kind": ["videos:ssv2"], "frames": [["f"]],
+        "frame_times": [[0.5]],
+    }  # fmt: skip
+    for record, old in ((CandidateRecord, candidate), (SegmentRecord, segment)):
+        schema = arrow_schema(record)
+        schema = pa.schema([schema.field(name) for name in old])
+        (tmp_path / record.table).mkdir()
+        pq.write_table(pa.table(old, schema=schema), tmp_path / record.table / "part-old.parquet")
+        storage._CHECKED.discard((tmp_path / record.table).resolve())
+    (c,) = RunFolder(tmp_path).table(CandidateRecord).records()
+    assert (c.slots, c.option_slots) == ({}, [])
+    assert (c.meta, c.flags, c.cost) == ({"video": "v.mp4"}, ["length_outlier"], 0.5)
+    (s,) = RunFolder(tmp_path).table(SegmentRecord).records()
+    assert (s.placeholders, s.noun, s.family) == ([], None, "Moving [something] up")
