@@ -1,9 +1,11 @@
 """Synthetic clips with known actions, for SEED-Bench's temporal dimensions offline.
 
 Single-action clips in Something-Something-v2's form (`clips/<id>.mp4` and `clips/labels.json`
-with `id`, `label`, `template`, `placeholders`), and multi-step procedures in the segments form
-(`procedures/<name>.mp4` and `procedures/segments.csv`: `video,start,end,label`): shapes that
-move, grow, shrink, appear and disappear. The label is the truth: the renderer draws what it says.
+with `id`, `label`, `template`, `placeholders`: the label is the template with its
+`[something]`s filled by the placeholders, in order), and multi-step procedures in the segments
+form with EPIC-KITCHENS' verb and noun columns (`procedures/<name>.mp4` and
+`procedures/segments.csv`: `video,start,end,label,verb,noun`): shapes that move, grow, shrink,
+appear and disappear. The label is the truth: the renderer draws what it says.
 """
 
 from __future__ import annotations
@@ -33,20 +35,24 @@ TEMPLATES: dict[str, tuple[tuple[float, float, float, bool], tuple[float, float,
     "Moving [something] from right to left": ((0.55, 0.5, 1, True), (0.2, 0.5, 1, True)),
     "Moving [something] up": ((0.35, 0.78, 1, True), (0.35, 0.22, 1, True)),
     "Moving [something] down": ((0.35, 0.22, 1, True), (0.35, 0.78, 1, True)),
-    "Putting [something] into [the box]": ((0.2, 0.5, 0.8, True), (0.82, 0.5, 0.8, True)),
-    "Taking [something] out of [the box]": ((0.82, 0.5, 0.8, True), (0.2, 0.5, 0.8, True)),
+    "Putting [something] into [something]": ((0.2, 0.5, 0.8, True), (0.82, 0.5, 0.8, True)),
+    "Taking [something] out of [something]": ((0.82, 0.5, 0.8, True), (0.2, 0.5, 0.8, True)),
     "Making [something] bigger": ((0.35, 0.5, 0.6, True), (0.35, 0.5, 1.5, True)),
     "Making [something] smaller": ((0.35, 0.5, 1.5, True), (0.35, 0.5, 0.6, True)),
 }
 
-# Procedure steps: a verb phrase and how it changes the object's state.
+THE_BOX = "the box"  # the second thing of the templates that put things into it and take them out
+BOXED = {t for t in TEMPLATES if t.count("[something]") == 2}
+
+# Procedure steps: the verb (as EPIC-KITCHENS' `verb` column would hold it), the narration it
+# makes with its noun, and how it changes the object's state.
 STEPS = {
-    "move the {o} to the right": lambda s: (min(s[0] + 0.3, 0.85), s[1], s[2], s[3]),
-    "move the {o} to the left": lambda s: (max(s[0] - 0.3, 0.15), s[1], s[2], s[3]),
-    "lift the {o} up": lambda s: (s[0], max(s[1] - 0.3, 0.2), s[2], s[3]),
-    "put the {o} down": lambda s: (s[0], min(s[1] + 0.3, 0.8), s[2], s[3]),
-    "make the {o} bigger": lambda s: (s[0], s[1], 1.5, s[3]),
-    "make the {o} smaller": lambda s: (s[0], s[1], 0.6, s[3]),
+    "move-right": ("move the {o} to the right", lambda s: (min(s[0] + 0.3, 0.85), *s[1:])),
+    "move-left": ("move the {o} to the left", lambda s: (max(s[0] - 0.3, 0.15), *s[1:])),
+    "lift-up": ("lift the {o} up", lambda s: (s[0], max(s[1] - 0.3, 0.2), s[2], s[3])),
+    "put-down": ("put the {o} down", lambda s: (s[0], min(s[1] + 0.3, 0.8), s[2], s[3])),
+    "make-bigger": ("make the {o} bigger", lambda s: (s[0], s[1], 1.5, s[3])),
+    "make-smaller": ("make the {o} smaller", lambda s: (s[0], s[1], 0.6, s[3])),
 }
 
 
@@ -102,11 +108,14 @@ def _moves(start: tuple, end: tuple, frames: int) -> list[tuple]:
 
 def single_action_clip(thing: Thing, template: str) -> bytes:
     start, end = TEMPLATES[template]
-    box = "[the box]" in template
+    box = template in BOXED
     return encode_clip([_frame([(thing, s)], box) for s in _moves(start, end, STEP_FRAMES)], FPS)
 
 
-def procedure_clip(rng: random.Random, steps: int) -> tuple[bytes, list[tuple[float, float, str]]]:
+Step = tuple[float, float, str, str, str]  # start, end, label, verb, noun
+
+
+def procedure_clip(rng: random.Random, steps: int) -> tuple[bytes, list[Step]]:
     """A clip of `steps` actions, each on one of two or three shapes, with its segments."""
     things = [
         Thing(c, s)
@@ -114,13 +123,14 @@ def procedure_clip(rng: random.Random, steps: int) -> tuple[bytes, list[tuple[fl
     ]
     states = {t.name: (0.25 + 0.25 * i, 0.5, 1.0, True) for i, t in enumerate(things)}
     frames: list[np.ndarray] = []
-    segments: list[tuple[float, float, str]] = []
+    segments: list[Step] = []
     used: set[str] = set()
     while len(segments) < steps:
         thing = rng.choice(things)
-        phrase = rng.choice(list(STEPS))
+        verb = rng.choice(list(STEPS))
+        phrase, change = STEPS[verb]
         label = phrase.format(o=thing.name)
-        after = STEPS[phrase](states[thing.name])
+        after = change(states[thing.name])
         if label in used or after == states[thing.name]:
             continue  # each step once, and every step visibly changes something
         used.add(label)
@@ -129,7 +139,7 @@ def procedure_clip(rng: random.Random, steps: int) -> tuple[bytes, list[tuple[fl
             shown = [(t, state if t.name == thing.name else states[t.name]) for t in things]
             frames.append(_frame(shown, box=False))
         states[thing.name] = after
-        segments.append((round(start, 3), round(len(frames) / FPS, 3), label))
+        segments.append((round(start, 3), round(len(frames) / FPS, 3), label, verb, thing.name))
     return encode_clip(frames, FPS), segments
 
 
@@ -149,8 +159,10 @@ def write_clips(folder: Path, n_clips: int, n_procedures: int, seed: int = 0) ->
             )
             clip_id = str(1000 + i)
             (folder / "clips" / f"{clip_id}.mp4").write_bytes(single_action_clip(thing, template))
-            placeholders = [thing.name] + (["the box"] if "[the box]" in template else [])
-            label = template.replace("[something]", thing.name).replace("[the box]", "the box")
+            placeholders = [thing.name] + ([THE_BOX] if template in BOXED else [])
+            label = template
+            for placeholder in placeholders:
+                label = label.replace("[something]", placeholder, 1)
             entries.append(
                 {"id": clip_id, "label": label, "template": template, "placeholders": placeholders}
             )
@@ -163,10 +175,10 @@ def write_clips(folder: Path, n_clips: int, n_procedures: int, seed: int = 0) ->
             data, segments = procedure_clip(rng, steps=3 + i % 2)
             name = f"procedure_{i:02d}.mp4"
             (folder / "procedures" / name).write_bytes(data)
-            rows += [(name, f"{s:g}", f"{e:g}", label) for s, e, label in segments]
+            rows += [(name, f"{s:g}", f"{e:g}", *parts) for s, e, *parts in segments]
         with open(folder / "procedures" / "segments.csv", "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(["video", "start", "end", "label"])
+            writer.writerow(["video", "start", "end", "label", "verb", "noun"])
             writer.writerows(rows)
         counts["procedures"] = n_procedures
         counts["segments"] = len(rows)

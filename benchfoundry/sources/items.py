@@ -124,7 +124,8 @@ class RawClip:
 @dataclass(frozen=True)
 class RawSegment:
     """One annotated stretch of a clip: `start`/`end` in seconds (None: the whole clip), its
-    action `label`, and its `family` (SSv2's template, EPIC's verb) when the annotation has one."""
+    action `label`, and its `family` (SSv2's template, EPIC's verb) when the annotation has one,
+    with the label's other parts: SSv2's `placeholders`, EPIC's `noun`."""
 
     source: str  # the annotation row, for a person: `labels.json#id=7`, `segments.csv#line=3`
     source_kind: str  # the annotation format
@@ -134,6 +135,8 @@ class RawSegment:
     end: float | None
     label: str
     family: str | None = None
+    placeholders: tuple[str, ...] = ()
+    noun: str | None = None
 
 
 @dataclass

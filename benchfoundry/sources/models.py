@@ -73,8 +73,9 @@ class VideoSource(SpecModel):
     """A folder of clips and a file of their action annotations (SEED-Bench's temporal part):
     `ssv2` is Something-Something-v2's JSON list (`id`, `label`, `template`, `placeholders`;
     one clip `<id>.webm` or `.mp4` each); `segments` a CSV `video,start,end,label` (seconds,
-    several ordered segments per video, Breakfast's form); `epic_kitchens` EPIC-KITCHENS-100's
-    CSV (`video_id`, `start_timestamp`, `stop_timestamp`, `narration`, `verb`, ...)."""
+    several ordered segments per video, Breakfast's form; `verb` and `noun` columns read when
+    there); `epic_kitchens` EPIC-KITCHENS-100's CSV (`video_id`, `start_timestamp`,
+    `stop_timestamp`, `narration`, `verb`, `noun`, ...)."""
 
     kind: Literal["videos"] = "videos"
     path: Location = Field(description="folder the clips are in (searched recursively)")

@@ -59,19 +59,25 @@ def _find(clips: dict[str, Path], video: str) -> str | None:
     return matches[0] if matches else None
 
 
-def _ssv2_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
+Row = tuple[str, dict[str, str], tuple[str, ...]]  # reference, fields, SSv2's placeholders
+
+
+def _ssv2_rows(path: Path) -> list[Row]:
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SourceFormatError(f"annotation file {path} is not readable JSON: {exc}") from None
     if not isinstance(entries, list):
         raise SourceFormatError(f"annotation file {path} is not a JSON list (SSv2's labels form)")
-    rows = []
+    rows: list[Row] = []
     for n, entry in enumerate(entries):
         if not isinstance(entry, dict) or "id" not in entry:
-            rows.append((f"{path}#entry={n}", {}))
+            rows.append((f"{path}#entry={n}", {}, ()))
             continue
         template = str(entry.get("template") or "")  # its slots kept: `Moving [something] up`
+        placeholders = entry.get("placeholders")
+        if not isinstance(placeholders, list) or not all(isinstance(p, str) for p in placeholders):
+            placeholders = []  # the label without its parts: still a label
         rows.append(
             (
                 f"{path}#id={entry['id']}",
@@ -80,13 +86,17 @@ def _ssv2_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
                     "label": str(entry.get("label") or "").strip(),
                     "family": template,
                 },
+                tuple(p.strip() for p in placeholders),
             )
         )
     return rows
 
 
-def _csv_rows(path: Path, columns: dict[str, str]) -> list[tuple[str, dict[str, str]]]:
-    """Rows of a CSV with the named columns (ours -> the file's), or one error naming a column."""
+def _csv_rows(
+    path: Path, columns: dict[str, str], optional: dict[str, str] | None = None
+) -> list[Row]:
+    """Rows of a CSV with the named columns (ours -> the file's) and those of the `optional`
+    ones it has, or one error naming a missing column."""
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
@@ -97,10 +107,12 @@ def _csv_rows(path: Path, columns: dict[str, str]) -> list[tuple[str, dict[str, 
                     f"annotation file {path} has no column(s) {', '.join(missing)} "
                     f"(it has {', '.join(header) or 'no header'})"
                 )
+            wanted = columns | {o: t for o, t in (optional or {}).items() if t in header}
             return [
                 (
                     f"{path}#line={reader.line_num}",
-                    {ours: (row.get(theirs) or "").strip() for ours, theirs in columns.items()},
+                    {ours: (row.get(theirs) or "").strip() for ours, theirs in wanted.items()},
+                    (),
                 )
                 for row in reader
             ]
@@ -108,14 +120,19 @@ def _csv_rows(path: Path, columns: dict[str, str]) -> list[tuple[str, dict[str, 
         raise SourceFormatError(f"annotation file {path} cannot be read: {exc}") from None
 
 
-def annotation_rows(source: VideoSource) -> list[tuple[str, dict[str, str]]]:
-    """(row reference, fields) for each annotation: `video`, `label`, and as the format has
-    them `start`, `end`, `family`. An entry missing its fields has empty ones."""
+def annotation_rows(source: VideoSource) -> list[Row]:
+    """(row reference, fields, placeholders) for each annotation: `video`, `label`, and as the
+    format has them `start`, `end`, `family` (SSv2's template, a verb) and `noun`, with SSv2's
+    placeholders. An entry missing its fields has empty ones."""
     path = Path(source.annotations)
     if source.format == "ssv2":
         return _ssv2_rows(path)
-    if source.format == "segments":
-        return _csv_rows(path, {"video": "video", "start": "start", "end": "end", "label": "label"})
+    if source.format == "segments":  # a verb and a noun, when the file has them (EPIC's columns)
+        return _csv_rows(
+            path,
+            {"video": "video", "start": "start", "end": "end", "label": "label"},
+            {"family": "verb", "noun": "noun"},
+        )
     return _csv_rows(
         path,
         {
@@ -125,6 +142,7 @@ def annotation_rows(source: VideoSource) -> list[tuple[str, dict[str, str]]]:
             "label": "narration",
             "family": "verb",
         },
+        {"noun": "noun"},
     )
 
 
@@ -140,7 +158,7 @@ def read_videos(source: VideoSource) -> SourceItems:
     def refuse(ref: str, reason: str, detail: str) -> None:
         items.rejections.append(Rejection(ref, kind, reason, detail))
 
-    for ref, row in annotation_rows(source):
+    for ref, row, placeholders in annotation_rows(source):
         if not row.get("video"):
             refuse(ref, "malformed_annotation", f"no video named ({source.format} form)")
             continue
@@ -180,6 +198,8 @@ def read_videos(source: VideoSource) -> SourceItems:
                 end,
                 row["label"],
                 row.get("family") or None,
+                placeholders,
+                row.get("noun") or None,
             )
         )
     items.clips = list(named.values())

@@ -131,6 +131,8 @@ def decode_clip(
                 source_kind=segment.source_kind,
                 frames=[ids[t] for t in times[(start, end)]],
                 frame_times=times[(start, end)],
+                placeholders=list(segment.placeholders),
+                noun=segment.noun,
             )
         )
     return out

@@ -29,7 +29,7 @@ def test_epic_kitchens_rows_become_timed_segments_with_their_verb(tmp_path):
     )  # fmt: skip
     (segment,) = items.segments
     assert (segment.video, segment.start, segment.end) == ("P01/videos/P01_01.MP4", 0.14, 0.8)
-    assert (segment.label, segment.family) == ("open door", "open")
+    assert (segment.label, segment.family, segment.noun) == ("open door", "open", "door")
     assert [c.name for c in items.clips] == ["P01/videos/P01_01.MP4"]
     reasons = {r.source.rsplit("#", 1)[1]: r.reason for r in items.rejections}
     assert reasons == {"line=3": "bad_segment", "line=4": "missing_clip", "line=5": "empty_label"}
@@ -46,8 +46,27 @@ def test_ssv2_keeps_its_template_and_names_unannotated_clips(tmp_path):
     )
     (segment,) = items.segments
     assert (segment.video, segment.start, segment.end) == ("7.webm", None, None)
-    assert segment.family == "Moving [something] up"
+    assert segment.family == "Moving [something] up" and segment.placeholders == ("cup",)
     assert sorted(r.reason for r in items.rejections) == [
         "malformed_annotation",
         "unannotated_clip",
     ]
+
+
+def test_a_segments_csv_may_carry_a_verb_and_a_noun(tmp_path):
+    """EPIC-KITCHENS' columns in the segments form: the label's parts as the file gives them;
+    a file without them keeps its labels alone."""
+    _clip(tmp_path / "p.mp4")
+    (tmp_path / "with.csv").write_text(
+        "video,start,end,label,verb,noun\n"
+        "p.mp4,0,0.5,lift the red circle up,lift-up,red circle\n"
+        "p.mp4,0.5,1,put the red circle down,,\n"
+    )
+    (tmp_path / "without.csv").write_text("video,start,end,label\np.mp4,0,1,stir the pan\n")
+    first, second = read_videos(
+        VideoSource(path=tmp_path, annotations=tmp_path / "with.csv")
+    ).segments
+    assert (first.family, first.noun, first.placeholders) == ("lift-up", "red circle", ())
+    assert (second.family, second.noun) == (None, None)
+    (bare,) = read_videos(VideoSource(path=tmp_path, annotations=tmp_path / "without.csv")).segments
+    assert (bare.label, bare.family, bare.noun) == ("stir the pan", None, None)
