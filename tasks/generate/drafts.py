@@ -51,6 +51,10 @@ class Draft:
     raw_output: str | None = None
     cost: float = 0.0
     meta: dict[str, str] = field(default_factory=dict)  # a clip's question: its video and stretch
+    # A template's parts (`core.phrasing`): the question's, and each option's, the correct
+    # option's first, then the distractors' in their order; empty for other drafts.
+    slots: dict[str, str] = field(default_factory=dict)
+    option_slots: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def source(self) -> str:
@@ -187,9 +191,16 @@ def to_candidate(draft: Draft, seed: int, rules: Rules) -> CandidateRecord:
         "seed": seed,
     }
     position = int(content_hash(key), 16) % n
-    distractors = list(draft.distractors)
-    random.Random(content_hash({**key, "order": True})).shuffle(distractors)
+    # each distractor with its parts (none for an item that has none), shuffled together
+    parts = draft.option_slots[1:] or [{}] * len(draft.distractors)
+    wrong = list(zip(draft.distractors, parts, strict=True))
+    random.Random(content_hash({**key, "order": True})).shuffle(wrong)
+    distractors = [text for text, _ in wrong]
     options = distractors[:position] + [draft.correct] + distractors[position:]
+    option_slots = []
+    if draft.option_slots:
+        shuffled = [slots for _, slots in wrong]
+        option_slots = shuffled[:position] + [draft.option_slots[0]] + shuffled[position:]
     return CandidateRecord(
         question_id=question_id(draft.image_id, draft.question, options),
         image_id=draft.image_id,
@@ -210,6 +221,8 @@ def to_candidate(draft: Draft, seed: int, rules: Rules) -> CandidateRecord:
         flags=length_flags(options, rules.length_ratio),
         cost=draft.cost,
         raw_output=draft.raw_output,
+        slots=dict(draft.slots),
+        option_slots=[dict(o) for o in option_slots],
     )
 
 

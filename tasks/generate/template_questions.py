@@ -237,16 +237,18 @@ def template_drafts(
             asked = made[kind]
             if asked.why_not:
                 reasons[asked.why_not] += 1
-            for question, correct, distractors, evidence in asked.questions:
+            for q in asked.questions:
                 result.drafts.append(
                     Draft(
                         image_id=facts.image_id,
                         dimension=dimension.id,
-                        question=question,
-                        correct=correct,
-                        distractors=distractors,
+                        question=q.question,
+                        correct=q.correct,
+                        distractors=q.distractors,
                         generator=f"template:{kind}",
-                        evidence=evidence,
+                        evidence=q.evidence,
+                        slots=q.slots,
+                        option_slots=[q.key_slots, *q.wrong_slots],
                     )
                 )
         if dimension.templates and len(result.drafts) == before:

@@ -11,10 +11,42 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from benchfoundry.core import phrasing
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.tasks.generate.geometry import apart, in_contact
 
-Question = tuple[str, str, list[str], list[str]]  # question, correct option, distractors, evidence
+Slots = dict[str, str]
+
+
+@dataclass(frozen=True)
+class Question:
+    """One template question as data: its kind and parts (`slots`), what its key and each wrong
+    option is (`key_slots`, `wrong_slots`), and the facts it rests on. Its English is written
+    from them (`core.phrasing`), as every other language's is."""
+
+    kind: str
+    slots: Slots
+    key_slots: Slots
+    wrong_slots: list[Slots]
+    evidence: list[str]
+
+    @property
+    def question(self) -> str:
+        return phrasing.question(self.kind, self.slots, "en")
+
+    @property
+    def correct(self) -> str:
+        return phrasing.option(self.kind, self.key_slots, "en")
+
+    @property
+    def distractors(self) -> list[str]:
+        return [phrasing.option(self.kind, o, "en") for o in self.wrong_slots]
+
+
+def each(key: str, values: Sequence[str]) -> list[Slots]:
+    """Options that are each one value of one slot (counts, colours, positions...)."""
+    return [{key: v} for v in values]
+
 
 POSITIONS = (
     "top left",
@@ -120,10 +152,11 @@ def count_questions(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
     if not objects:
         return Asked(why_not="no_objects")
     out = [
-        (
-            "How many objects are there in the image?",
-            str(len(objects)),
-            numbers(len(objects), 3),
+        Question(
+            "count",
+            {},
+            {"number": str(len(objects))},
+            each("number", numbers(len(objects), 3)),
             [f"{len(objects)} instances found by the segmenter"],
         )
     ]
@@ -131,10 +164,11 @@ def count_questions(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
     colour, n = min(colours.items(), key=lambda kv: (-kv[1], kv[0]))
     if len(colours) > 1:
         out.append(
-            (
-                f"How many {colour} objects are there in the image?",
-                str(n),
-                numbers(n, 3),
+            Question(
+                "count",
+                {"colour": colour},
+                {"number": str(n)},
+                each("number", numbers(n, 3)),
                 [f"{n} instances with the attribute {colour}"],
             )
         )
@@ -146,8 +180,14 @@ def _unique(objects: list[Instance], key: Callable[[Instance], object]) -> list[
     return [i for i in objects if counts[key(i)] == 1]
 
 
-def name(colour: str, shape: str | None = None) -> str:
-    return f"the {colour} {shape} object" if shape else f"the {colour} object"
+def named(colour: str, key: str = "object") -> Slots:
+    """The slot that names an object by its colour (`object`, or `other` beside it)."""
+    return {key: colour}
+
+
+def name(colour: str) -> str:
+    """An object's name in English (for evidence)."""
+    return phrasing.en.name(named(colour))
 
 
 def separate(objects: list[Instance], size: tuple[float, float], margin: float = 2.0) -> bool:
@@ -179,10 +219,11 @@ def position_questions(
     for inst in clear[:2]:
         colour, shape, where = parts(inst)
         out.append(
-            (
-                f"Where in the image is {name(colour, shape)}?",
-                where,
-                pick(rng, POSITIONS, {where}, 3),
+            Question(
+                "position",
+                {"colour": colour, "shape": shape or ""},
+                {"position": where},
+                each("position", pick(rng, POSITIONS, {where}, 3)),
                 [
                     f"{colour} {shape or ''} instance at {box_text(inst)}, position {where}".replace(
                         "  ", " "
@@ -200,12 +241,12 @@ def colour_questions(
     clear = [i for i in clear_objects(objects, size) if alone(i, objects, size, False, True, True)]
     for inst in clear[:2]:
         colour, shape, where = parts(inst)
-        thing = f"{shape} object" if shape else "object"
         out.append(
-            (
-                f"What colour is the {thing} at the {where} of the image?",
-                colour,
-                pick(rng, COLOURS, {colour}, 3),
+            Question(
+                "colour",
+                {"shape": shape or "", "position": where},
+                {"colour": colour},
+                each("colour", pick(rng, COLOURS, {colour}, 3)),
                 [f"instance at {box_text(inst)} with the attribute {colour}"],
             )
         )
@@ -247,10 +288,11 @@ def size_questions(objects: list[Instance]) -> Asked:
             continue
         answer = name(parts(extreme)[0])
         out.append(
-            (
-                f"Which object is the {word} in the image?",
-                answer,
-                [name(c) for c in options],
+            Question(
+                "size",
+                {"extreme": word},
+                named(parts(extreme)[0]),
+                [named(c) for c in options],
                 [f"{answer} covers {extreme.mask_area} pixels, the next {runner_up.mask_area}"],
             )
         )
@@ -261,14 +303,12 @@ def relation_questions(objects: list[Instance], margin: float = 3.0) -> Asked:
     """Left/right only for boxes apart horizontally (by `margin` pixels) that overlap vertically
     (by as much, so above/below are false), and above/below the other way round; objects near
     another (their boxes may be changed) are not asked."""
-    named = sorted(
+    own = sorted(
         [i for i in named_by_colour(objects) if not in_contact(i, objects)],
         key=lambda i: -i.mask_area,
     )[:3]
     out = []
-    for a, b in [(named[i], named[j]) for i in range(len(named)) for j in range(i + 1, len(named))][
-        :2
-    ]:
+    for a, b in [(own[i], own[j]) for i in range(len(own)) for j in range(i + 1, len(own))][:2]:
         gap_x = max(a.box[0], b.box[0]) - min(a.box[2], b.box[2])
         gap_y = max(a.box[1], b.box[1]) - min(a.box[3], b.box[3])
         apart_x, apart_y = gap_x >= margin, gap_y >= margin
@@ -290,12 +330,12 @@ def relation_questions(objects: list[Instance], margin: float = 3.0) -> Asked:
             ]
         else:
             continue
-        first, second = name(parts(a)[0]), name(parts(b)[0])
         out.append(
-            (
-                f"Where is {first} relative to {second}?",
-                f"{relation} it",
-                [f"{r} it" for r in wrong],
+            Question(
+                "relative_position",
+                named(parts(a)[0]) | named(parts(b)[0], "other"),
+                {"relation": relation},
+                each("relation", wrong),
                 [f"boxes {box_text(a)} and {box_text(b)}"],
             )
         )
@@ -376,10 +416,11 @@ def text_questions(
         return Asked(why_not="no_distractor")
     return Asked(
         [
-            (
-                "Which text is written in the image?",
-                correct,
-                distractors,
+            Question(
+                "read_text",
+                {},
+                {"text": correct},
+                each("text", distractors),
                 [
                     f'OCR line "{correct}" (confidence {max(x.score for x in read if x.text == correct):.2f})'
                 ],

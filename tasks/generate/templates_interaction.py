@@ -12,19 +12,18 @@ from benchfoundry.tasks.generate.geometry import APART, apart, relation
 from benchfoundry.tasks.generate.templates import (
     COLOURS,
     Asked,
+    Question,
+    Slots,
     asked,
     box_text,
     name,
+    named,
     named_by_colour,
     parts,
     pick,
 )
 
-QUESTIONS = {
-    "contain": ("contains", "Which object is inside {}?"),
-    "overlap": ("overlaps", "Which object overlaps {}?"),
-    "touch": ("touches", "Which object touches {}?"),
-}
+RELATIONS = {"contain": "contains", "overlap": "overlaps", "touch": "touches"}
 RULES = {
     "contains": "the second box lies inside the first's box and shape",
     "overlaps": "the boxes cross deeply on both axes, each sticking out of the other",
@@ -41,14 +40,13 @@ def absent_colours(instances: list[Instance]) -> list[str]:
 
 def wrong_objects(
     rng: random.Random, objects: list[Instance], all_instances: list[Instance], keep: list[Instance]
-) -> list[str]:
+) -> list[Slots]:
     """Up to three wrong options: objects named by their own colour that are not in `keep`,
     then colours the image lacks."""
-    present = [name(parts(i)[0]) for i in named_by_colour(objects) if i not in keep]
+    present = [parts(i)[0] for i in named_by_colour(objects) if i not in keep]
     wrong = pick(rng, present, set(), 3)
-    return wrong + [
-        name(c) for c in pick(rng, absent_colours(all_instances), set(), 3 - len(wrong))
-    ]
+    wrong += pick(rng, absent_colours(all_instances), set(), 3 - len(wrong))
+    return [named(c) for c in wrong]
 
 
 def interaction_questions(
@@ -57,8 +55,8 @@ def interaction_questions(
     """Questions of one kind (`contain`, `overlap`, `touch`) about the image's objects."""
     if len(objects) < 2:
         return Asked(why_not="one_object" if objects else "no_objects")
-    wanted, template = QUESTIONS[kind]
-    named = named_by_colour(objects)
+    wanted = RELATIONS[kind]
+    own = named_by_colour(objects)
     pairs = [
         (a, b)
         for a in objects
@@ -70,7 +68,7 @@ def interaction_questions(
     out = []
     for reference, answer in pairs:
         near = [o for o in objects if o is not reference and not apart(o, reference)]
-        if reference not in named or answer not in named or near != [answer]:
+        if reference not in own or answer not in own or near != [answer]:
             continue
         ref_name, key = name(parts(reference)[0]), name(parts(answer)[0])
         wrong = wrong_objects(rng, objects, all_instances, [reference, answer])
@@ -78,7 +76,9 @@ def interaction_questions(
             f"{ref_name} at {box_text(reference)} and {key} at {box_text(answer)}: "
             f"{RULES[wanted]}; every other object at least {APART} px from {ref_name}"
         )
-        out.append((template.format(ref_name), key, wrong, [evidence]))
+        out.append(
+            Question(kind, named(parts(reference)[0]), named(parts(answer)[0]), wrong, [evidence])
+        )
         if len(out) == 2:
             break
     return asked(out, "no_clear_pair" if pairs else "no_contact")

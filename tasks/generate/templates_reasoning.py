@@ -11,9 +11,11 @@ from benchfoundry.core.records import Instance
 from benchfoundry.tasks.generate.geometry import apart, extent
 from benchfoundry.tasks.generate.templates import (
     Asked,
+    Question,
     asked,
     box_text,
-    name,
+    each,
+    named,
     named_by_colour,
     numbers,
     parts,
@@ -47,12 +49,14 @@ def compare_counts(
         return Asked(why_not="one_colour")
     first, second = pick(rng, pool, set(), 2)
     n, m = colours[first], colours[second]
-    correct = "as many of each" if n == m else f"more {first if n > m else second} objects"
-    options = [f"more {first} objects", f"more {second} objects", "as many of each"]
+    options = [{"fixed": "more", "colour": first}, {"fixed": "more", "colour": second}]
+    options.append({"fixed": "as_many"})
+    correct = options[2] if n == m else options[0] if n > m else options[1]
     return Asked(
         [
-            (
-                f"Are there more {first} objects, more {second} objects, or as many of each in the image?",
+            Question(
+                "compare_counts",
+                named(first) | named(second, "other"),
                 correct,
                 [o for o in options if o != correct],
                 [f"instances by colour: {_tally(colours)}"],
@@ -77,10 +81,11 @@ def most_common_colour(
     wrong += pick(rng, absent_colours(all_instances), set(), 3 - len(wrong))
     return Asked(
         [
-            (
-                "Which colour is the most common among the objects in the image?",
-                winner,
-                wrong,
+            Question(
+                "most_common_colour",
+                {},
+                {"colour": winner},
+                each("colour", wrong),
                 [f"instances by colour: {_tally(colours)}"],
             )
         ]
@@ -96,10 +101,11 @@ def remove_and_count(rng: random.Random, objects: list[Instance]) -> Asked:
     left = len(objects) - colours[colour]
     return Asked(
         [
-            (
-                f"If the {colour} objects were removed, how many objects would remain?",
-                str(left),
-                numbers(left, 3),
+            Question(
+                "remove_and_count",
+                {"colour": colour},
+                {"number": str(left)},
+                each("number", numbers(left, 3)),
                 [f"{len(objects)} instances, {colours[colour]} of them {colour}"],
             )
         ]
@@ -140,10 +146,11 @@ def count_beside(rng: random.Random, objects: list[Instance], margin: float = 3.
         side = rng.choice(rng.choice(axes))
         n = sum(side in s for s in others)
         out.append(
-            (
-                f"How many objects are {side} {name(parts(reference)[0])}?",
-                str(n),
-                numbers(n, 3),
+            Question(
+                "count_beside",
+                {"side": side, **named(parts(reference)[0])},
+                {"number": str(n)},
+                each("number", numbers(n, 3)),
                 [
                     f"{n} of {len(others)} other instances lie wholly {side} the box {box_text(reference)}"
                 ],

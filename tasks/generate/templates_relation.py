@@ -18,9 +18,11 @@ from benchfoundry.tasks.generate.geometry import apart, extent
 from benchfoundry.tasks.generate.templates import (
     RELATIONS,
     Asked,
+    Question,
     asked,
     box_text,
     name,
+    named,
     named_by_colour,
     parts,
     pick,
@@ -63,8 +65,8 @@ def which_object(
     box is its own)."""
     if len(objects) < 2:
         return Asked(why_not="one_object" if objects else "no_objects")
-    named = named_by_colour(objects)
-    for reference in sorted(named, key=lambda i: (-i.mask_area, box_text(i))):
+    own = named_by_colour(objects)
+    for reference in sorted(own, key=lambda i: (-i.mask_area, box_text(i))):
         if any(not apart(o, reference) for o in objects if o is not reference):
             continue
         ref = reference.box
@@ -74,21 +76,20 @@ def which_object(
         for side in sides:
             on = [o for o, box in others if on_side(box, ref, side, margin)]
             off = [o for o, box in others if off_side(box, ref, side)]
-            if len(on) != 1 or len(on) + len(off) != len(others) or on[0] not in named:
+            if len(on) != 1 or len(on) + len(off) != len(others) or on[0] not in own:
                 continue
-            wrong = pick(rng, [name(parts(o)[0]) for o in off if o in named], set(), 3)
+            wrong = pick(rng, [parts(o)[0] for o in off if o in own], set(), 3)
             if not wrong:
                 continue  # only colours the image lacks: a question of colour, not of place
-            wrong += [
-                name(c) for c in pick(rng, absent_colours(all_instances), set(), 3 - len(wrong))
-            ]
+            wrong += pick(rng, absent_colours(all_instances), set(), 3 - len(wrong))
             key = on[0]
             return Asked(
                 [
-                    (
-                        f"Which object is {side} {name(parts(reference)[0])}?",
-                        name(parts(key)[0]),
-                        wrong,
+                    Question(
+                        "which_object",
+                        {"side": side, **named(parts(reference)[0])},
+                        named(parts(key)[0]),
+                        [named(c) for c in wrong],
                         [
                             f"{name(parts(key)[0])} at {box_text(key)} lies wholly {side} the box "
                             f"{box_text(reference)}; every other object lies wholly off that side"

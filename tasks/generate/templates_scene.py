@@ -9,24 +9,13 @@ from collections import Counter
 
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.tasks.generate.geometry import APART, extent
-from benchfoundry.tasks.generate.templates import Asked, asked, parts, pick
+from benchfoundry.tasks.generate.templates import Asked, Question, asked, each, parts, pick
 from benchfoundry.tasks.generate.templates_interaction import absent_colours
 
-CONTENTS = (
-    "one object and no text",
-    "several objects and no text",
-    "text but no objects",
-    "both objects and text",
-)
-LAYOUTS = {
-    "x": (
-        "Which side of the image are the objects on, left or right?",
-        ("only the left side", "only the right side", "both sides"),
-    ),
-    "y": (
-        "Which half of the image holds the objects, top or bottom?",
-        ("only the top half", "only the bottom half", "both halves"),
-    ),
+CONTENTS = ("one_object_no_text", "several_objects_no_text", "text_no_objects", "objects_and_text")
+LAYOUTS = {  # per axis, its answers' fixed phrases
+    "x": ("left_only", "right_only", "both_sides"),
+    "y": ("top_only", "bottom_only", "both_halves"),
 }
 
 
@@ -56,10 +45,11 @@ def scene_content(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
     evidence = f"{len(objects)} instances (not glyphs), {len(lines)} text lines read"
     return Asked(
         [
-            (
-                "What does the image contain?",
-                correct,
-                [c for c in CONTENTS if c != correct],
+            Question(
+                "scene_content",
+                {},
+                {"fixed": correct},
+                each("fixed", [c for c in CONTENTS if c != correct]),
                 [evidence],
             )
         ]
@@ -86,10 +76,11 @@ def dominant_colour(rng: random.Random, facts: VisualFactsRecord, objects: list[
     tally = ", ".join(f"{c} {a} px" for c, a in ranked)
     return Asked(
         [
-            (
-                "Apart from the background, which colour covers the largest area of the image?",
-                ranked[0][0],
-                wrong,
+            Question(
+                "dominant_colour",
+                {},
+                {"colour": ranked[0][0]},
+                each("colour", wrong),
                 [f"mask areas by colour: {tally}"],
             )
         ]
@@ -104,7 +95,7 @@ def layout(facts: VisualFactsRecord, objects: list[Instance], size: tuple[float,
     if text_lines(facts):
         return Asked(why_not="text_present")
     out = []
-    for axis, (question, options) in LAYOUTS.items():
+    for axis, options in LAYOUTS.items():
         k, middle = (0, size[0] / 2) if axis == "x" else (1, size[1] / 2)
         reaches = [extent(i, objects) for i in objects]
         before = [r[k + 2] <= middle - 3 for r in reaches]
@@ -114,5 +105,6 @@ def layout(facts: VisualFactsRecord, objects: list[Instance], size: tuple[float,
         correct = options[0] if all(before) else options[1] if all(after) else options[2]
         spans = ", ".join(f"{round(r[k])}-{round(r[k + 2])}" for r in reaches)
         evidence = f"instances span {spans} on the {axis} axis; the middle is {middle:g}"
-        out.append((question, correct, [o for o in options if o != correct], [evidence]))
+        wrong = each("fixed", [o for o in options if o != correct])
+        out.append(Question("layout", {"axis": axis}, {"fixed": correct}, wrong, [evidence]))
     return asked(out, "no_clear_side")

@@ -23,7 +23,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from benchfoundry.core import phrasing
 from benchfoundry.core.ids import content_hash
+from benchfoundry.core.phrasing.parts import listed, listed_steps
 from benchfoundry.core.records import SegmentRecord
 from benchfoundry.core.taxonomy import Taxonomy
 from benchfoundry.tasks.generate.drafts import Draft
@@ -46,41 +48,82 @@ def norm(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".")
 
 
+def action_slots(segment: SegmentRecord) -> dict[str, str]:
+    """A segment's action as slots: its label, with the parts its annotation gave (SSv2's
+    template and placeholders, when they fill the template to the label; a verb and its noun);
+    a label without them is its label alone."""
+    slots = {"label": segment.label}
+    template, placeholders = segment.family or "", segment.placeholders
+    if placeholders and len(_SLOT.findall(template)) == len(placeholders):
+        if norm(fill(template, placeholders)) == norm(segment.label):
+            slots |= {"template": template, "placeholders": listed(placeholders)}
+    elif template and segment.noun and not _SLOT.search(template):
+        slots |= {"verb": template, "action_noun": segment.noun}
+    return slots
+
+
+def fill(template: str, placeholders: Sequence[str]) -> str:
+    """An SSv2 template with its `[something]`s filled, in order."""
+    text = template
+    for placeholder in placeholders:
+        text = _SLOT.sub(lambda _, p=placeholder: p, text, count=1)
+    return text
+
+
 @dataclass
 class Vocabulary:
-    """Every label of the run, and for SSv2-style labels the templates they fill."""
+    """Every label of the run, the parts of each (as its annotation gave them), and for SSv2
+    labels the templates and placeholders they fill."""
 
     labels: list[str]
     fills: dict[str, tuple[str, list[str]]] = field(
         default_factory=dict
-    )  # label -> (template, slots)
+    )  # label -> (template, placeholders)
     encode: Encode | None = None
+    parts: dict[str, dict[str, str]] = field(default_factory=dict)  # label -> its action's slots
 
     @classmethod
     def of(cls, segments: list[SegmentRecord], encode: Encode | None) -> Vocabulary:
         labels = sorted({s.label for s in segments})
-        fills = {}
+        fills: dict[str, tuple[str, list[str]]] = {}
+        parts: dict[str, dict[str, str]] = {}
         for s in segments:
-            if s.family and _SLOT.search(s.family) and (slots := _slots(s.family, s.label)):
-                fills[s.label] = (s.family, slots)
-        return cls(labels, fills, encode)
+            slots = action_slots(s)
+            if len(slots) > len(parts.get(s.label, {})):
+                parts[s.label] = slots
+            if "template" in slots:
+                fills[s.label] = (slots["template"], list(s.placeholders))
+        vocabulary = cls(labels, fills, encode, parts)
+        for label in sorted(fills):  # the swaps' parts: another template, the same things
+            for text, template in vocabulary.swapped(label):
+                things = listed(fills[label][1])
+                parts.setdefault(
+                    text, {"label": text, "template": template, "placeholders": things}
+                )
+        return vocabulary
 
     def templates(self) -> list[str]:
         return sorted({t for t, _ in self.fills.values()})
 
-    def swaps(self, label: str) -> list[str]:
-        """The label's own objects put into every other template with as many slots."""
+    def swapped(self, label: str) -> list[tuple[str, str]]:
+        """(label, template): the label's own objects put into every other template with as
+        many slots."""
         if label not in self.fills:
             return []
-        template, slots = self.fills[label]
-        out = []
-        for other in self.templates():
-            if other != template and len(_SLOT.findall(other)) == len(slots):
-                text = other
-                for slot in slots:
-                    text = _SLOT.sub(slot, text, count=1)
-                out.append(text)
-        return out
+        template, placeholders = self.fills[label]
+        return [
+            (fill(other, placeholders), other)
+            for other in self.templates()
+            if other != template and len(_SLOT.findall(other)) == len(placeholders)
+        ]
+
+    def swaps(self, label: str) -> list[str]:
+        """The label's own objects put into every other template with as many slots."""
+        return [text for text, _ in self.swapped(label)]
+
+    def slots(self, label: str) -> dict[str, str]:
+        """An option's slots: the label's action, with its parts where they are known."""
+        return self.parts.get(label, {"label": label})
 
     def distractors(
         self, answer: str, k: int, avoid: Sequence[str] = (), prefer: Sequence[str] = ()
@@ -113,13 +156,6 @@ class Vocabulary:
         return [p for _, p in sorted(scored, key=lambda x: (-float(x[0]), x[1]))]
 
 
-def _slots(template: str, label: str) -> list[str] | None:
-    """The words filling each slot of an SSv2 template in a label, or None when it does not fit."""
-    pattern = "^" + "(.+?)".join(re.escape(p) for p in _SLOT.split(template)) + "$"
-    match = re.match(pattern, label, flags=re.IGNORECASE)
-    return list(match.groups()) if match else None
-
-
 def _window(segments: list[SegmentRecord]) -> dict[str, str]:
     first, last = segments[0], segments[-1]
     return {
@@ -140,22 +176,29 @@ def _draft(
     kind: str,
     dimension: str,
     image: str,
-    question: str,
-    correct: str,
-    wrong: list[str],
+    slots: dict[str, str],
+    options: list[dict[str, str]],
     shown: list[SegmentRecord],
     about: list[SegmentRecord],
 ) -> Draft:
+    """A draft written from its parts: `options` the key's slots first, then the wrong ones'."""
     return Draft(
         image_id=image,
         dimension=dimension,
-        question=question,
-        correct=correct,
-        distractors=wrong,
+        question=phrasing.question(kind, slots, "en"),
+        correct=phrasing.option(kind, options[0], "en"),
+        distractors=[phrasing.option(kind, o, "en") for o in options[1:]],
         generator=f"template:{kind}",
         evidence=_evidence(about),
         meta=_window(shown),
+        slots=slots,
+        option_slots=options,
     )
+
+
+def _order(labels: Sequence[str], parts: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Actions in an order: their labels, and each one's slots."""
+    return {"labels": listed(labels), "actions": listed_steps([parts[x] for x in labels])}
 
 
 def _middle(segment: SegmentRecord) -> str:
@@ -195,18 +238,10 @@ def temporal_drafts(
         vocabulary = vocabularies[clip[0].source_kind]
         if dimension := wanted.get("action_label"):
             for s in clip:
-                wrong = vocabulary.distractors(s.label, k)
+                wrong = [vocabulary.slots(w) for w in vocabulary.distractors(s.label, k)]
+                options = [action_slots(s), *wrong]
                 out.drafts.append(
-                    _draft(
-                        "action_label",
-                        dimension,
-                        _middle(s),
-                        "What action is performed in the video?",
-                        s.label,
-                        wrong,
-                        [s],
-                        [s],
-                    )
+                    _draft("action_label", dimension, _middle(s), {}, options, [s], [s])
                 )
         if dimension := wanted.get("next_action"):
             if len(clip) < 2:
@@ -217,16 +252,18 @@ def temporal_drafts(
                     out.not_asked[(dimension, "overlapping_segments")] += 1
                     continue  # the stretch shown would hold the answer
                 later = [s.label for s in clip[i + 1 :]]
-                wrong = vocabulary.distractors(answer.label, k, prefer=later)
+                wrong = [
+                    vocabulary.slots(w)
+                    for w in vocabulary.distractors(answer.label, k, prefer=later)
+                ]
+                options = [action_slots(answer), *wrong]
                 out.drafts.append(
                     _draft(
                         "next_action",
                         dimension,
                         clip[i - 1].frames[-1],
-                        "The video shows the first steps of an activity. What is most likely "
-                        "to happen next?",
-                        answer.label,
-                        wrong,
+                        {},
+                        options,
                         clip[:i],
                         clip[: i + 1],
                     )
@@ -243,19 +280,14 @@ def temporal_drafts(
             else:
                 rng = random.Random(content_hash({"clip": clip_id[0], "seed": seed}))
                 wrong = _wrong_orders(labels, k, rng)
-                question = (
-                    "In what order are these actions performed in the video: "
-                    + "; ".join(f'"{x}"' for x in sorted(labels, key=norm))
-                    + "?"
-                )
+                parts = {s.label: action_slots(s) for s in order}
                 out.drafts.append(
                     _draft(
                         "action_order",
                         dimension,
                         _middle(order[len(order) // 2]),
-                        question,
-                        _as_order(labels),
-                        [_as_order(w) for w in wrong],
+                        _order(sorted(labels, key=norm), parts),
+                        [_order(labels, parts), *(_order(w, parts) for w in wrong)],
                         clip,
                         order,
                     )
@@ -269,10 +301,6 @@ def _key_actions(clip: list[SegmentRecord]) -> list[SegmentRecord]:
         return clip
     step = (len(clip) - 1) / (KEY_ACTIONS - 1)
     return [clip[round(i * step)] for i in range(KEY_ACTIONS)]
-
-
-def _as_order(labels: Sequence[str]) -> str:
-    return ", then ".join(labels)
 
 
 def _wrong_orders(labels: list[str], k: int, rng: random.Random) -> list[list[str]]:

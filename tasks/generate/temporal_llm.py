@@ -89,6 +89,7 @@ def with_llm_distractors(
         out[i] = replace(
             d,
             distractors=wrong,
+            option_slots=d.option_slots[:1] + [{} for _ in wrong],  # the model's have no parts
             generator=f"{d.generator}+llm:{model}",
             prompt_id=template.prompt_id,
             prompt_hash=template.version,

@@ -146,12 +146,14 @@ def test_a_build_from_video_sources_asks_all_three_temporal_dimensions(video_bui
         steps = orders[c.meta["clip_id"]]
         if c.dimension == "action_recognition":
             assert key == truth[(c.meta["video"], float(c.meta["start"]), float(c.meta["end"]))]
-            thing = next((s.label for s in steps if s.family), None)
-            if thing is not None:  # SSv2: the same object in another template is offered
-                obj = key.split(" ", 1)[1].split(" from ")[0].split(" into ")[0].split(" out ")[0]
-                obj = obj.removesuffix(" up").removesuffix(" down").removesuffix(" bigger")
-                obj = obj.removesuffix(" smaller")
+            parts = c.option_slots[LETTERS.index(c.answer)]
+            (segment,) = [s for s in steps if s.label == key]
+            if segment.placeholders:  # SSv2: the same object in another template is offered
+                obj = segment.placeholders[0]
                 assert sum(obj in o for o in c.options) >= 2, (key, c.options)
+                assert parts["template"] == segment.family
+            else:  # the procedures' verb and noun columns
+                assert (parts["verb"], parts["action_noun"]) == (segment.family, segment.noun)
         elif c.dimension == "action_prediction":
             shown = [s for s in steps if s.end <= float(c.meta["end"])]
             assert key == steps[len(shown)].label  # the segment right after what is shown

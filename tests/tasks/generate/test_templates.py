@@ -119,6 +119,43 @@ def test_reasoning_and_scene_questions_rest_on_counts_areas_and_sides():
     )
     compare = kinds["compare_counts"]
     assert {compare.correct, *compare.distractors} >= {"as many of each"}
+    assert removed.slots == {"colour": colour} and removed.option_slots[0] == {
+        "number": removed.correct
+    }
+    assert {"fixed": "as_many"} in compare.option_slots
+    assert kinds["scene_content"].option_slots[0] == {"fixed": "several_objects_no_text"}
+
+
+def test_every_template_carries_its_parts_and_its_english_is_written_from_them():
+    """A draft's question and options are the English of its slots (`core.phrasing`); the
+    candidate keeps the slots with each option, in the options' order after the letter is
+    placed."""
+    from benchfoundry.core import phrasing
+    from benchfoundry.core.letters import index_of
+    from benchfoundry.tasks.generate.drafts import Rules, to_candidate
+
+    objects = [
+        _inst((100, 100, 200, 200), "red", "rectangular", area=9600, where="center"),
+        _inst((140, 140, 160, 160), "yellow", "round", where="center"),
+        _inst((20, 20, 60, 60), "blue", "triangular", where="top left"),
+        _inst((300, 200, 340, 240), "green", "round", where="bottom right"),
+    ]
+    lines = [("HARBOUR VIEW", [200.0, 20.0, 360.0, 50.0]), ("OPEN", [250.0, 250.0, 300.0, 280.0])]
+    drafts = template_drafts(_facts(objects), load_taxonomy("seed_bench"), [], size=SIZE).drafts
+    drafts += template_drafts(_facts([], lines), load_taxonomy("seed_bench"), [], size=SIZE).drafts
+    kinds = set()
+    for d in drafts:
+        kind = d.generator.removeprefix("template:")
+        kinds.add(kind)
+        assert phrasing.question(kind, d.slots, "en") == d.question
+        written = [phrasing.option(kind, o, "en") for o in d.option_slots]
+        assert written == [d.correct, *d.distractors], kind
+        c = to_candidate(d, 5, Rules())
+        assert [phrasing.option(kind, o, "en") for o in c.option_slots] == c.options
+        assert c.option_slots[index_of(c.answer)] == d.option_slots[0] and c.slots == d.slots
+    assert len(kinds) >= 10 and {"count", "position", "contain", "read_text"} <= kinds
+    read = next(d for d in drafts if d.generator == "template:read_text")
+    assert read.option_slots[0] == {"text": read.correct}
 
 
 def test_dimensions_without_support_say_why():
@@ -182,9 +219,10 @@ def test_which_object_names_the_one_object_wholly_on_a_side():
     # (higher than its top), so it is the key of both.
     found = set()
     for seed in range(12):
-        for question, correct, wrong, _ in which_object(Random(seed), objects, objects).questions:
-            found.add((question.split(" the red")[0].removeprefix("Which object is "), correct))
-            assert correct not in wrong
+        for q in which_object(Random(seed), objects, objects).questions:
+            found.add((q.slots["side"], q.correct))
+            assert q.question == f"Which object is {q.slots['side']} the red object?"
+            assert q.correct not in q.distractors
     assert found == {
         ("to the left of", "the blue object"),
         ("to the right of", "the green object"),
@@ -197,7 +235,9 @@ def test_which_object_names_the_one_object_wholly_on_a_side():
     level = _inst((280, 110, 320, 150), "green", "triangular", where="middle right")
     objects = [reference, across, level, below]
     asked = {
-        q for seed in range(12) for q, *_ in which_object(Random(seed), objects, objects).questions
+        q.question
+        for seed in range(12)
+        for q in which_object(Random(seed), objects, objects).questions
     }
     assert "Which object is above the red object?" in asked
     assert "Which object is to the left of the red object?" not in asked

@@ -1,5 +1,7 @@
 """Temporal template questions from segments: keys are the annotations, options never repeat."""
 
+import json
+
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import SegmentRecord
 from benchfoundry.core.taxonomy import load_taxonomy
@@ -8,7 +10,12 @@ from benchfoundry.tasks.generate.templates_temporal import temporal_drafts
 
 
 def segment(
-    clip: str, order: int, label: str, family: str | None = None, kind: str = "videos:segments"
+    clip: str,
+    order: int,
+    label: str,
+    family: str | None = None,
+    kind: str = "videos:segments",
+    placeholders: tuple[str, ...] = (),
 ):
     return SegmentRecord(
         segment_id=f"{clip}-{order}",
@@ -23,6 +30,7 @@ def segment(
         source_kind=kind,
         frames=[f"{clip}-{order}-f{i}" for i in range(3)],
         frame_times=[order * 2.0 + t for t in (0.3, 1.0, 1.7)],
+        placeholders=list(placeholders),
     )
 
 
@@ -31,9 +39,12 @@ def test_keys_are_the_annotations_and_no_option_repeats():
     segments = [segment("cook", i, label) for i, label in enumerate(steps)]
     segments += [segment("other", 0, "stir the pan"), segment("other", 1, "fry the egg")]
     ssv2 = [
-        segment(f"s{i}", 0, f"Moving {thing} {where}", f"Moving [something] {where}", "videos:ssv2")
+        segment(
+            f"s{i}", 0, f"Moving {thing} {where}", f"Moving [something] {where}", "videos:ssv2",
+            (thing,),
+        )
         for i, (thing, where) in enumerate([("cup", "up"), ("cup", "down"), ("pen", "up")])
-    ]
+    ]  # fmt: skip
     made = temporal_drafts(segments + ssv2, load_taxonomy("seed_bench"), seed=3)
     candidates = [to_candidate(d, 3, Rules()) for d in made.drafts]
     by = {}
@@ -57,6 +68,13 @@ def test_keys_are_the_annotations_and_no_option_repeats():
     # SSv2: the same object in the other template comes first among the distractors.
     cup_up = next(c for c in by["action_recognition"] if c.meta["video"] == "s0.mp4")
     assert "Moving cup down" in cup_up.options and len(cup_up.options) == 3  # all the set has
+    # Each option carries its action's parts as the annotation gave them (or its label alone).
+    key = cup_up.option_slots[LETTERS.index(cup_up.answer)]
+    assert key == {
+        "label": "Moving cup up", "template": "Moving [something] up", "placeholders": '["cup"]',
+    }  # fmt: skip
+    assert order.option_slots[LETTERS.index(order.answer)]["labels"] == json.dumps(steps)
+    assert all(s == {"label": s["label"]} for s in json.loads(order.slots["actions"]))
     # Procedures: the image is a keyframe of the stretch; prediction never shows the answer.
     assert all(
         c.image_id.startswith("cook-") or c.image_id.startswith(("other-", "s")) for c in candidates
