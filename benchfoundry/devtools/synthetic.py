@@ -21,6 +21,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
+from benchfoundry.core import phrasing
 from benchfoundry.core.letters import letter
 from benchfoundry.core.records import ImageRecord
 from benchfoundry.devtools.contact_scenes import contact_objects
@@ -205,12 +206,24 @@ def make_scenes(
 
 @dataclass(frozen=True)
 class ReferenceQuestion:
+    """A reference question as parts (its kind, slots and each option's slots, `core.phrasing`),
+    so that its text in every language is written from them."""
+
     scene_id: str
-    question: str
-    options: list[str]
+    kind: str
+    slots: dict[str, str]
+    option_slots: list[dict[str, str]]
     answer: str
     category: str
     l2_category: str
+
+    @property
+    def question(self) -> str:
+        return phrasing.question(self.kind, self.slots, "en")
+
+    @property
+    def options(self) -> list[str]:
+        return [phrasing.option(self.kind, o, "en") for o in self.option_slots]
 
 
 def _mcq(rng: random.Random, correct: str, pool: list[str]) -> tuple[list[str], str]:
@@ -230,8 +243,9 @@ def reference_questions(scene: Scene, rng: random.Random) -> list[ReferenceQuest
         questions.append(
             ReferenceQuestion(
                 scene.scene_id,
-                f"How many {shape}s are there in the image?",
-                options,
+                "count_shape",
+                {"noun": shape},
+                [{"number": o} for o in options],
                 answer,
                 "instances counting",
                 "instance-level perception",
@@ -244,8 +258,9 @@ def reference_questions(scene: Scene, rng: random.Random) -> list[ReferenceQuest
             questions.append(
                 ReferenceQuestion(
                     scene.scene_id,
-                    f"What colour is the {obj.shape}?",
-                    options,
+                    "shape_colour",
+                    {"noun": obj.shape},
+                    [{"colour": o} for o in options],
                     answer,
                     "instance attributes",
                     "instance-level perception",
@@ -258,8 +273,9 @@ def reference_questions(scene: Scene, rng: random.Random) -> list[ReferenceQuest
         questions.append(
             ReferenceQuestion(
                 scene.scene_id,
-                "Which word is written in the image?",
-                options,
+                "read_word",
+                {},
+                [{"text": o} for o in options],
                 answer,
                 "text understanding",
                 "text recognition",
@@ -288,6 +304,9 @@ TSV_COLUMNS = [
     "l2-category",
     "split",
 ]
+# Beside VLMEvalKit's columns, each question's parts (`core.phrasing`; JSON), which a seed keeps
+# in its meta: its twins are written from them, as a template question's are.
+PART_COLUMNS = ["template_kind", "template_slots", "template_option_slots"]
 
 
 def write_corpus(
@@ -332,12 +351,15 @@ def write_corpus(
                     q.category,
                     q.l2_category,
                     "synthetic",
+                    q.kind,
+                    json.dumps(q.slots),
+                    json.dumps(q.option_slots),
                 ]
             )
     (folder / "truth.jsonl").write_text("\n".join(truth_lines) + "\n", encoding="utf-8")
     with open(folder / "questions.tsv", "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
-        writer.writerow(TSV_COLUMNS)
+        writer.writerow(TSV_COLUMNS + PART_COLUMNS)
         writer.writerows(rows)
     return {"scenes": len(scenes), "questions": len(rows)}
 
