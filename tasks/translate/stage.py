@@ -1,8 +1,9 @@
 """The translate stage (MMBench's bilingual form): a twin of every included item in each
-language, written natively from the template grammar where the item is a template question
-(`zh.py`: no model, the same key), else by the translator model (one call per item, cached),
-and checked before people see it (`checks.py`). A twin that fails a check, or that no one can
-write, is quarantined with its reason; nothing is published in a language without it."""
+language, written natively from its parts where the item carries them (a template question's
+kind and slots, `native.py`: no model, the same key), else by the translator model (one call
+per item, cached), and checked before people see it (`checks.py`). A twin that fails a check,
+or that no one can write, is quarantined with its reason; nothing is published in a language
+without it."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from benchfoundry.gateway.models import protect_models
 from benchfoundry.prompts import load
 from benchfoundry.storage.refusals import refused_candidates
 from benchfoundry.storage.tables import RunFolder
-from benchfoundry.tasks.translate import checks, zh
+from benchfoundry.tasks.translate import checks, native
 from benchfoundry.tasks.translate.options import TranslateOptions
 from benchfoundry.tasks.translate.summary import TranslateSummary
 
@@ -34,7 +35,6 @@ if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
 
 REASONS = register("translate", checks.REASONS)
 LANGUAGE_NAMES = {"zh": "Simplified Chinese"}
-TEMPLATE_FORMS = {"zh": zh.twin}
 SCHEMA = {
     "type": "object",
     "properties": {
@@ -63,16 +63,6 @@ def included(run: RunFolder, options: TranslateOptions) -> list[CandidateRecord]
             )
         candidates = [c for c in candidates if decisions.get(c.question_id) in options.include]
     return sorted(candidates, key=lambda c: c.question_id)
-
-
-def _template_kind(candidate: CandidateRecord) -> str | None:
-    """The template kind whose grammar wrote all of the item (not one whose distractors an LLM
-    wrote: those are translated like any model's text); `seed` for a question read from a
-    source, which the grammar writes when all of its text is in it."""
-    if candidate.generator.startswith("seed:"):
-        return None if candidate.hint else "seed"  # a hint is no template text
-    kind = candidate.generator.removeprefix("template:")
-    return None if kind == candidate.generator or "+" in kind else kind
 
 
 def _parse(text: str, n_options: int) -> tuple[str, str | None, list[str]]:
@@ -131,8 +121,8 @@ class Translation:
         raw: str | None = None,
     ) -> None:
         question, hint, options = written
-        reading = _template_kind(c) == "read_text" or zh.READING.match(c.question.strip())
-        kept = list(c.options) if reading else []
+        found = native.parts(c)
+        kept = found.kept(list(c.options)) if found else []  # printed text stays as printed
         failed = checks.problems(
             c.question, c.options, c.answer, question, options, c.answer, kept,
             self.options.max_length_ratio,
@@ -170,8 +160,7 @@ def translate_all(
         for c in items:
             if (c.question_id, language) in done:
                 continue
-            kind = _template_kind(c)
-            made = TEMPLATE_FORMS[language](kind, c.question, c.options) if kind else None
+            made = native.twin(c, language)
             if made is None:
                 asked.append((c, language))
             else:

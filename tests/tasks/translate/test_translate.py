@@ -251,30 +251,57 @@ def test_the_translator_writes_the_other_items_and_bad_twins_are_quarantined(tmp
     assert alone.refused_by_reason == {"no_translator": 1} and alone.twins_added == 0
 
 
-def test_seed_questions_in_the_template_grammar_are_written_natively(tmp_path):
-    """A question read from a source (the synthetic scenes' reference questions) whose whole text
-    is in the grammar gets its twin without a model; a reading question keeps its printed words;
-    one with a hint, or outside the grammar, still needs the translator."""
+def _item(
+    qid, question, options, generator, *, hint=None, meta=None, slots=None, option_slots=None
+):
+    return CandidateRecord(
+        question_id=qid, image_id="i" * 64, dimension="instance_attributes", question=question,
+        hint=hint, options=options, answer="C", category=None, l2_category=None, split=None,
+        generator=generator, prompt_id=None, prompt_hash=None, evidence=[], source="test",
+        meta=meta or {}, raw_output=None, slots=slots or {}, option_slots=option_slots or [],
+    )  # fmt: skip
+
+
+def _seed_parts(kind, slots, option_slots):
+    return {
+        "template_kind": kind,
+        "template_slots": json.dumps(slots),
+        "template_option_slots": json.dumps(option_slots),
+    }
+
+
+def test_seed_questions_that_carry_their_parts_are_written_natively(tmp_path):
+    """A question read from a source whose row gave its kind and slots (the synthetic scenes'
+    reference questions) gets its twin without a model; a reading question keeps its printed
+    words; one with a hint, or with no parts, still needs the translator, whatever its text."""
     from benchfoundry.tasks.translate.options import TranslateOptions
     from benchfoundry.tasks.translate.stage import translate_all
 
     run = RunFolder(tmp_path / "run")
-    seeds = {
-        "s-colour": ("What colour is the triangle?", None, ["blue", "orange", "black", "green"]),
-        "s-count": ("How many circles are there in the image?", None, ["3", "2", "5", "4"]),
-        "s-read": ("Which word is written in the image?", None, ["CAT", "DOG", "SUN", "MAP"]),
-        "s-hint": ("What colour is the square?", "Look closely.", ["red", "blue", "green", "grey"]),
-        "s-free": ("What is the man holding?", None, ["a cup", "a book", "a phone", "a key"]),
-    }
+    colours = ["blue", "orange", "black", "green"]
+    words = ["CAT", "DOG", "SUN", "MAP"]
+    colour = _seed_parts("shape_colour", {"noun": "triangle"}, [{"colour": c} for c in colours])
     run.table(CandidateRecord).append(
         [
-            CandidateRecord(
-                question_id=q, image_id="i" * 64, dimension="instance_attributes", question=text,
-                hint=hint, options=options, answer="C", category=None, l2_category=None,
-                split=None, generator="seed:tsv", prompt_id=None, prompt_hash=None,
-                evidence=[], source="test", meta={}, raw_output=None,
-            )
-            for q, (text, hint, options) in seeds.items()
+            _item("s-colour", "What colour is the triangle?", colours, "seed:tsv", meta=colour),
+            _item(
+                "s-count", "How many circles are there in the image?", ["3", "2", "5", "4"],
+                "seed:tsv", meta=_seed_parts(
+                    "count_shape", {"noun": "circle"}, [{"number": n} for n in "3254"]
+                ),
+            ),
+            _item(
+                "s-read", "Which word is written in the image?", words, "seed:tsv",
+                meta=_seed_parts("read_word", {}, [{"text": w} for w in words]),
+            ),
+            _item(
+                "s-hint", "What colour is the triangle?", colours, "seed:tsv", hint="Look closely.",
+                meta=colour,
+            ),
+            # the words of a question in the grammar, but no parts: the text is not read back
+            _item("s-bare", "What colour is the square?", colours, "seed:tsv"),
+            # parts that do not write the item's own English are not its parts
+            _item("s-other", "What colour is the square?", colours, "seed:tsv", meta=colour),
         ]
     )  # fmt: skip
     summary = translate_all(run, TranslateOptions(include="all"), {})
@@ -282,11 +309,80 @@ def test_seed_questions_in_the_template_grammar_are_written_natively(tmp_path):
     assert set(twins) == {"s-colour", "s-count", "s-read"}
     assert twins["s-colour"].question == "图中的三角形是什么颜色？"
     assert twins["s-colour"].options == ["蓝色", "橙色", "黑色", "绿色"]
-    assert twins["s-count"].options == ["3", "2", "5", "4"] and twins["s-read"].options == [
-        "CAT", "DOG", "SUN", "MAP",
-    ]  # fmt: skip
+    assert twins["s-count"].question == "图中有多少个圆形？"
+    assert twins["s-count"].options == ["3", "2", "5", "4"] and twins["s-read"].options == words
     assert {t.method for t in twins.values()} == {"template"} and twins["s-read"].answer == "C"
-    assert summary.refused_by_reason == {"no_translator": 2}
+    assert summary.refused_by_reason == {"no_translator": 3}
     # the closing report says so, with the count, an example and the fix
     said = "\n".join(summary.lines())
-    assert "WARNING: 2 twin(s) not written" in said and "models.translator" in said
+    assert "WARNING: 3 twin(s) not written" in said and "models.translator" in said
+
+
+def test_a_template_twin_is_written_from_its_slots(tmp_path):
+    """The Chinese comes from the parts, not from the English text: the same question with
+    another colour in its slots is another Chinese question; a label outside the vocabulary
+    (an annotation the demo's tables do not know) goes to the translator."""
+    from benchfoundry.core import phrasing
+    from benchfoundry.tasks.translate.options import TranslateOptions
+    from benchfoundry.tasks.translate.stage import translate_all
+
+    options = [{"number": n} for n in ("2", "1", "3", "4")]
+    assert phrasing.written("count", {"colour": "red"}, options, "zh") == (
+        "图中有多少个红色物体？",
+        ["2", "1", "3", "4"],
+    )
+    assert phrasing.question("count", {"colour": "blue"}, "zh") == "图中有多少个蓝色物体？"
+    assert phrasing.question("count", {"colour": "blue"}, "en") == (
+        "How many blue objects are there in the image?"
+    )
+    relation = [{"relation": r} for r in ("above", "below", "to the left of", "to the right of")]
+    named = {"object": "red", "other": "green"}
+    assert phrasing.written("relative_position", named, relation, "zh") == (
+        "红色物体相对于绿色物体在哪里？",
+        ["在它上方", "在它下方", "在它左边", "在它右边"],
+    )
+    known = {"label": "Moving red circle up", "template": "Moving [something] up",
+             "placeholders": '["red circle"]'}  # fmt: skip
+    assert phrasing.option("action_label", known, "zh") == "把红色圆形向上移动"
+    step = {"label": "lift the blue square up", "verb": "lift-up", "action_noun": "blue square"}
+    assert phrasing.option("action_label", step, "zh") == "把蓝色正方形向上抬起"
+    with pytest.raises(phrasing.NoForm):
+        phrasing.option("action_label", {"label": "Moving red circle up"}, "zh")
+    with pytest.raises(phrasing.NoForm):
+        phrasing.option("action_label", {**known, "placeholders": '["kettle"]'}, "zh")
+
+    run = RunFolder(tmp_path / "run")
+    labels = ["Opening a kettle", "Closing a kettle", "Moving red circle up", "Pouring tea"]
+    run.table(CandidateRecord).append(
+        [
+            _item(
+                "t-count", "How many red objects are there in the image?", ["2", "1", "3", "4"],
+                "template:count", slots={"colour": "red"}, option_slots=options,
+            ),
+            _item(
+                "t-action", "What action is performed in the video?", labels,
+                "template:action_label",
+                option_slots=[{"label": x} for x in labels[:2]] + [known, {"label": labels[3]}],
+            ),
+        ]
+    )  # fmt: skip
+    summary = translate_all(run, TranslateOptions(include="all"), {})
+    (twin,) = run.table(TranslationRecord).records()
+    assert (twin.question_id, twin.question) == ("t-count", "图中有多少个红色物体？")
+    assert twin.options == ["2", "1", "3", "4"] and twin.answer == "C"
+    assert summary.refused_by_reason == {"no_translator": 1}
+    english = {c.question_id: c for c in run.table(CandidateRecord).records()}
+    assert english["t-count"].question == "How many red objects are there in the image?"
+
+
+def test_the_chinese_vocabulary_covers_every_part_the_templates_use():
+    from benchfoundry.core.phrasing import zh
+    from benchfoundry.devtools.synthetic_video import COLOURS as CLIP_COLOURS
+    from benchfoundry.devtools.synthetic_video import STEPS, TEMPLATES
+    from benchfoundry.extractors.shapes import SHAPE_NAMES
+    from benchfoundry.tasks.generate.templates import COLOURS, POSITIONS, RELATIONS, SHAPES
+
+    assert set(COLOURS) | set(CLIP_COLOURS) <= set(zh.COLOURS)
+    assert set(SHAPE_NAMES) <= set(zh.SHAPES) and set(SHAPES) <= set(zh.SHAPE_ADJECTIVES)
+    assert set(POSITIONS) <= set(zh.POSITIONS) and set(RELATIONS) <= set(zh.RELATIONS)
+    assert set(TEMPLATES) <= set(zh.TEMPLATES) and set(STEPS) <= set(zh.VERBS)
