@@ -13,6 +13,7 @@ from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.core.taxonomy import Taxonomy
 from benchfoundry.extractors.agreement import REASONS as DISAGREEMENTS
 from benchfoundry.extractors.agreement import agreement
+from benchfoundry.extractors.objects import graphic_in_text
 from benchfoundry.tasks.generate.drafts import Draft
 from benchfoundry.tasks.generate.templates import (
     Asked,
@@ -57,6 +58,8 @@ NOT_ASKED = {
     "not_separate": "the regions found look like parts of a scene (one touches the border or "
     "covers a quarter of the image), not separate objects",
     **DISAGREEMENTS,
+    "text_over_graphic": "a line of text runs over a graphic (a logo's disc in place of a letter), "
+    "so whether the image holds objects beside its text has no plain answer",
 }
 # Kinds that treat the regions found as separate objects (counting, comparing or relating them);
 # the first six kinds keep asking about any regions, as they always have.
@@ -176,6 +179,8 @@ def held_back(seen: Seen, kind: str) -> str | None:
         return seen.uncounted
     if kind == "scene_content" and seen.facts.ocr_lines and seen.unread:
         return seen.unread
+    if kind == "scene_content" and graphic_in_text(seen.facts):
+        return "text_over_graphic"
     return None
 
 

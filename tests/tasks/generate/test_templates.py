@@ -336,3 +336,19 @@ def test_what_the_second_readings_do_not_confirm_is_not_asked():
     kinds = {d.generator for d in unclear.drafts}
     assert "template:colour" in kinds and not kinds & {"template:count", "template:position"}
     assert unclear.not_asked["instances_counting"] == "unclear_shapes"
+
+
+def test_text_over_a_graphic_leaves_what_the_image_contains_unasked():
+    """A badge behind the words (a region reaching out of the line's box) or a disc of another
+    colour in place of a letter: "text but no objects" would be no plain answer."""
+    taxonomy = load_taxonomy("seed_bench")
+    line = [("WINDOW", [40.0, 100.0, 300.0, 150.0])]
+    letters = [_inst((60 + 40 * k, 105, 90 + 40 * k, 145), "black", None) for k in range(3)]
+    plain = template_drafts(_facts(letters, line), taxonomy, [], size=SIZE)
+    assert any(d.generator == "template:scene_content" for d in plain.drafts)
+    badge = _inst((30, 92, 310, 158), "red", "rectangular")
+    disc = _inst((180, 102, 226, 148), "orange", "round")
+    for graphic in (badge, disc):
+        made = template_drafts(_facts([*letters, graphic], line), taxonomy, [], size=SIZE)
+        assert not any(d.generator == "template:scene_content" for d in made.drafts)
+        assert made.kinds["scene_content"].why_not == "text_over_graphic"
