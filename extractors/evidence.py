@@ -38,6 +38,7 @@ class Reading:
     things: list[Thing]
     size: tuple[int, int]
     background: str | None  # the frame's colour, None where the frame has no one colour
+    text_lines: int = 0  # the lines of text OCR read there, whose letters are left out
 
     def without(self, boxes: list[list[float]]) -> Reading:
         """The reading less the things lying mostly inside one of `boxes` (the letters of a
@@ -50,7 +51,7 @@ class Reading:
             return w * h >= 0.5 * max(1.0, (x1 - x0) * (y1 - y0))
 
         kept = [t for t in self.things if not any(inside(t, box) for box in boxes)]
-        return Reading(kept, self.size, self.background)
+        return Reading(kept, self.size, self.background, len(boxes))
 
 
 def colour_names(pixels: np.ndarray) -> np.ndarray:

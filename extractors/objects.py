@@ -77,8 +77,8 @@ def objects_of(facts: VisualFactsRecord) -> list[Instance]:
 
 def graphic_in_text(facts: VisualFactsRecord) -> bool:
     """Whether a line of text runs over a graphic: among the regions inside one OCR line (the
-    regions `objects_of` leaves out as glyphs), one that reaches out of the line's box (a plate
-    or badge behind the words), or one of another colour than the line's letters and about as
+    regions `objects_of` leaves out as glyphs), one that reaches out of the line's box or covers
+    most of it (a plate or badge behind the words), or one of another colour than the line's letters and about as
     tall as the line (a logo's disc in place of a letter, a picture between words).
     What such an image "contains" (objects, text or both) has no plain answer."""
     lines = [line for line in facts.ocr_lines if sum(ch.isalnum() for ch in line.text) >= 2]
@@ -92,7 +92,9 @@ def graphic_in_text(facts: VisualFactsRecord) -> bool:
             * max(0.0, min(i.box[3], ly1) - max(i.box[1], ly0))
             >= 0.5 * max(1.0, (i.box[2] - i.box[0]) * (i.box[3] - i.box[1]))
         ]
-        reach = 0.15 * (ly1 - ly0)
+        reach, area = 0.15 * (ly1 - ly0), (lx1 - lx0) * (ly1 - ly0)
+        if any(i.mask_area >= 0.6 * area for i in inside):  # a plate the letters are cut from
+            return True
         if any(  # a plate behind the text: it reaches out of the line's box
             i.box[0] < lx0 - reach or i.box[1] < ly0 - reach or i.box[2] > lx1 + reach
             or i.box[3] > ly1 + reach

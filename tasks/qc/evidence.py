@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from benchfoundry.core.letters import index_of
 from benchfoundry.core.records import CandidateRecord, ImageRecord
 from benchfoundry.extractors.evidence import Reading, Thing, read_pixels
 from benchfoundry.storage.tables import RunFolder
@@ -42,7 +43,7 @@ def _match(things: Sequence[Thing], colour: str = "", shape: str = "", where: st
         t
         for t in things
         if (not colour or t.colour == colour)
-        and (not shape or t.noun in HINT_NOUNS.get(shape, {shape}))
+        and (not shape or t.noun is None or t.noun in HINT_NOUNS.get(shape, {shape}))
         and (not where or t.position == where)
     ]
 
@@ -155,6 +156,29 @@ def _dominant(things: Sequence[Thing], s: dict[str, str]) -> dict[str, str]:  # 
     return {"colour": ranked[0][0]}
 
 
+def _layout(reading: Reading, s: dict[str, str]) -> dict[str, str]:
+    k = 0 if s.get("axis") == "x" else 1
+    middle = reading.size[k] / 2
+    before = [t.box[k + 2] <= middle for t in reading.things]
+    after = [t.box[k] >= middle for t in reading.things]
+    if len(reading.things) < 2 or not all(b or a for b, a in zip(before, after, strict=True)):
+        raise _Doubt("objects across the middle")
+    names = ("left_only", "right_only", "both_sides") if k == 0 else (
+        "top_only", "bottom_only", "both_halves"
+    )  # fmt: skip
+    return {"fixed": names[0] if all(before) else names[1] if all(after) else names[2]}
+
+
+def _contents(reading: Reading, s: dict[str, str]) -> dict[str, str]:  # noqa: ARG001
+    things = reading.things
+    if reading.text_lines:
+        return {"fixed": "objects_and_text" if things else "text_no_objects"}
+    if not things:
+        raise _Doubt("no object and no text")
+    return {"fixed": "one_object_no_text" if len(things) == 1 else "several_objects_no_text"}
+
+
+WHOLE = {"layout": _layout, "scene_content": _contents}  # answered from the whole reading
 ANSWERS: dict[str, Callable[[Sequence[Thing], dict[str, str]], dict[str, str]]] = {
     "count": _count,
     "position": _position,
@@ -183,13 +207,14 @@ def _said(read: dict[str, str]) -> str:
 def check(candidate: CandidateRecord, reading: Reading) -> Evidence | None:
     """The reader's verdict on the candidate's key, or None where it abstains."""
     kind = candidate.generator.removeprefix("template:")
-    slots = getattr(candidate, "slots", None) or {}
-    option_slots = getattr(candidate, "option_slots", None) or []
-    if kind not in ANSWERS or len(option_slots) != len(candidate.options):
+    slots, option_slots = candidate.slots, candidate.option_slots
+    if kind not in ANSWERS and kind not in WHOLE or len(option_slots) != len(candidate.options):
         return None
-    key = option_slots[ord(candidate.answer) - ord("A")]
+    key = option_slots[index_of(candidate.answer)]
     try:
-        read = ANSWERS[kind](reading.things, slots)
+        read = (
+            WHOLE[kind](reading, slots) if kind in WHOLE else ANSWERS[kind](reading.things, slots)
+        )
     except Unsure:
         return None
     except _Doubt as doubt:
@@ -211,7 +236,7 @@ def readings(run: RunFolder, candidates: Sequence[CandidateRecord]) -> dict[str,
     wanted = {
         c.image_id
         for c in candidates
-        if c.generator.removeprefix("template:") in ANSWERS and not c.meta.get("video")
+        if c.generator.removeprefix("template:") in {*ANSWERS, *WHOLE} and not c.meta.get("video")
     }
     out: dict[str, Reading] = {}
     if not wanted:
