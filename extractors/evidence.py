@@ -5,7 +5,9 @@ The segmenter groups pixels by a graph of colour differences, the second reading
 palette (median cut) and 8-connected pieces; this one names every pixel's colour by fixed
 perceptual bands (the describer's colour names, `describe.colour_name`), opens each colour's
 pixels with a 3 x 3 square (a blended edge or a hair-line one or two pixels wide goes), and
-takes the 4-connected pieces. The frame's colour name is the background. Each piece is a thing
+takes the 4-connected pieces. Where the frame is one colour, the pixels near that colour are
+the backdrop (a pale green backdrop is not a green object's colour, though both are named
+green). Each piece is a thing
 with a colour, a shape name from its outline (`shapes.shape_name`), a place and an area."""
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from benchfoundry.extractors.describe import position_phrase
+from benchfoundry.extractors.describe import colour_name, position_phrase
 from benchfoundry.extractors.shapes import shape_name
 
 NAMES = ("black", "white", "grey", "brown", "olive", "beige", "red", "orange", "yellow",
          "green", "cyan", "blue", "purple", "pink")  # fmt: skip
 _SQUARE = np.ones((3, 3), bool)
+_BACKDROP = 40.0  # pixels this close (RGB distance) to a plain frame's colour are the backdrop
 
 
 @dataclass(frozen=True)
@@ -95,15 +98,19 @@ def read_pixels(image: Image.Image, max_side: int = 512, min_area: int = 30) -> 
     factor = min(1.0, max_side / max(rgb.size))
     if factor < 1:
         rgb = rgb.resize((max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor))))
-    names = colour_names(np.asarray(rgb))
-    frame = np.concatenate([names[0], names[-1], names[:, 0], names[:, -1]])
-    values, counts = np.unique(frame, return_counts=True)
-    background = int(values[counts.argmax()]) if counts.max() >= 0.6 * len(frame) else None
+    pixels = np.asarray(rgb).astype(np.float32)
+    names = colour_names(pixels)
+    frame = np.concatenate([pixels[0], pixels[-1], pixels[:, 0], pixels[:, -1]])
+    median = np.median(frame, axis=0)
+    plain = np.mean(np.linalg.norm(frame - median, axis=1) < _BACKDROP) >= 0.6
+    backdrop = (
+        np.linalg.norm(pixels - median, axis=-1) < _BACKDROP
+        if plain
+        else np.zeros(names.shape, bool)
+    )
     things = []
-    for colour in np.unique(names):
-        if colour == background:
-            continue
-        opened = ndimage.binary_opening(names == colour, structure=_SQUARE)
+    for colour in np.unique(names[~backdrop]):
+        opened = ndimage.binary_opening((names == colour) & ~backdrop, structure=_SQUARE)
         labels, _ = ndimage.label(opened)
         for piece, box in enumerate(ndimage.find_objects(labels), start=1):
             if box is None:
@@ -126,4 +133,4 @@ def read_pixels(image: Image.Image, max_side: int = 512, min_area: int = 30) -> 
                 )
             )
     things.sort(key=lambda t: -t.area)
-    return Reading(things, image.size, None if background is None else NAMES[background])
+    return Reading(things, image.size, colour_name(tuple(median)) if plain else None)

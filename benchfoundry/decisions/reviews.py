@@ -233,11 +233,11 @@ def record(
     role: str | None = None,
 ) -> tuple[int, int, list[str]]:
     """Check and store decisions in the run's review database, in one transaction; (added,
-    already stored, refusals with their reasons). A refused decision changes nothing; the others
-    are stored. A move must name one of `dimensions` (default: the run's by medium,
-`media_dimensions`, so a question moves only to a dimension of its own medium). A decision
-    that repeats the reviewer's latest one on the same candidate content is already stored
-    (importing a file twice changes nothing). `role` is the signed-in decider's role."""
+        already stored, refusals with their reasons). A refused decision changes nothing; the others
+        are stored. A move must name one of `dimensions` (default: the run's by medium,
+    `media_dimensions`, so a question moves only to a dimension of its own medium). A decision
+        that repeats the reviewer's latest one on the same candidate content is already stored
+        (importing a file twice changes nothing). `role` is the signed-in decider's role."""
     store = store or ReviewStore.open(run)
     if candidates is None:
         candidates = review_items(run)
