@@ -2,7 +2,7 @@
 
     python bench/generate_accuracy.py [--scenes 120] [--contact 40] [--flat 40] [--seed 7]
                                       [--clips 0 --procedures 0 --keyframes 4]
-                                      [--hard [--per-family 3]]
+                                      [--hard [--per-family 3] [--single-reading]]
 
 Renders scenes (object and text scenes, contact scenes of shapes that touch, overlap or
 contain one another, and flat scenes: one or two large pure-colour shapes on white, hard-edged
@@ -45,6 +45,12 @@ def main() -> None:
     parser.add_argument("--keyframes", type=int, default=4, help="keyframes per segment")
     parser.add_argument("--hard", action="store_true", help="the hard drawings instead")
     parser.add_argument("--per-family", type=int, default=3, help="hard drawings per family")
+    parser.add_argument(
+        "--single-reading",
+        action="store_true",
+        help="with --hard: the second readings made by the first ones' backends (so they always "
+        "agree): the keys a single reading writes, and the flag's hit rate on its wrong keys",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-generate-"))
     env.configure(work, console_level="CRITICAL")
@@ -100,7 +106,7 @@ def hard(work: Path, args: argparse.Namespace) -> None:
     from benchfoundry.devtools.generate_check import hard_key_accuracy
 
     started = time.perf_counter()
-    result = hard_key_accuracy(work, args.seed, args.per_family)
+    result = hard_key_accuracy(work, args.seed, args.per_family, args.single_reading)
     asked = sum(t for _, t in result.by_kind.values())
     right = sum(r for r, _ in result.by_kind.values())
     print(

