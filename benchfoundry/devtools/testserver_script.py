@@ -97,20 +97,25 @@ class Oracle:
 
     def __init__(self, run: str | Path) -> None:
         self.run = run
-        self.known: dict[tuple[str, frozenset[str]], str] = {}
+        self.known: dict[tuple[str, object], str] = {}
 
     def answer(self, text: str) -> str:
+        """The right letter: found by the question and its options in the order shown (two
+        images can share a question and its options with different keys: "What does the image
+        contain?"), else by the options in any order (a rotation under CircularEval)."""
         question = re.search(r"^Question: (.*)$", text, re.M)
         shown = dict(re.findall(r"^([A-Z])\. (.*)$", text, re.M))
         if question is None or not shown:
             return "Z"
-        key = (question.group(1).strip(), frozenset(shown.values()))
-        if key not in self.known:
+        asked = question.group(1).strip()
+        ordered, unordered = (asked, tuple(shown.values())), (asked, frozenset(shown.values()))
+        if unordered not in self.known:
             from benchfoundry.core.records import CandidateRecord
             from benchfoundry.storage.tables import RunFolder
 
             for c in RunFolder(self.run).table(CandidateRecord).records():
                 right = c.options["ABCDEFGHIJ".index(c.answer)]
+                self.known[(c.question.strip(), tuple(c.options))] = right
                 self.known[(c.question.strip(), frozenset(c.options))] = right
-        right = self.known.get(key)
+        right = self.known.get(ordered, self.known.get(unordered))
         return next((letter for letter, o in shown.items() if o == right), "Z")
