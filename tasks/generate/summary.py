@@ -98,6 +98,6 @@ class GenerateSummary(StageSummary):
             + (", ".join(f"{k} {v}" for k, v in self.refused_by_reason.items()) or "nothing"),
             "  seed questions refused: "
             + (", ".join(f"{k} {v}" for k, v in self.seeds_refused_by_reason.items()) or "none"),
-            "  not asked (facts too thin): " + self._not_asked(),
+            "  not asked, per dimension, by reason (docs/generate.md): " + self._not_asked(),
             *([f"  {self.warning()}"] if self.warning() else []),
         ]
