@@ -60,7 +60,7 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
 
 
 FLAT = "flat-coloured"
-DESCRIBER = "3"  # the describer's version: part of the extractor configuration's hash
+DESCRIBER = "4"  # the describer's version: part of the extractor configuration's hash
 
 
 def flat_colour(pixels: np.ndarray, mask: np.ndarray, distance: float = 30.0) -> bool:
@@ -111,6 +111,23 @@ def outline_mask(pixels: np.ndarray, mask: np.ndarray, reach: int = 3) -> np.nda
     return out
 
 
+NAMING_SIDE = 256  # a region is named from a copy this many pixels across at most
+
+
+def _named(pixels: np.ndarray, mask: np.ndarray) -> str | None:
+    """The shape's name, read from the region's surroundings cut out and (for a large region)
+    taken every k-th pixel, so that a 12-megapixel photograph's regions cost what a drawing's do."""
+    if mask.shape != pixels.shape[:2]:
+        return shape_name(mask)
+    rows, columns = np.nonzero(mask)
+    step = max(1, -(-max(int(np.ptp(rows)), int(np.ptp(columns))) // NAMING_SIDE))
+    pad = 12 * step
+    top, left = max(0, rows.min() - pad), max(0, columns.min() - pad)
+    bottom, right = rows.max() + pad + 1, columns.max() + pad + 1
+    cut = (slice(top, bottom, step), slice(left, right, step))
+    return shape_name(outline_mask(pixels[cut], mask[cut]))
+
+
 def shape_hints(region: Region, pixels: np.ndarray) -> list[str]:
     """The shape's name (circle, hexagon, star... from its outline, `shapes.shape_name`) after
     its hint (round, rectangular, triangular: the adjective a template may use), and elongated
@@ -119,7 +136,7 @@ def shape_hints(region: Region, pixels: np.ndarray) -> list[str]:
     x0, y0, x1, y1 = region.box
     w, h = max(1.0, x1 - x0), max(1.0, y1 - y0)
     hints = ["elongated"] if max(w, h) / min(w, h) > 2.5 else []
-    name = shape_name(outline_mask(pixels, region.mask)) if region.mask.any() else None
+    name = _named(pixels, region.mask) if region.mask.any() else None
     if name is None:
         return hints
     return [*hints, *([HINT_OF[name]] if name in HINT_OF else []), name]

@@ -167,3 +167,16 @@ def test_a_word_cut_at_a_graphic_is_a_fragment_and_a_whole_word_agrees(facts_of)
     draw.text((20, 160), "Harbour", fill="black", font=large)
     found = agreement(facts_of(image))
     assert [line.text for line in found.lines] == ["Harbour"]
+
+
+def test_a_large_photographs_region_is_named_from_a_reduced_copy():
+    """A region thousands of pixels across is named from every k-th pixel of its surroundings
+    (`describe.NAMING_SIDE`), and still named right."""
+    from benchfoundry.extractors.base import Region
+    from benchfoundry.extractors.describe import describe
+
+    image = Image.new("RGB", (3000, 2000), "white")
+    ImageDraw.Draw(image).ellipse((400, 300, 1900, 1800), fill=(200, 30, 30))
+    mask = np.all(np.asarray(image) == (200, 30, 30), axis=-1)
+    (instance,) = describe(image, [Region((400, 300, 1900, 1800), int(mask.sum()), 0.8, mask)])
+    assert instance.attributes[:3] == ["red", "round", "circle"]
