@@ -316,6 +316,24 @@ def test_seed_questions_that_carry_their_parts_are_written_natively(tmp_path):
     # the closing report says so, with the count, an example and the fix
     said = "\n".join(summary.lines())
     assert "WARNING: 3 twin(s) not written" in said and "models.translator" in said
+    # and so does the command, run as a user runs it (its own process, exit 0)
+    import os
+    import subprocess
+    import sys
+
+    spec = tmp_path / "spec.yaml"
+    (tmp_path / "pics").mkdir()
+    spec.write_text(
+        "name: t\nsources: [{kind: folder, path: pics}]\noptions: {translate: {include: all}}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_API", "OPENAI"))}
+    env.update(PREFECT_HOME=str(tmp_path / "home"), DO_NOT_TRACK="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchfoundry", "translate", "--out", str(run.root), "--spec",
+         str(spec)], capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "WARNING: 3 twin(s) not written" in done.stdout, done.stdout[-2000:]
 
 
 def test_a_template_twin_is_written_from_its_slots(tmp_path):
