@@ -352,6 +352,18 @@ def select_all(
         list(consensus_options.bins),
         [m for m, role in text_all if role == "text_only"],
     )
+    templates = [
+        c.question_id
+        for c in all_candidates
+        if c.generator.startswith("template:") and c.question_id not in refused
+    ]
+    if consensus_options.evidence and templates:
+        read = [evidence[q].agrees for q in templates if q in evidence]
+        summary.evidence = {
+            "confirmed": sum(read),
+            "read_otherwise": len(read) - sum(read),
+            "not_answered": len(templates) - len(read),
+        }
     summary.warnings = ensemble_warnings(
         vlm if vlm_expected else [], text_all if text_expected else [], consensus_options, catalogue
     )

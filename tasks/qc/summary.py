@@ -145,6 +145,19 @@ class SelectSummary(StageSummary):
     warnings: list[str] = []
     report: str | None = None
     plot: str | None = None
+    # template items the evidence reader confirmed, read otherwise (flagged), or did not answer
+    evidence: dict[str, int] = {}
+
+    def evidence_line(self) -> str | None:
+        if not self.evidence:
+            return None
+        e = self.evidence
+        return (
+            f"evidence reader on {sum(e.values())} template items: key confirmed "
+            f"{e.get('confirmed', 0)}, read otherwise (flagged possibly flawed) "
+            f"{e.get('read_otherwise', 0)}, not answered (the ensemble decides) "
+            f"{e.get('not_answered', 0)}"
+        )
 
     def markdown_lines(self) -> list[str]:
         lines = [
@@ -152,6 +165,7 @@ class SelectSummary(StageSummary):
             "",
             *[f"- **Note:** {w}" for w in self.warnings],
             *([""] if self.warnings else []),
+            *([f"- {self.evidence_line()}", ""] if self.evidence else []),
             f"{self.candidates} candidates; text-only models counted: "
             f"{', '.join(self.text_models) or 'none'}; vision-language models: "
             f"{', '.join(self.vlm_models) or 'none'}.",
@@ -244,6 +258,8 @@ class SelectSummary(StageSummary):
             )
         )
         out += [f"  note: {w}" for w in s.warnings]
+        if s.evidence:
+            out.append(f"  {s.evidence_line()}")
         if s.report:
             out.append(f"  report: {s.report}")
         if s.plot:

@@ -67,11 +67,14 @@ def test_keys_set_wrong_are_flagged_with_what_the_reader_read(generated):
         [wrong.get(c.question_id, c) for c in candidates], drop=lambda row: True
     )
     quiet = FilterOptions(blind=[], chance=[])
-    select_all(run, quiet, ConsensusOptions(), SelectOptions(), {}, steps=("select",))
+    summary = select_all(run, quiet, ConsensusOptions(), SelectOptions(), {}, steps=("select",))
     scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
     flagged = {q for q, s in scored.items() if "possibly_flawed" in s.flags}
     answered = {c.question_id for c in candidates if c.generator != "template:read_text"}
     assert flagged == set(wrong) & answered and len(flagged) >= 4
+    assert summary.evidence["read_otherwise"] == len(flagged)
+    assert sum(summary.evidence.values()) == len(candidates)  # every one a template's
+    assert summary.evidence_line() in "\n".join(summary.lines())
     reason = scored[sorted(flagged)[0]].reason
     assert "evidence reader's own reading of the pixels" in reason and "not the key's" in reason
     select_all(run, quiet, ConsensusOptions(evidence=False), SelectOptions(), {}, steps=("select",))
