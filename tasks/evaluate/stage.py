@@ -207,7 +207,11 @@ def evaluate_model(
     table = RunFolder(run_root).table(ResultRecord)
     stored = {q for r, m, q, _ in table.key_set() if r == rid and m == model}
     questions = swapped_questions(dataset.questions) if probe else dataset.questions
-    todo = [q for q in questions if q.item.question_id not in stored]
+    # An image's questions (and their twins) side by side: a batch then holds them together,
+    # and a local model reads the image's part of the prompt once for all of them.
+    todo = sorted(
+        (q for q in questions if q.item.question_id not in stored), key=lambda q: q.image_id
+    )
     gateway.prepare(model, [q.item.answer for q in dataset.questions])
     circular = options.mode == "circular"
     failures = RunFolder(run_root).table(CallFailureRecord)
