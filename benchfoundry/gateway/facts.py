@@ -15,6 +15,9 @@ objects"`), the prompt names the parts shown, and the parts are part of its mode
 An image with nothing of the reader's parts (no OCR line for a reader of text) is not shown at
 all: the reader has nothing to read, and answers as its inner model does without the image.
 
+The entry's `options.device` and `options.dtype` place its inner local model (a CPU with
+bfloat16 units runs it in bfloat16 unless `dtype: float32` says otherwise).
+
 The response cache keys a call by the inner model and the text it is shown (`cache_form`): readers
 of different parts are shown different text, so they never share an answer about an image they
 read, while a call with no image shown (asked without images for multi-modal gain, or nothing of
@@ -58,6 +61,10 @@ class FactReader(providers.Provider):
         self.parts = parts_of(spec)
         self.sees = parts_label(self.parts)
         inner = parse_model(spec.model)
+        # Where the inner model runs and in what precision, as the reader's entry says.
+        placed = {k: spec.options[k] for k in ("device", "dtype") if k in spec.options}
+        if placed:
+            inner = inner.model_copy(update={"options": {**inner.options, **placed}})
         self.inner = providers.create(inner, context)
         self._facts: FactsIndex | None = None
 

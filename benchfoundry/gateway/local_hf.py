@@ -18,7 +18,12 @@ from benchfoundry.gateway.batching import MicroBatcher
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, ProviderError, permanent
 from benchfoundry.gateway.local_packing import can_pack, score_packed
-from benchfoundry.gateway.local_placement import load_arguments, pack_sizes, placed_device
+from benchfoundry.gateway.local_placement import (
+    cpu_precision,
+    load_arguments,
+    pack_sizes,
+    placed_device,
+)
 from benchfoundry.gateway.local_scoring import (
     PrefixCache,
     ScoringItem,
@@ -104,7 +109,7 @@ class TransformersModel(Provider):
         }
         if self.spec.video:  # a clip reaches its processor as this many frames
             identity["video_frames"] = str(self.spec.frames)
-        return identity
+        return identity | cpu_precision(self.device, self.spec.options)
 
     def _load_source(self) -> tuple[str, dict[str, Any]]:
         return self.spec.model, {}

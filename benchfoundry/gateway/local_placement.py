@@ -1,6 +1,8 @@
 """Where and in what precision a local `transformers` model runs, and how much it is fed at
 once: the checkpoint's own dtype on a GPU where it names one, else bfloat16 where the GPU has
-it and float16 where it does not; float32 on a CPU. SDPA attention. A model bigger than one
+it and float16 where it does not; on a CPU, bfloat16 where the CPU multiplies it in hardware
+(Intel AMX: SmolLM2's forward pass 3.4 times faster than in float32 on this project's 2-core
+machine) and float32 elsewhere. SDPA attention. A model bigger than one
 GPU's free memory (or a machine with several GPUs) is spread by `device_map="auto"` across
 them, and onto the CPU past that. Packed likelihood passes are sized from free GPU memory.
 
@@ -31,12 +33,36 @@ def choose_dtype(config: Any, device: str, options: dict[str, Any]) -> Any:
             raise ModelConfigError(f"dtype {asked!r}: give one of {', '.join(_DTYPES)}")
         return getattr(torch, asked)
     if not device.startswith("cuda"):
-        return torch.float32
+        return torch.bfloat16 if cpu_has_bfloat16_units() else torch.float32
     bf16 = torch.cuda.is_bf16_supported()
     named = _named_dtype(config)
     if named is None or (named == torch.bfloat16 and not bf16):
         return torch.bfloat16 if bf16 else torch.float16
     return named
+
+
+def cpu_has_bfloat16_units() -> bool:
+    """Whether this CPU has matrix units for bfloat16 (Intel AMX, Sapphire Rapids and later).
+    Without them a CPU computes bfloat16 slower than float32."""
+    import torch
+
+    probe = getattr(torch.cpu, "_is_amx_tile_supported", None)
+    try:
+        return bool(probe is not None and probe())
+    except (RuntimeError, AttributeError):
+        return False
+
+
+def cpu_precision(device: str, options: dict[str, Any]) -> dict[str, str]:
+    """What of a model's precision keys its answers in the response cache: on a CPU, the dtype
+    where it is not float32 (answers in bfloat16 are not served as float32 ones, nor the other
+    way round); float32 adds nothing, so that earlier caches stay valid. A GPU's dtype follows
+    its checkpoint and is not keyed."""
+    if device.startswith("cuda"):
+        return {}
+    asked = options.get("dtype")
+    name = asked if asked is not None else ("bfloat16" if cpu_has_bfloat16_units() else "float32")
+    return {} if name == "float32" else {"dtype": str(name)}
 
 
 def _named_dtype(config: Any) -> Any:

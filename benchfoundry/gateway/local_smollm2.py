@@ -15,6 +15,7 @@ from typing import Any
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError
 from benchfoundry.gateway.local_hf import TransformersModel, model_cache_dir
+from benchfoundry.gateway.local_placement import cpu_precision
 from benchfoundry.gateway.models import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,9 @@ class SmolLM2(TransformersModel):
         super().__init__(spec.model_copy(update={"model": spec.model or "smollm2"}), context)
 
     def cache_identity(self) -> dict[str, str]:
-        return {"provider": "smollm2", "model": SMOLLM2_GGUF}
+        return {"provider": "smollm2", "model": SMOLLM2_GGUF} | cpu_precision(
+            self.device, self.spec.options
+        )
 
     def _load_source(self) -> tuple[str, dict[str, Any]]:
         return str(smollm2_folder()), {}

@@ -207,3 +207,21 @@ def test_an_image_with_nothing_of_the_parts_is_not_shown(tmp_path, image_bytes, 
         gateway.generate("all", [{"type": "image", "value": image}, question])
         assert server.stats.requests == 2 and "square at" in str(server.stats.bodies[-1])
     assert alone.text == reply.text
+
+
+def test_a_readers_dtype_and_device_place_its_inner_local_model():
+    """`facts/smollm2` with `dtype: float32` runs its SmolLM2 in float32 (cached as such),
+    whatever the CPU's own precision; with `bfloat16`, its answers are keyed apart."""
+    from benchfoundry.gateway.models import ModelSpec
+
+    def reader(**options):
+        spec = ModelSpec(name="r", provider="facts", model="smollm2", options=options)
+        return Gateway({"r": spec}).provider("r")
+
+    assert reader(dtype="float32", device="cpu").inner.spec.options == {
+        "dtype": "float32",
+        "device": "cpu",
+    }
+    assert "dtype" not in reader(dtype="float32").cache_identity()
+    assert reader(dtype="bfloat16").cache_identity()["dtype"] == "bfloat16"
+    assert "dtype" not in reader(max_chars=300).inner.spec.options

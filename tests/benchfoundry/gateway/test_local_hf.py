@@ -184,9 +184,18 @@ def test_option_scores_are_the_same_when_a_prompt_continues_from_a_shared_prefix
         ("Which shape is in the middle?", ["a circle", "a square", "a triangle", "a star"]),
         ("What do the words say?", ["OPEN DAILY", "CLOSED", "SALE", "EXIT"]),
     ]
-    shared = Gateway({"m": ModelSpec(name="m", provider="smollm2", options={"pack": False})})
+    # float32: the continuation is checked to its precision (bfloat16 rounds each layout apart)
+    shared = Gateway(
+        {"m": ModelSpec(name="m", provider="smollm2", options={"pack": False, "dtype": "float32"})}
+    )
     fresh = Gateway(
-        {"m": ModelSpec(name="m", provider="smollm2", options={"pack": False, "prefix_cache": 0})}
+        {
+            "m": ModelSpec(
+                name="m",
+                provider="smollm2",
+                options={"pack": False, "prefix_cache": 0, "dtype": "float32"},
+            )
+        }
     )
     for question, options in questions:
         messages = [{"type": "text", "value": f"{facts}\nQuestion: {question}\nAnswer:"}]
@@ -207,7 +216,7 @@ def test_many_questions_scored_together_score_as_each_alone(tmp_path):
     from benchfoundry.gateway.errors import ProviderError
     from benchfoundry.gateway.models import ModelSpec
 
-    spec = ModelSpec(name="m", provider="smollm2")
+    spec = ModelSpec(name="m", provider="smollm2", options={"dtype": "float32"})
     gateway = Gateway({"m": spec}, ResponseCache(tmp_path / "cache.sqlite"))
     provider = gateway.provider("m")
     facts = {
