@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,8 +95,9 @@ class Oracle:
     candidates (by its text and options) and names the right option's letter in the order shown,
     so that questions pass consensus and review with no local model to run."""
 
-    def __init__(self, run: str | Path) -> None:
-        self.run = run
+    def __init__(self, run: str | Path | Sequence[str | Path]) -> None:
+        # several runs of one corpus (builds side by side): a question is looked up in all
+        self.runs = [run] if isinstance(run, str | Path) else list(run)
         self.known: dict[tuple[str, object], str] = {}
 
     def answer(self, text: str) -> str:
@@ -113,9 +114,10 @@ class Oracle:
             from benchfoundry.core.records import CandidateRecord
             from benchfoundry.storage.tables import RunFolder
 
-            for c in RunFolder(self.run).table(CandidateRecord).records():
-                right = c.options["ABCDEFGHIJ".index(c.answer)]
-                self.known[(c.question.strip(), tuple(c.options))] = right
-                self.known[(c.question.strip(), frozenset(c.options))] = right
+            for run in self.runs:
+                for c in RunFolder(run).table(CandidateRecord).records():
+                    right = c.options["ABCDEFGHIJ".index(c.answer)]
+                    self.known[(c.question.strip(), tuple(c.options))] = right
+                    self.known[(c.question.strip(), frozenset(c.options))] = right
         right = self.known.get(ordered, self.known.get(unordered))
         return next((letter for letter, o in shown.items() if o == right), "Z")

@@ -2,8 +2,9 @@
 gives the same tables, stage by stage (ingest, extract, generate, filter, consensus, select, review, publish,
 evaluate), and the same release: every task parameter is a path, a record or options, and the
 backends and models are built inside the workers. The model-calling stages call catalogue
-models on the local OpenAI-compatible test server, from the workers. Both builds run as a user
-runs them (the CLI, in its own process), against a real `prefect server start` on 127.0.0.1."""
+models on the local OpenAI-compatible test server, from the workers. The builds run as a user
+runs them (the CLI, each in its own process, the three side by side), against a real `prefect
+server start` on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def _catalogue(tmp_path: Path, server: TestServer) -> None:
     (tmp_path / "models.yaml").write_text("models:\n" + "\n".join(entries) + "\n", encoding="utf-8")
 
 
-def _build(tmp_path: Path, name: str, runner: str, url: str, env: dict) -> dict:
+def _start(tmp_path: Path, name: str, runner: str, url: str, env: dict) -> subprocess.Popen:
+    """A build of the corpus under `runner`, started as its own process (output to files)."""
     spec = tmp_path / f"{name}.yaml"
     spec.write_text(
         "name: runners\n"  # one name: it is part of what a release holds
@@ -57,16 +59,19 @@ def _build(tmp_path: Path, name: str, runner: str, url: str, env: dict) -> dict:
         f"output: {name}\n",
         encoding="utf-8",
     )
-    done = subprocess.run(
+    return subprocess.Popen(
         [str(BIN / "benchfoundry"), "build", str(spec), "--json"],
         env={**env, "PREFECT_API_URL": url},
-        capture_output=True,
-        text=True,
-        timeout=600,
+        stdout=(tmp_path / f"{name}.out").open("wb"),
+        stderr=(tmp_path / f"{name}.err").open("wb"),
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout)
+
+
+def _finish(tmp_path: Path, name: str, build: subprocess.Popen) -> dict:
+    code = build.wait(timeout=600)
+    assert code == 0, (tmp_path / f"{name}.err").read_text()[-4000:]
+    return json.loads((tmp_path / f"{name}.out").read_text())
 
 
 def _task_runs(url: str, flow_run_name_like: str | None = None) -> list[dict]:
@@ -85,11 +90,11 @@ def _rows(run: Path, table: str) -> list[str]:
     return table_rows(RunFolder(run), table, [run], PER_BUILD)
 
 
-def _script(run: Path) -> Script:
+def _script(runs: list[Path]) -> Script:
     """Deterministic answers: the reader says A; the looker knows the answers (it looks them up
-    among `run`'s candidates, the same in both builds) but on counting questions writes
+    among the builds' candidates, the same in each) but on counting questions writes
     something only the judge reads, and the judge says C."""
-    oracle = Oracle(run)
+    oracle = Oracle(runs)
 
     def looker(request) -> str:
         if re.search(r"how many", request.text, re.I):
@@ -105,11 +110,16 @@ def _script(run: Path) -> Script:
 def test_thread_pool_dask_and_ray_write_identical_tables(tmp_path, prefect_server):
     url, env = prefect_server
     write_corpus(tmp_path / "scenes", n_objects=3, n_text=1, seed=11)
-    with TestServer(_script(tmp_path / "threads")) as server:
+    runners = {"threads": "{kind: thread}", "dask": "{kind: dask, workers: 2}",
+               "ray": "{kind: ray, workers: 2}"}  # fmt: skip
+    # The three builds side by side (each waits on its workers and the server much of the time);
+    # the looker looks its answers up in whichever build's candidates hold the question.
+    with TestServer(_script([tmp_path / name for name in runners])) as server:
         _catalogue(tmp_path, server)
-        threads = _build(tmp_path, "threads", "{kind: thread}", url, env)
-        dask = _build(tmp_path, "dask", "{kind: dask, workers: 2}", url, env)
-        ray = _build(tmp_path, "ray", "{kind: ray, workers: 2}", url, env)
+        started = {
+            name: _start(tmp_path, name, runner, url, env) for name, runner in runners.items()
+        }
+        threads, dask, ray = (_finish(tmp_path, name, b) for name, b in started.items())
         calls = dict(server.stats.by_model)
     assert threads["stages"] == dask["stages"] == ray["stages"] == STAGES
     assert {"reader", "looker", "grader"} <= set(calls), calls
