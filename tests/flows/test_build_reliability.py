@@ -8,6 +8,7 @@ from the environment: no file the run, the release or Prefect writes holds it, n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -108,35 +109,40 @@ def _build_command(spec: Path) -> list[str]:
     return [sys.executable, "-m", "benchfoundry", "build", str(spec), "--json", "--verbose"]
 
 
-def _build(folder: Path, faults: dict[str, float] | None, home: Path) -> dict:
-    with TestServer(script(folder / "run"), fault_rates=faults, fault_delay=1.2, seed=7) as server:
-        spec = _setup(folder, server)
-        built = subprocess.run(
-            _build_command(spec), capture_output=True, text=True, env=_env(home), cwd=REPO,
-            timeout=900,
-        )  # fmt: skip
-        assert built.returncode == 0, built.stderr[-4000:]
-        headers = {h.get("authorization") for h in server.stats.headers}
-        return {
-            "summary": json.loads(built.stdout),
-            "output": built.stdout + built.stderr,
-            "headers": headers,
-            "by_model": dict(server.stats.by_model),
-            "faults": dict(server.stats.faults),
-            "bodies": list(server.stats.bodies),
-            "run": folder / "run",
-            "releases": folder / "releases",
-        }
-
-
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory) -> dict[str, dict]:
-    home = tmp_path_factory.mktemp("prefect-home")
-    return {
-        "clean": _build(tmp_path_factory.mktemp("clean"), None, home),
-        "faulty": _build(tmp_path_factory.mktemp("faulty"), FAULTS, home),
-        "home": home,  # type: ignore[dict-item]
-    }
+    """The clean and the faulted build, side by side (the faulted one spends most of its time
+    waiting out faults), each with its own server, folder and Prefect home."""
+    started = {}
+    with contextlib.ExitStack() as stack:
+        for name, faults in (("clean", None), ("faulty", FAULTS)):
+            folder, home = tmp_path_factory.mktemp(name), tmp_path_factory.mktemp(f"home-{name}")
+            server = stack.enter_context(
+                TestServer(script(folder / "run"), fault_rates=faults, fault_delay=1.2, seed=7)
+            )
+            spec = _setup(folder, server)
+            process = subprocess.Popen(
+                _build_command(spec), stdout=(folder / "out").open("wb"),
+                stderr=(folder / "err").open("wb"), env=_env(home), cwd=REPO,
+            )  # fmt: skip
+            started[name] = (folder, home, server, process)
+        done = {}
+        for name, (folder, home, server, process) in started.items():
+            code = process.wait(timeout=900)
+            stdout, stderr = ((folder / f).read_text() for f in ("out", "err"))
+            assert code == 0, stderr[-4000:]
+            done[name] = {
+                "summary": json.loads(stdout),
+                "output": stdout + stderr,
+                "headers": {h.get("authorization") for h in server.stats.headers},
+                "by_model": dict(server.stats.by_model),
+                "faults": dict(server.stats.faults),
+                "bodies": list(server.stats.bodies),
+                "run": folder / "run",
+                "releases": folder / "releases",
+                "home": home,
+            }
+    return done
 
 
 def _decisions(run: Path) -> dict:
@@ -201,7 +207,7 @@ def test_a_faulted_build_decides_releases_and_scores_as_the_clean_one(builds):
 def test_no_key_from_the_environment_is_written_anywhere(builds):
     for build in (builds["clean"], builds["faulty"]):
         assert build["headers"] == {f"Bearer {KEY}"}, "every call carried the key"
-        for root in (build["run"], build["releases"], builds["home"]):
+        for root in (build["run"], build["releases"], build["home"]):
             assert _files_holding(root, KEY.encode()) == [], root
         assert KEY not in build["output"]
 
