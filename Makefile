@@ -30,11 +30,12 @@ demo: setup
 	$(BIN)/benchfoundry build datasets/demo.yaml
 
 # Lint, the import layers (import-linter), then two pytest workers, a test file each at a time
-# (a file's fixtures are built once).
+# (a file's fixtures are built once), handed out in collection order: the slowest files first
+# (tests/conftest.py), so that the two workers finish together.
 test: setup-test
 	$(BIN)/ruff check .
 	bash scripts/lint_imports.sh $(VENV)
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 lint: setup-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
