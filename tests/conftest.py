@@ -1,5 +1,6 @@
 """Shared fixtures. Prefect's home goes to a temporary folder before Prefect is imported, and flow
-tests run against one `prefect_test_harness` server for the whole session."""
+tests, and the commands tests start as processes, run against one real `prefect server` on
+127.0.0.1 for the whole session."""
 
 from __future__ import annotations
 
@@ -60,23 +61,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def prefect_api() -> Iterator[None]:
-    """A real Prefect API (the test harness's temporary server) for flow runs."""
-    from prefect.testing.utilities import prefect_test_harness
+def prefect_api(prefect_server) -> Iterator[None]:
+    """A real Prefect API for flow runs in this process: the session's Prefect server, which the
+    commands the tests start as processes use too (one server per worker, not a second one of
+    `prefect_test_harness`'s)."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    with prefect_test_harness(server_startup_timeout=90):
+    url, _ = prefect_server
+    with temporary_settings(updates={PREFECT_API_URL: url}):
         yield
-        _log_to_live_streams()  # the harness logs "Stopping temporary server" as it exits
+        _log_to_live_streams()
 
 
 _NO_LOCK = contextlib.nullcontext()
 
 
 def _log_to_live_streams() -> None:
-    """Before the harness stops and logs "Stopping temporary server", point Prefect's console
-    handlers (rich consoles made on the stream of their day: pytest's capture, a CLI runner's
-    buffer, closed by then) at the process's own stderr, and any other stream handler whose
-    stream is closed; this printed a '--- Logging error ---' traceback at the end of the
+    """Before the session ends (Prefect's log workers still write as the process exits), point
+    Prefect's console handlers (rich consoles made on the stream of their day: pytest's
+    capture, a CLI runner's buffer, closed by then) at the process's own stderr, and any other
+    stream handler whose stream is closed; this printed a '--- Logging error ---' traceback at the end of the
     suite. Other handlers (pytest's own log capture) are left as they are. Set under each
     handler's lock, with no flush of the old stream."""
     import logging
