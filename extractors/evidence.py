@@ -64,9 +64,10 @@ def colour_names(pixels: np.ndarray) -> np.ndarray:
     high, low = rgb.max(axis=-1), rgb.min(axis=-1)
     lightness = (high + low) / 2
     spread = high - low
-    saturation = np.where(
-        spread == 0, 0, spread / np.where(lightness <= 0.5, high + low, 2 - high - low + 1e-9)
-    )
+    # grey, black and white have no saturation: divided only where there is a spread (black's
+    # 0 / 0 warned on the demo's output)
+    scale = np.where(lightness <= 0.5, high + low, 2 - high - low + 1e-9)
+    saturation = np.divide(spread, scale, out=np.zeros_like(spread), where=spread > 0)
     r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
     safe = np.where(spread == 0, 1, spread)
     hue = np.select(
