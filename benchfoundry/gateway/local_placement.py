@@ -60,9 +60,8 @@ def cpu_precision(device: str, options: dict[str, Any]) -> dict[str, str]:
     its checkpoint and is not keyed."""
     if device.startswith("cuda"):
         return {}
-    asked = options.get("dtype")
-    name = asked if asked is not None else ("bfloat16" if cpu_has_bfloat16_units() else "float32")
-    return {} if name == "float32" else {"dtype": str(name)}
+    name = str(choose_dtype(None, device, options)).removeprefix("torch.")  # checks `dtype`
+    return {} if name == "float32" else {"dtype": name}
 
 
 def _named_dtype(config: Any) -> Any:

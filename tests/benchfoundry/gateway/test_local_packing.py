@@ -101,6 +101,8 @@ def test_a_cpu_loads_in_bfloat16_where_it_has_the_units_and_an_asked_dtype_is_ch
     assert choose_dtype(model.config, "cpu", {}) == next(model.parameters()).dtype
     with pytest.raises(ModelConfigError, match="dtype 'half'"):
         choose_dtype(model.config, "cpu", {"dtype": "half"})
+    with pytest.raises(ModelConfigError, match="dtype 'half'"):  # before any call is keyed
+        _provider(dtype="half").cache_identity()
     assert pack_sizes(model, "cpu", {}) == (1024, 4096)
     assert pack_sizes(model, "cpu", {"pass_tokens": 99}) == (1024, 99)
 
