@@ -54,8 +54,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: n for n, name in enumerate(SLOWEST_FIRST)}
 
     def place(item: pytest.Item) -> int:
-        relative = Path(str(item.path)).relative_to(REPO / "tests").as_posix()
-        return rank.get(relative, len(rank))
+        path = Path(str(item.path))
+        if not path.is_relative_to(REPO / "tests"):  # a test file given from elsewhere
+            return len(rank)
+        return rank.get(path.relative_to(REPO / "tests").as_posix(), len(rank))
 
     items.sort(key=place)  # stable: a file's tests keep their order
 
@@ -65,12 +67,24 @@ def prefect_api(prefect_server) -> Iterator[None]:
     """A real Prefect API for flow runs in this process: the session's Prefect server, which the
     commands the tests start as processes use too (one server per worker, not a second one of
     `prefect_test_harness`'s)."""
+    import prefect.context
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     url, _ = prefect_server
-    with temporary_settings(updates={PREFECT_API_URL: url}):
+    with (
+        temporary_settings(updates={PREFECT_API_URL: url}),
+        # as the harness does: code in a context copied earlier sees the server too
+        prefect.context._temporary_global_settings_context(prefect.context.get_settings_context()),
+    ):
         yield
         _log_to_live_streams()
+        # The flow runs' logs and events reach the server before it stops (else "All connection
+        # attempts failed" as the process exits).
+        with contextlib.suppress(RuntimeError):  # a worker that never started
+            APILogWorker.drain_all()
+        EventsWorker.drain_all()
 
 
 _NO_LOCK = contextlib.nullcontext()
@@ -80,9 +94,9 @@ def _log_to_live_streams() -> None:
     """Before the session ends (Prefect's log workers still write as the process exits), point
     Prefect's console handlers (rich consoles made on the stream of their day: pytest's
     capture, a CLI runner's buffer, closed by then) at the process's own stderr, and any other
-    stream handler whose stream is closed; this printed a '--- Logging error ---' traceback at the end of the
-    suite. Other handlers (pytest's own log capture) are left as they are. Set under each
-    handler's lock, with no flush of the old stream."""
+    stream handler whose stream is closed; this printed a '--- Logging error ---' traceback at
+    the end of the suite. Other handlers (pytest's own log capture) are left as they are. Set
+    under each handler's lock, with no flush of the old stream."""
     import logging
 
     loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
