@@ -121,10 +121,10 @@ def builds(tmp_path_factory) -> dict[str, dict]:
                 TestServer(script(folder / "run"), fault_rates=faults, fault_delay=1.2, seed=7)
             )
             spec = _setup(folder, server)
-            process = subprocess.Popen(
-                _build_command(spec), stdout=(folder / "out").open("wb"),
-                stderr=(folder / "err").open("wb"), env=_env(home), cwd=REPO,
-            )  # fmt: skip
+            with (folder / "out").open("wb") as out, (folder / "err").open("wb") as err:
+                process = subprocess.Popen(
+                    _build_command(spec), stdout=out, stderr=err, env=_env(home), cwd=REPO
+                )  # the process keeps its own copies of the files
             started[name] = (folder, home, server, process)
         done = {}
         for name, (folder, home, server, process) in started.items():

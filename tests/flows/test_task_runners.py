@@ -59,13 +59,14 @@ def _start(tmp_path: Path, name: str, runner: str, url: str, env: dict) -> subpr
         f"output: {name}\n",
         encoding="utf-8",
     )
-    return subprocess.Popen(
-        [str(BIN / "benchfoundry"), "build", str(spec), "--json"],
-        env={**env, "PREFECT_API_URL": url},
-        stdout=(tmp_path / f"{name}.out").open("wb"),
-        stderr=(tmp_path / f"{name}.err").open("wb"),
-        cwd=tmp_path,
-    )
+    with (tmp_path / f"{name}.out").open("wb") as out, (tmp_path / f"{name}.err").open("wb") as err:
+        return subprocess.Popen(  # the process keeps its own copies of the files
+            [str(BIN / "benchfoundry"), "build", str(spec), "--json"],
+            env={**env, "PREFECT_API_URL": url},
+            stdout=out,
+            stderr=err,
+            cwd=tmp_path,
+        )
 
 
 def _finish(tmp_path: Path, name: str, build: subprocess.Popen) -> dict:
