@@ -93,6 +93,11 @@ def box_text(instance: Instance) -> str:
     return str([round(v) for v in instance.box])
 
 
+def boxes_text(instances: Sequence[Instance]) -> str:
+    """Every instance's box, so that what a count counted can be drawn and checked one by one."""
+    return ", ".join(box_text(i) for i in instances)
+
+
 def parts(instance: Instance) -> tuple[str, str | None, str]:
     """(colour, shape hint or None, position phrase) from the describer's attributes."""
     attributes = instance.attributes
@@ -157,7 +162,7 @@ def count_questions(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
             {},
             {"number": str(len(objects))},
             each("number", numbers(len(objects), 3)),
-            [f"{len(objects)} instances found by the segmenter"],
+            [f"{len(objects)} instances found by the segmenter: {boxes_text(objects)}"],
         )
     ]
     colours = Counter(parts(i)[0] for i in objects)
@@ -169,7 +174,10 @@ def count_questions(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
                 {"colour": colour},
                 {"number": str(n)},
                 each("number", numbers(n, 3)),
-                [f"{n} instances with the attribute {colour}"],
+                [
+                    f"{n} instances with the attribute {colour}: "
+                    + boxes_text([i for i in objects if parts(i)[0] == colour])
+                ],
             )
         )
     return Asked(out)
