@@ -1,4 +1,5 @@
-"""Decode and verify image bytes for real, and describe them (size, format, perceptual hash).
+"""Decode and verify image bytes for real, describe them (size, format, perceptual hash), and
+turn them into the picture a person sees (`normalise`).
 
 Every refusal is an `ImageRejected` with a reason code from `REASONS` and a detail a user can act
 on, so callers turn it into a quarantine row instead of losing the input.
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import imagehash
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
 # The formats ingestion accepts, as Pillow names them.
 ACCEPTED_FORMATS = frozenset({"JPEG", "PNG", "WEBP", "BMP", "GIF", "TIFF", "MPO"})
@@ -135,7 +136,7 @@ def decode(data: bytes, limits: ImageLimits = ImageLimits()) -> Image.Image:
 
 def perceptual_hash(image: Image.Image) -> str:
     """64-bit DCT perceptual hash as 16 hex characters (imagehash.phash)."""
-    return str(imagehash.phash(image.convert("RGB")))
+    return str(imagehash.phash(image if image.mode == "RGB" else image.convert("RGB")))
 
 
 def inspect(data: bytes, limits: ImageLimits = ImageLimits()) -> ImageInfo:
@@ -148,6 +149,143 @@ def inspect(data: bytes, limits: ImageLimits = ImageLimits()) -> ImageInfo:
     except Exception as exc:  # the decoder's own failures on broken data, whatever their type
         raise ImageRejected("corrupt_image", f"{type(exc).__name__}: {exc}") from None
     return ImageInfo(image.width, image.height, image.format or "", image.mode, frames, phash)
+
+
+# EXIF orientation values (TIFF tag 274) and what a viewer does to show the picture upright.
+ORIENTATIONS: dict[int, str] = {
+    2: "mirrored left to right",
+    3: "rotated 180 degrees",
+    4: "mirrored top to bottom",
+    5: "mirrored along the main diagonal",
+    6: "rotated 90 degrees clockwise",
+    7: "mirrored along the other diagonal",
+    8: "rotated 90 degrees anticlockwise",
+}
+_EXIF_ORIENTATION = 0x0112
+_ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA"})
+_WIDE_MODES = frozenset({"I;16", "I;16B", "I;16L", "I;16N", "I", "F"})
+_SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB"))
+_OPAQUE = "opaque alpha channel dropped"
+# Backgrounds behind transparent pixels: white, as the review desk and a page show them.
+BACKGROUND = (255, 255, 255)
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """An image as a person sees it: `data` are the bytes to store (the given bytes where nothing
+    had to change, else a PNG of the upright sRGB pixels), `steps` says what was done, in order
+    (empty when the given bytes are stored as they are)."""
+
+    data: bytes
+    info: ImageInfo
+    steps: tuple[str, ...]
+    original_format: str
+
+
+def _orientation(image: Image.Image) -> int:
+    try:
+        value = image.getexif().get(_EXIF_ORIENTATION)
+    except Exception:  # a broken EXIF block is read as no orientation, as viewers do
+        return 1
+    return value if isinstance(value, int) and value in ORIENTATIONS else 1
+
+
+def _profile_steps(image: Image.Image) -> tuple[Image.Image, list[str]]:
+    """The pixels moved from an embedded colour profile to sRGB where the profile is not sRGB
+    already and Pillow's LittleCMS can apply it; otherwise the pixels as they are, saying so."""
+    icc = image.info.get("icc_profile")
+    if not icc:
+        return image, []
+    try:
+        profile = ImageCms.ImageCmsProfile(io.BytesIO(icc))
+        name = (ImageCms.getProfileDescription(profile) or "").strip()
+    except (ImageCms.PyCMSError, OSError, TypeError, ValueError) as exc:
+        return image, [f"embedded colour profile unreadable ({exc}); read as sRGB"]
+    if "srgb" in name.lower().replace(" ", ""):
+        return image, []
+    space = profile.profile.xcolor_space.strip()
+    base = {"RGBA": "RGB", "LA": "L"}.get(image.mode, image.mode)
+    if (space, base) not in {("RGB", "RGB"), ("CMYK", "CMYK"), ("GRAY", "L")}:
+        return image, [f"embedded colour profile '{name}' ({space}) does not fit {image.mode}"]
+    alpha = image.getchannel("A") if image.mode in ("RGBA", "LA") else None
+    try:
+        converted = ImageCms.profileToProfile(image.convert(base), profile, _SRGB, outputMode="RGB")
+    except ImageCms.PyCMSError as exc:
+        return image, [f"embedded colour profile '{name}' could not be applied ({exc})"]
+    assert converted is not None, "profileToProfile returns an image unless told in place"
+    if alpha is not None:
+        converted.putalpha(alpha)
+    return converted, [f"colour profile '{name}' converted to sRGB"]
+
+
+def _to_eight_bit(image: Image.Image) -> tuple[Image.Image, str]:
+    """16-bit and 32-bit greys as 8 bits: integers by their full 16-bit range (as viewers show a
+    16-bit PNG), floats stretched from their lowest to their highest value."""
+    array = np.asarray(image, dtype=np.float64)
+    if image.mode == "F":
+        low, high = float(array.min()), float(array.max())
+        scaled = (array - low) / (high - low) * 255 if high > low else np.zeros_like(array)
+        how = "floating-point grey stretched to 8 bits"
+    else:
+        scaled = array / 257 if float(array.max(initial=0)) > 255 else array
+        how = f"{image.mode} grey scaled to 8 bits"
+    return Image.fromarray(np.clip(np.rint(scaled), 0, 255).astype(np.uint8)), how
+
+
+def _composite(image: Image.Image) -> tuple[Image.Image, str]:
+    rgba = image.convert("RGBA")
+    if rgba.getchannel("A").getextrema()[0] == 255:
+        return rgba.convert("RGB"), _OPAQUE
+    background = Image.new("RGBA", rgba.size, (*BACKGROUND, 255))
+    return Image.alpha_composite(background, rgba).convert("RGB"), "transparency painted on white"
+
+
+def normalise(data: bytes, limits: ImageLimits = ImageLimits()) -> Normalised:
+    """The picture a viewer shows for `data`, or `ImageRejected`: the EXIF orientation applied
+    (all eight values), an embedded colour profile converted to sRGB, transparency painted on
+    white, CMYK and 16-bit or float pixels made 8-bit RGB. Bytes that need none of this (RGB,
+    grey, palette or bilevel pixels read the same by every later step) are kept as given, so their
+    image id stays the hash of the file; any other image is stored as a PNG of what a person sees.
+    """
+    image = decode(data, limits)
+    original_format = image.format or ""
+    steps: list[str] = []
+    try:
+        frames = int(getattr(image, "n_frames", 1))
+        orientation = _orientation(image)
+        if orientation != 1:
+            image = ImageOps.exif_transpose(image)
+            steps.append(f"EXIF orientation {orientation} applied ({ORIENTATIONS[orientation]})")
+        if image.mode in _WIDE_MODES:
+            image, how = _to_eight_bit(image)
+            steps.append(how)
+        image, profile_steps = _profile_steps(image)
+        steps += profile_steps
+        if image.mode == "P" and "transparency" in image.info:
+            image = image.convert("RGBA")
+        if image.mode in _ALPHA_MODES:
+            image, how = _composite(image)
+            steps.append(how)
+        if image.mode not in ("RGB", "L", "P", "1"):
+            steps.append(f"{image.mode} converted to RGB")
+            image = image.convert("RGB")
+        if all(step == _OPAQUE for step in steps):  # every later step reads these pixels alike
+            kept = decode(data, limits)
+            info = ImageInfo(
+                kept.width, kept.height, original_format, kept.mode, frames, perceptual_hash(image)
+            )
+            return Normalised(data, info, (), original_format)
+        out = io.BytesIO()
+        image.save(out, format="PNG")
+        steps.append(f"stored as PNG (given as {original_format})")
+        info = ImageInfo(
+            image.width, image.height, "PNG", image.mode, frames, perceptual_hash(image)
+        )
+    except ImageRejected:
+        raise
+    except Exception as exc:  # the decoder's own failures on broken data, whatever their type
+        raise ImageRejected("corrupt_image", f"{type(exc).__name__}: {exc}") from None
+    return Normalised(out.getvalue(), info, tuple(steps), original_format)
 
 
 def hamming(a: str, b: str) -> int:

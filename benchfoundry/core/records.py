@@ -22,7 +22,10 @@ from benchfoundry.core.record_base import (  # noqa: F401  arrow_schema: read fr
 class ImageRecord(Record):
     """One stored image. `image_id` is the sha256 of `bytes`, so exact duplicates are stored once
     (every origin is listed in `image_sources`; `source` is the first seen); near duplicates
-    point at the first stored image they resemble through `duplicate_of`."""
+    point at the first stored image they resemble through `duplicate_of`. `bytes` are the picture
+    a person sees (`core.imaging.normalise`): the given file where nothing had to change, else a
+    PNG of the upright sRGB pixels; `normalised` says what was done and `original_sha256` is the
+    hash of the bytes as given."""
 
     table: ClassVar[str] = "images"
     key: ClassVar[tuple[str, ...]] = ("image_id",)
@@ -41,6 +44,8 @@ class ImageRecord(Record):
     license: str | None
     meta: dict[str, str]  # provenance: the source's own fields (file, index, row, frames...)
     bytes: bytes
+    original_sha256: str | None = None  # the given bytes' hash (None: written before 2026-12-07)
+    normalised: list[str] = []  # what ingest did to show it as a viewer does, in order
 
 
 class ImageSourceRecord(Record):
@@ -54,6 +59,7 @@ class ImageSourceRecord(Record):
     source_kind: str
     license: str | None
     meta: dict[str, str]
+    original_sha256: str | None = None  # this origin's bytes as given, before `normalise`
 
 
 class ClipRecord(Record):

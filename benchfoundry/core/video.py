@@ -55,6 +55,31 @@ class ClipInfo:
     frames: int
 
 
+_TURNS = {
+    90: Image.Transpose.ROTATE_90,
+    180: Image.Transpose.ROTATE_180,
+    270: Image.Transpose.ROTATE_270,
+}
+
+
+def _turn(frame) -> Image.Transpose | None:  # noqa: ANN001 - av's VideoFrame
+    """How to turn a decoded frame upright: the container's display rotation (a phone's portrait
+    clip is stored sideways with a 90 degree display matrix), counter-clockwise as FFmpeg gives
+    it; None when it is shown as stored."""
+    try:
+        degrees = round(float(frame.rotation or 0)) % 360
+    except (AttributeError, TypeError, ValueError):  # no display matrix
+        return None
+    return _TURNS.get(degrees)
+
+
+def upright(frame) -> Image.Image:  # noqa: ANN001 - av's VideoFrame
+    """The frame as a player shows it, in RGB: its display rotation applied."""
+    image = frame.to_image()
+    turn = _turn(frame)
+    return image.transpose(turn) if turn is not None else image
+
+
 def _signature(data: bytes) -> str | None:
     """The container the first bytes announce (MP4/MOV, Matroska/WebM, AVI), if any."""
     if data[4:8] == b"ftyp":
@@ -109,6 +134,8 @@ def inspect_clip(data: bytes, limits: ClipLimits = ClipLimits()) -> ClipInfo:
         times: list[float] = []
         try:
             for frame in container.decode(stream):
+                if not times and _turn(frame) in (_TURNS[90], _TURNS[270]):
+                    width, height = height, width  # shown on its side: the player's size
                 times.append(float(frame.time) if frame.time is not None else len(times) / rate)
                 if times[-1] > limits.max_seconds:
                     raise ClipRejected("clip_too_long", f"longer than {limits.max_seconds:g} s")
@@ -142,7 +169,8 @@ def sample_times(start: float, end: float, n: int) -> list[float]:
 
 
 def frames_at(data: bytes, times: list[float]) -> list[Image.Image]:
-    """The frame shown at each time (the last frame that starts at or before it), in RGB."""
+    """The frame shown at each time (the last frame that starts at or before it), in RGB, upright
+    as a player shows it."""
     container = _open(data)
     try:
         stream = container.streams.video[0]
@@ -156,7 +184,7 @@ def frames_at(data: bytes, times: list[float]) -> list[Image.Image]:
             while k < len(wanted) and times[wanted[k]] < at and last is not None:
                 chosen[wanted[k]] = last
                 k += 1
-            last = frame.to_image()
+            last = upright(frame)
             if k == len(wanted):
                 break
         while k < len(wanted) and last is not None:
@@ -173,8 +201,9 @@ def cut(data: bytes, start: float, end: float) -> bytes:
     """The frames of [start, end) as a clip of their own (MP4, H.264, the clip's frame rate,
     time from 0), so a model or a release shown a stretch holds nothing outside it (an action
     prediction's answer, say). Re-encoded, so the cut is exact to the frame wherever the source's
-    keyframes lie; a frame is in when it starts in the stretch. Frames are encoded as they are
-    decoded: memory does not grow with the stretch's length."""
+    keyframes lie; a frame is in when it starts in the stretch. Frames are written upright (the
+    source's display rotation applied to the pixels), so every player shows the same picture.
+    Frames are encoded as they are decoded: memory does not grow with the stretch's length."""
     import av
 
     container = _open(data)
@@ -187,7 +216,7 @@ def cut(data: bytes, start: float, end: float) -> bytes:
             if at >= end - 1e-6:
                 break
             if at >= start - 1e-6:
-                array = frame.to_ndarray(format="rgb24")
+                array = np.asarray(upright(frame).convert("RGB"))
                 height, width = array.shape[:2]
                 writer.add(array[: height - height % 2, : width - width % 2])  # even sides
     except (av.FFmpegError, ValueError) as exc:  # a frame that does not decode

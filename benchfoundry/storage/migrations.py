@@ -11,7 +11,9 @@ columns (`grader_reply`, `grade_error`: empty for a multiple-choice answer); rev
 no `role` (added empty: decisions made before user accounts). Decisions and review batches
 had no `language` (added empty: English items, before twins were reviewed). Candidates had no
 `slots` and `option_slots`, segments no `placeholders` and `noun` (added empty: written before
-a template's parts and an annotation's parts were kept).
+a template's parts and an annotation's parts were kept). Images and their origins had no
+`original_sha256` and images no `normalised` (added empty: stored as given, before ingest showed
+every image as a viewer does).
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ def _text_map(value: Any) -> dict[str, str]:
 
 def _meta_row(row: Row) -> Row:
     return {**row, "meta": _text_map(row.get("meta"))}
+
+
+def _image(row: Row) -> Row:
+    """Images stored before ingest normalised them: their bytes were stored as given."""
+    return {**_meta_row(row), "normalised": row.get("normalised") or []}
 
 
 def _candidate(row: Row) -> Row:
@@ -83,7 +90,7 @@ def _facts(row: Row) -> Row:
 
 
 UPGRADES: dict[str, Callable[[Row], Row]] = {
-    "images": _meta_row,
+    "images": _image,
     "image_sources": _meta_row,
     "candidates": _candidate,
     "segments": _segment,  # the label's parts added empty: read before they were kept

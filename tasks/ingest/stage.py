@@ -5,7 +5,7 @@ near duplicates, turn benchmark rows into seed candidates, and quarantine the re
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Set
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from benchfoundry.core import imaging, video
 from benchfoundry.core.batches import INLINE, Mapper
+from benchfoundry.core.errors import UserError
 from benchfoundry.core.ids import image_id, question_id
 from benchfoundry.core.locations import is_url
 from benchfoundry.core.reasons import Rejection
@@ -111,28 +112,36 @@ def _read_local(source: Source) -> SourceItems:
 
 @dataclass(frozen=True)
 class DecodedImage:
+    """One image as a person sees it (`imaging.normalise`): `data` are the bytes to store, `steps`
+    what was done to the bytes as given, whose hash is `original_sha256`."""
+
     item: RawImage
     image_id: str
     data: bytes
     info: imaging.ImageInfo | None
+    original_sha256: str = ""
+    steps: tuple[str, ...] = ()
 
 
 def decode_one(
-    item: RawImage, limits: imaging.ImageLimits, stored: Set[str] = frozenset()
+    item: RawImage, limits: imaging.ImageLimits, stored: Mapping[str, str] | None = None
 ) -> DecodedImage | Rejection:
-    """Read and fully decode one image, or say why not. An image whose id is in `stored` was
-    verified when it was stored, so it is hashed but not decoded again (`info` is None)."""
+    """Read, fully decode and normalise one image, or say why not. Bytes whose hash is a key of
+    `stored` (the hash of bytes as given -> the stored image's id) were verified and normalised
+    when they were stored, so they are hashed but not decoded again (`info` is None)."""
     try:
         data = item.read()
-        id_ = image_id(data)
-        info = None if id_ in stored else imaging.inspect(data, limits)
+        original = image_id(data)
+        if stored and original in stored:
+            return DecodedImage(item, stored[original], b"", None, original)
+        shown = imaging.normalise(data, limits)
     except imaging.ImageRejected as exc:
         return Rejection(item.source, item.source_kind, exc.reason, exc.detail)
-    return DecodedImage(item, id_, data, info)
+    return DecodedImage(item, image_id(shown.data), shown.data, shown.info, original, shown.steps)
 
 
 def decode_batch(
-    items: list[RawImage], limits: imaging.ImageLimits, stored: Set[str] = frozenset()
+    items: list[RawImage], limits: imaging.ImageLimits, stored: Mapping[str, str] | None = None
 ) -> list[DecodedImage | Rejection]:
     return [decode_one(item, limits, stored) for item in items]
 
@@ -147,9 +156,16 @@ class ImageCatalog:
     one by `duplicate_of` (the smallest image id on a tie).
     """
 
-    def __init__(self, stored: dict[str, tuple[str, str | None]], near_distance: int) -> None:
+    def __init__(
+        self,
+        stored: dict[str, tuple[str, str | None]],
+        near_distance: int,
+        originals: dict[str, str] | None = None,
+    ) -> None:
         self.near_distance = near_distance
         self.stored: set[str] = set(stored)
+        # The hash of bytes as given -> the id of the image they were stored as.
+        self.originals: dict[str, str] = {i: i for i in stored} | (originals or {})
         self.seen: set[str] = set()
         self.canonical_ids = sorted(i for i, (_, dup) in stored.items() if dup is None)
         self._hashes = np.zeros(max(64, len(self.canonical_ids) * 2), dtype=np.uint64)
@@ -163,7 +179,19 @@ class ImageCatalog:
         ids, hashes, dups = (
             table.column(c).to_pylist() for c in ("image_id", "phash", "duplicate_of")
         )
-        return cls({i: (h, d) for i, h, d in zip(ids, hashes, dups, strict=True)}, near_distance)
+        origins = run.table(ImageSourceRecord).read(columns=["image_id", "original_sha256"])
+        originals = {
+            o: i
+            for i, o in zip(
+                origins.column("image_id").to_pylist(),
+                origins.column("original_sha256").to_pylist(),
+                strict=True,
+            )
+            if o
+        }
+        return cls(
+            {i: (h, d) for i, h, d in zip(ids, hashes, dups, strict=True)}, near_distance, originals
+        )
 
     def _add_canonical(self, image_id_: str, phash: str) -> None:
         n = len(self.canonical_ids)
@@ -202,8 +230,11 @@ class ImageCatalog:
                     source_kind=item.source_kind,
                     license=item.license,
                     meta=meta_map(item.meta),
+                    original_sha256=entry.original_sha256 or entry.image_id,
                 )
             )
+            if entry.original_sha256:
+                self.originals[entry.original_sha256] = entry.image_id
             if entry.image_id in self.seen:
                 outcome.exact_duplicates += 1
                 continue
@@ -236,6 +267,8 @@ class ImageCatalog:
                     license=item.license,
                     meta=meta_map(meta),
                     bytes=entry.data,
+                    original_sha256=entry.original_sha256 or entry.image_id,
+                    normalised=list(entry.steps),
                 )
             )
         return outcome
@@ -326,15 +359,23 @@ class IngestRun:
         self.refused: dict[str, Rejection] = {}
         self.reasons: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
+        self.normalised: Counter[str] = Counter()
+        self.examples: dict[str, list[str]] = {}  # reason -> the first few sources refused
 
     def _quarantine(self, rejections: list[Rejection]) -> None:
         self.reasons.update(r.reason for r in rejections)
+        for r in rejections:
+            named = self.examples.setdefault(r.reason, [])
+            if len(named) < 3:
+                named.append(r.source)
         written = self.run.table(QuarantineRecord).append([r.to_record() for r in rejections])
         self.counts["quarantine_added"] += written.added
 
     def store_batch(self, decoded: list[DecodedImage | Rejection]) -> None:
         """Store one decoded batch: new images, every origin, and the refusals."""
         outcome = self.catalog.admit(decoded)
+        for image in outcome.images:
+            self.normalised.update(_step_kind(step) for step in image.normalised)
         self.run.table(ImageRecord).append(outcome.images)
         self.run.table(ImageSourceRecord).append(outcome.image_sources)
         self._quarantine(outcome.rejections)
@@ -408,11 +449,42 @@ class IngestRun:
             quarantined_by_reason=dict(sorted(self.reasons.items())),
             tables={t.table: str(self.run.table(t).path) for t in tables},
             warnings=list(warnings or []),
+            normalised_by_step=dict(sorted(self.normalised.items())),
             **{
                 k: self.counts[k]
                 for k in ("clips_read", "clips_added", "segments_added", "keyframes_added")
             },
         )
+
+
+def _step_kind(step: str) -> str:
+    """A normalising step without its particulars ('EXIF orientation 6 applied (...)' ->
+    'EXIF orientation applied'), for counting."""
+    words = step.split(" (")[0].split()
+    return " ".join(w for w in words if not w.isdigit())
+
+
+class NothingIngested(UserError):
+    """Ingest kept no image and no clip: nothing a later stage could ask about."""
+
+
+def nothing_kept(summary: IngestSummary, examples: dict[str, list[str]]) -> str:
+    """One line saying what ingest found when it kept nothing, and what to do."""
+    found = (
+        f"read {summary.images_read} image files or rows ({summary.images_decoded} decoded) "
+        f"and {summary.clips_read} clips"
+    )
+    refused = "; ".join(
+        f"{reason} {n} (e.g. {', '.join(examples.get(reason, [])) or '?'})"
+        for reason, n in sorted(summary.quarantined_by_reason.items(), key=lambda kv: -kv[1])
+    )
+    return (
+        f"ingest kept no image from {', '.join(summary.sources) or 'no source'}: {found}"
+        + (f"; refused: {refused}" if refused else "")
+        + f" (every refusal is in {summary.tables.get('quarantine', 'the quarantine table')}); "
+        "point the spec's sources at images (" + ", ".join(sorted(imaging.IMAGE_SUFFIXES)) + ")"
+        " or clips"
+    )
 
 
 # Decoded batches waiting to be stored, at most: bounds memory while decoding runs in parallel.
@@ -430,7 +502,7 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> IngestSummary:
         items.extend(read)
     limits = imaging.ImageLimits(min_side=options.min_side, max_pixels=options.max_pixels)
     ingest = IngestRun(RunFolder(stage.run), options)
-    stored = frozenset(ingest.catalog.stored)
+    stored = dict(ingest.catalog.originals)
     total = len(items.images)
     jobs = (
         (
@@ -460,6 +532,9 @@ def run(stage: StageRun, mapper: Mapper = INLINE) -> IngestSummary:
         retries=1,
     ):
         ingest.store_clips(decoded_clips)
-    return ingest.finish(
+    summary = ingest.finish(
         [describe_source(s) for s in stage.sources], items.seeds, items.rejections, items.warnings
     )
+    if not ingest.run.table(ImageRecord).count():
+        raise NothingIngested(nothing_kept(summary, ingest.examples))
+    return summary

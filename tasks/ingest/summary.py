@@ -29,6 +29,9 @@ class IngestSummary(StageSummary):
     clips_added: int = 0
     segments_added: int = 0
     keyframes_added: int = 0
+    # Images stored as a person sees them rather than as given, by what was done (EXIF
+    # orientation applied, transparency painted on white, colour profile converted...).
+    normalised_by_step: dict[str, int] = Field(default_factory=dict)
 
     def markdown(self) -> str:
         lines = [
@@ -47,6 +50,7 @@ class IngestSummary(StageSummary):
             f"| video clips added | {self.clips_added} |",
             f"| annotated segments added | {self.segments_added} |",
             f"| keyframes added (as images) | {self.keyframes_added} |",
+            f"| images normalised (shown as a viewer shows them) | {self._normalised()} |",
             f"| candidates added | {self.candidates_added} |",
             f"| quarantined | {sum(self.quarantined_by_reason.values())} |",
             "",
@@ -59,6 +63,9 @@ class IngestSummary(StageSummary):
         if self.warnings:
             lines += ["", "## Warnings", "", *(f"- {w}" for w in self.warnings)]
         return "\n".join(lines) + "\n"
+
+    def _normalised(self) -> str:
+        return ", ".join(f"{k} {n}" for k, n in self.normalised_by_step.items()) or "none"
 
     def lines(self) -> list[str]:
         """The ingest stage's lines in the build's closing report."""
@@ -75,6 +82,11 @@ class IngestSummary(StageSummary):
                     f"segments {self.segments_added}, keyframes {self.keyframes_added}"
                 ]
                 if self.clips_read
+                else []
+            ),
+            *(
+                [f"  stored as a viewer shows them: {self._normalised()}"]
+                if self.normalised_by_step
                 else []
             ),
             *(f"  warning: {w}" for w in self.warnings),

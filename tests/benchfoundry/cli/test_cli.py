@@ -43,6 +43,7 @@ def test_ingest_json_summary(tmp_path):
 def test_ingest_takes_options_from_a_spec(tmp_path, image_bytes):
     (tmp_path / "imgs").mkdir()
     (tmp_path / "imgs" / "a.png").write_bytes(image_bytes((100, 80)))
+    (tmp_path / "imgs" / "b.png").write_bytes(image_bytes((120, 95)))
     spec = tmp_path / "spec.yaml"
     spec.write_text(
         "name: strict\nsources: [{kind: folder, path: imgs}]\noptions: {ingest: {min_side: 90}}\n"
@@ -52,6 +53,7 @@ def test_ingest_takes_options_from_a_spec(tmp_path, image_bytes):
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["quarantined_by_reason"] == {"too_small": 1}
+    assert json.loads(result.stdout)["images_added"] == 1
 
 
 def test_failures_exit_non_zero_with_one_line(tmp_path, prefect_api):
