@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from benchfoundry.core.errors import UserError
+from benchfoundry.explorer.evaluation_data import write_evaluation_explorer
 from benchfoundry.storage.atomic import atomic_write_bytes, atomic_write_table
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.evaluate.board_columns import header, legend
@@ -59,6 +60,7 @@ class BoardRow(BaseModel):
     questions: int
     failed: int | None = None  # questions with no answer (scored wrong), by reason below
     failed_by_reason: str | None = None  # `HTTP 400 5, timeout 1`
+    refusal_rate: float | None = None  # first answers that named no option (Z)
     vanilla: float  # accuracy; on an open-ended set, the MM-Vet total (mean over the gradings)
     vanilla_low: float | None
     vanilla_high: float | None
@@ -154,6 +156,7 @@ def board(
                     questions=score.questions,
                     failed=score.failed,
                     failed_by_reason=reasons_text(score.failed_by_reason) or None,
+                    refusal_rate=score.refusal_rate,
                     vanilla=score.vanilla.accuracy,
                     vanilla_low=score.vanilla.interval[0],
                     vanilla_high=score.vanilla.interval[1],
@@ -248,6 +251,7 @@ def _language_rows(s: EvaluateSummary) -> list[BoardRow]:
                     run=s.run, dataset=dataset, model=_label(score), kind="model",
                     metric="accuracy", questions=score.questions, failed=score.failed,
                     failed_by_reason=reasons_text(score.failed_by_reason) or None,
+                    refusal_rate=score.refusal_rate,
                     vanilla=score.vanilla.accuracy, vanilla_low=score.vanilla.interval[0],
                     vanilla_high=score.vanilla.interval[1],
                     circular=c.accuracy if c else None,
@@ -277,6 +281,7 @@ def _cells(r: BoardRow) -> list[str]:
         "-"
         if r.failed is None
         else str(r.failed) + (f" ({r.failed_by_reason})" if r.failed else ""),
+        _pct(r.refusal_rate),
         f"{r.vanilla:.1%} ± {100 * (r.score_std or 0):.1f} (MM-Vet)"
         if r.metric == "mm-vet"
         else _interval(r.vanilla, r.vanilla_low, r.vanilla_high),
@@ -419,9 +424,12 @@ def write_summaries(
     plots = draw(summaries)
     for name, data in plots.items():
         atomic_write_bytes(to / name, data)
-    page = _html(rows, plots, summaries, compared, notes, items)
-    atomic_write_bytes(to / "report.html", page.encode("utf-8"))
     response_rows = write_responses(summaries, to / RESPONSES)
+    page = _html(rows, plots, summaries, compared, notes, items)
+    if write_evaluation_explorer(to, summaries) is not None:  # explore/index.html (docs/explore.md)
+        link = "<p><a href='explore/index.html'>Item explorer</a>: every item, every answer</p>"
+        page = page.replace("</h1>", "</h1>" + link, 1)
+    atomic_write_bytes(to / "report.html", page.encode("utf-8"))
     return ReportFiles(
         folder=str(to),
         leaderboard_parquet=str(to / "leaderboard.parquet"),

@@ -33,6 +33,7 @@ from benchfoundry.core.records import (
 )
 from benchfoundry.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy, load_taxonomy
 from benchfoundry.decisions.store import snapshot_run
+from benchfoundry.explorer.release_data import write_release_explorer
 from benchfoundry.storage import releases
 from benchfoundry.storage.atomic import atomic_write_json
 from benchfoundry.storage.objects import Lease, Store
@@ -325,6 +326,7 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
     shutil.rmtree(spool)
     inputs = _card_inputs(release, data)
     write_card(rows, inputs, release.taxonomy, tmp)
+    write_release_explorer(tmp, release.run, name=release.name, version=release.version)
     files = {
         str(p.relative_to(tmp)): {"sha256": releases.file_sha256(p), "bytes": p.stat().st_size}
         for p in sorted(tmp.rglob("*"))
