@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+from benchfoundry.extractors.colour_names import UNCLEAR_JOIN, clear
 from benchfoundry.extractors.objects import objects_of, unplain
 from benchfoundry.extractors.shapes import HINT_OF, SHAPE_NAMES
 
@@ -68,6 +69,15 @@ def _iou(a: list[float], b: list[float]) -> float:
     return inter / max(1e-9, union)
 
 
+def same_colour(a: str, b: str) -> bool:
+    """Two readings' colour words for one object: the same name, or both unclear between names
+    they share ("blue-green" and "green-cyan": neither reading may name it, and both say so)."""
+    if a == b:
+        return True
+    split = [set(w.split(UNCLEAR_JOIN)) for w in (a, b)]
+    return not clear(a) and not clear(b) and bool(split[0] & split[1])
+
+
 def shape_of(instance: Instance) -> str | None:
     """The shape's name the describer gave (`shapes.shape_name`), if any."""
     return next((a for a in instance.attributes if a in SHAPE_NAMES), None)
@@ -102,7 +112,7 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
             (_iou(a.box, b.box), i, j)
             for i, a in enumerate(first)
             for j, b in enumerate(second)
-            if a.attributes[0] == b.attributes[0]
+            if same_colour(a.attributes[0], b.attributes[0])
         ),
         reverse=True,
     )

@@ -1,5 +1,6 @@
 """The instance describer (GRiT's role, without a neural model by default): for each region a
-box, a position phrase, a size word and share, the dominant colour's name, the shape's name
+box, a position phrase, a size word and share, the dominant colour's name (`colour_names`: a
+basic name where people agree on it, else the two nearest joined, "blue-green"), the shape's name
 and hint (`shapes`) and whether it is one flat colour; with a captioner configured, also a label and a one-sentence
 dense caption of the crop.
 
@@ -9,44 +10,14 @@ not, and without a label from a recogniser a template may not count, name or loc
 
 from __future__ import annotations
 
-import colorsys
-
 import numpy as np
 from PIL import Image
 from scipy import ndimage
 
 from benchfoundry.core.records import Instance
 from benchfoundry.extractors.base import Captioner, Region
+from benchfoundry.extractors.colour_names import colour_name
 from benchfoundry.extractors.shapes import HINT_OF, shape_name
-
-
-def colour_name(rgb: tuple[float, float, float]) -> str:
-    """A basic colour name for an RGB value (hue bands, with greys by lightness)."""
-    r, g, b = (c / 255 for c in rgb)
-    hue, lightness, saturation = colorsys.rgb_to_hls(r, g, b)
-    value = max(r, g, b)
-    if value < 0.2:
-        return "black"
-    if saturation < 0.2 or (value - min(r, g, b)) < 0.12:
-        return "white" if lightness > 0.85 else "grey" if lightness > 0.25 else "black"
-    degrees = hue * 360
-    if lightness < 0.35 and 15 <= degrees < 70:
-        return "brown" if degrees < 45 else "olive"
-    if 10 <= degrees < 45 and saturation < 0.5 and lightness > 0.55:
-        return "beige"
-    bands = (
-        (15, "red"),
-        (40, "orange"),
-        (70, "yellow"),
-        (165, "green"),
-        (195, "cyan"),
-        (255, "blue"),
-        (315, "purple"),
-        (345, "pink"),
-        (360, "red"),
-    )
-    name = next(n for limit, n in bands if degrees < limit)
-    return "pink" if name == "red" and lightness > 0.7 else name
 
 
 def position_phrase(box: tuple[float, float, float, float], width: int, height: int) -> str:
@@ -60,7 +31,7 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
 
 
 FLAT = "flat-coloured"
-DESCRIBER = "4"  # the describer's version: part of the extractor configuration's hash
+DESCRIBER = "5"  # the describer's version: part of the extractor configuration's hash
 
 
 def flat_colour(pixels: np.ndarray, mask: np.ndarray, distance: float = 30.0) -> bool:

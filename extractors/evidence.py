@@ -3,7 +3,7 @@ made from the pixels by a method neither of the readings that wrote the key uses
 
 The segmenter groups pixels by a graph of colour differences, the second reading by an adaptive
 palette (median cut) and 8-connected pieces; this one names every pixel's colour by fixed
-perceptual bands (the describer's colour names, `describe.colour_name`), opens each colour's
+hue and lightness bands of its own (not the describer's CIELAB naming), opens each colour's
 pixels with a 3 x 3 square (a blended edge or a hair-line one or two pixels wide goes), and
 takes the 4-connected pieces. Where the frame is one colour, the pixels near that colour are
 the backdrop (a pale green backdrop is not a green object's colour, though both are named
@@ -58,8 +58,8 @@ class Reading:
 
 
 def colour_names(pixels: np.ndarray) -> np.ndarray:
-    """Each pixel's colour name (an index into `NAMES`), by the bands of
-    `describe.colour_name`, computed for the whole array at once."""
+    """Each pixel's colour name (an index into `NAMES`), by hue, saturation and lightness
+    bands, computed for the whole array at once."""
     rgb = pixels[..., :3].astype(np.float32) / 255
     high, low = rgb.max(axis=-1), rgb.min(axis=-1)
     lightness = (high + low) / 2

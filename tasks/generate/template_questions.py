@@ -24,6 +24,7 @@ from benchfoundry.tasks.generate.templates import (
     separate,
     size_questions,
     text_questions,
+    unclear_colours,
 )
 from benchfoundry.tasks.generate.templates_identity import identity_questions
 from benchfoundry.tasks.generate.templates_interaction import interaction_questions
@@ -60,6 +61,9 @@ NOT_ASKED = {
     **DISAGREEMENTS,
     "text_over_graphic": "a line of text runs over a graphic (a logo's disc in place of a letter), "
     "so whether the image holds objects beside its text has no plain answer",
+    "unclear_colour": "an object's colour has no name people agree on (teal, navy, maroon, olive, "
+    "beige...), so no object is named or counted by its colour and that object's colour is not "
+    "asked",
 }
 # Kinds that treat the regions found as separate objects (counting, comparing or relating them);
 # the first six kinds keep asking about any regions, as they always have.
@@ -87,6 +91,22 @@ COUNTING = {
     "remove_and_count",
     "count_beside",
     "scene_content",
+}
+# Kinds that name objects by their colours (or answer with the colours objects have): not asked
+# where an object's colour has no name people agree on ("the blue object" beside a teal one).
+BY_COLOUR = {
+    "position",
+    "size",
+    "relative_position",
+    "which_object",
+    "contain",
+    "overlap",
+    "touch",
+    "compare_counts",
+    "most_common_colour",
+    "remove_and_count",
+    "count_beside",
+    "dominant_colour",
 }
 # Kinds that name no object by its description (a colour at a place, the colour that covers
 # most, which side things are on): still asked where a shape may be several things.
@@ -177,6 +197,8 @@ def held_back(seen: Seen, kind: str) -> str | None:
         return seen.uncounted
     if seen.uncounted and kind in COUNTING:
         return seen.uncounted
+    if kind in BY_COLOUR and unclear_colours(seen.objects):
+        return "unclear_colour"
     if kind == "scene_content" and seen.facts.ocr_lines and seen.unread:
         return seen.unread
     if kind == "scene_content" and graphic_in_text(seen.facts):

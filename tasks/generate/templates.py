@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from benchfoundry.core import phrasing
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+from benchfoundry.extractors.colour_names import candidates, neighbours
+from benchfoundry.extractors.colour_names import clear as clear_colour
 from benchfoundry.tasks.generate.geometry import apart, in_contact
 
 Slots = dict[str, str]
@@ -148,6 +150,13 @@ def alone(
     return True
 
 
+def unclear_colours(objects: list[Instance]) -> set[str]:
+    """The basic names a person could give one of the objects whose colour is unclear (a teal
+    "blue-green": blue, green and their neighbours); empty when every colour is clear."""
+    words = {parts(i)[0] for i in objects}
+    return set().union(*(candidates(w) for w in words if not clear_colour(w)))
+
+
 def named_by_colour(objects: list[Instance]) -> list[Instance]:
     """Objects whose colour is theirs alone, so "the red object" names one."""
     return _unique(objects, lambda i: parts(i)[0])
@@ -166,8 +175,12 @@ def count_questions(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
         )
     ]
     colours = Counter(parts(i)[0] for i in objects)
-    colour, n = min(colours.items(), key=lambda kv: (-kv[1], kv[0]))
-    if len(colours) > 1:
+    unclear = unclear_colours(objects)
+    # a colour counted must be clear, and no object of an unclear colour could be given it
+    countable = {c: n for c, n in colours.items() if clear_colour(c) and c not in unclear}
+    if countable:
+        colour, n = min(countable.items(), key=lambda kv: (-kv[1], kv[0]))
+    if countable and len(colours) > 1:
         out.append(
             Question(
                 "count",
@@ -246,18 +259,24 @@ def colour_questions(
     rng: random.Random, objects: list[Instance], size: tuple[float, float]
 ) -> Asked:
     out = []
-    clear = [i for i in clear_objects(objects, size) if alone(i, objects, size, False, True, True)]
-    for inst in clear[:2]:
+    found = [
+        i
+        for i in clear_objects(objects, size)
+        if alone(i, objects, size, False, True, True) and clear_colour(parts(i)[0])
+    ]
+    for inst in found[:2]:
         colour, shape, where = parts(inst)
         out.append(
             Question(
                 "colour",
                 {"shape": shape or "", "position": where},
-                {"colour": colour},
-                each("colour", pick(rng, COLOURS, {colour}, 3)),
+                {"colour": colour},  # never beside a name a person could also give it
+                each("colour", pick(rng, COLOURS, {colour} | neighbours(colour), 3)),
                 [f"instance at {box_text(inst)} with the attribute {colour}"],
             )
         )
+    if not out and any(not clear_colour(parts(i)[0]) for i in objects):
+        return Asked(why_not="unclear_colour")
     return asked(out, "no_clear_object" if objects else "no_objects")
 
 

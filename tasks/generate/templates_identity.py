@@ -1,6 +1,6 @@
 """Instance identity templates: what the object at a place is, named by the describer's label
 when it gave one, else by its shape (the name both readings' outlines give it). Asked of objects clear of
-others and of the grid lines, alone at their position (or alone of their colour there)."""
+others and of the grid lines, alone at their position (or alone of their colour there, where every object's colour is clear)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from benchfoundry.tasks.generate.templates import (
     each,
     parts,
     pick,
+    unclear_colours,
 )
 
 # "a circle", "an oval", "a hexagon", ...: what an option says, by shape name
@@ -50,7 +51,7 @@ def identity_questions(
         colour, _, where = parts(inst)
         if alone(inst, objects, size, False, False, True):
             slots = {"position": where}
-        elif alone(inst, objects, size, True, False, True):
+        elif not unclear_colours(objects) and alone(inst, objects, size, True, False, True):
             slots = {"colour": colour, "position": where}
         else:
             continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 from benchfoundry.core.records import Instance
+from benchfoundry.extractors.colour_names import candidates, clear
 from benchfoundry.tasks.generate.geometry import APART, apart, relation
 from benchfoundry.tasks.generate.templates import (
     COLOURS,
@@ -33,8 +34,10 @@ BACKGROUND_COLOURS = {"white", "grey"}  # a plain background is often these: no 
 
 
 def absent_colours(instances: list[Instance]) -> list[str]:
-    """Colours no region of the image has, to name objects that are not there."""
+    """Colours no region of the image has, to name objects that are not there (nor a name a
+    person could give a region whose colour is unclear)."""
     present = {i.attributes[0] for i in instances if i.attributes}
+    present |= set().union(*(candidates(w) for w in present if not clear(w)))
     return [c for c in COLOURS if c not in present and c not in BACKGROUND_COLOURS]
 
 
