@@ -22,6 +22,15 @@ from benchfoundry.core.records import (
     ReviewRecord,
     TranslationRecord,
 )
+from benchfoundry.decisions.outcomes import (
+    AUTO,
+    as_decided,
+    english_change,
+    latest,
+    outcome,
+    verdict,
+    why_outdated,
+)
 from benchfoundry.decisions.status import PairAgreement, ReviewStatus
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.decisions.twins import (
@@ -32,8 +41,6 @@ from benchfoundry.decisions.twins import (
     twin_review_id,
 )
 from benchfoundry.storage.tables import RunFolder
-
-AUTO = "auto"  # the automatic reviewer: never counted as a person
 
 
 class ReviewError(UserError, ValueError):
@@ -85,9 +92,12 @@ def check(
     candidate: CandidateRecord | None,
     tool: str,
     dimensions: Iterable[str] | Mapping[str, Iterable[str]] | None = None,
+    english: Mapping[str, ReviewRecord] | None = None,
 ) -> ReviewRecord:
     """The stored record of a decision, or `ReviewError` saying why it cannot be stored. A move
-    names one of `dimensions`; given by medium (`media_dimensions`), one of its own medium's."""
+    names one of `dimensions`; given by medium (`media_dimensions`), one of its own medium's.
+    For a twin, `english` are the latest decisions on its English item (a twin written before
+    that item changed in review is not accepted)."""
     texts = ("question_id", "reviewer", "decision", "new_answer", "new_question", "new_dimension")
     for name in (*texts, "reason", "note", "batch_id"):
         value = getattr(decision, name)
@@ -108,7 +118,7 @@ def check(
         )
     language = language_of(candidate)
     if language is not None:
-        _check_twin(decision, candidate)
+        _check_twin(decision, candidate, english_change(english or {}))
     options = decision.new_options if decision.new_options is not None else candidate.options
     if decision.decision == "reject" and not (decision.reason or "").strip():
         raise ReviewError("a rejection needs a reason")
@@ -174,9 +184,11 @@ def check(
     )
 
 
-def _check_twin(decision: Decision, twin: CandidateRecord) -> None:
+def _check_twin(decision: Decision, twin: CandidateRecord, changed: ReviewRecord | None) -> None:
     """A twin keeps its English item's key, option count and dimension: it is accepted,
-    rejected or its text edited."""
+    rejected or its text edited. One written before its English item's text or key changed in
+    review (`changed`) is not accepted: it is written again (an edit, taking the item's new
+    key) or rejected."""
     english = twin_parts(twin.question_id)[0]
     if decision.decision not in TWIN_DECISIONS:
         raise ReviewError(
@@ -184,8 +196,11 @@ def _check_twin(decision: Decision, twin: CandidateRecord) -> None:
             f"English item's key and dimension, so '{decision.decision}' is a decision on "
             f"{english}"
         )
-    if decision.new_answer not in (None, twin.answer):
-        raise ReviewError(f"a twin keeps its English item's key {twin.answer}")
+    if changed is not None and decision.decision == "accept":
+        raise ReviewError(why_outdated(english, changed))
+    key = twin.answer if changed is None else as_decided("", [], twin.answer, changed).answer
+    if decision.new_answer not in (None, key):
+        raise ReviewError(f"a twin keeps its English item's key {key}")
     if decision.new_options is not None and len(decision.new_options) != len(twin.options):
         raise ReviewError(
             f"a twin keeps its English item's {len(twin.options)} options: edit their text"
@@ -241,7 +256,8 @@ def record(
     store = store or ReviewStore.open(run)
     if candidates is None:
         candidates = review_items(run)
-    current = store.latest({d.question_id for d in decisions})
+    asked = {d.question_id for d in decisions}
+    current = store.latest(asked | {twin_parts(q)[0] for q in asked})  # a twin's English item's
     dims: Iterable[str] | Mapping[str, Iterable[str]] = (
         dimensions if dimensions is not None else media_dimensions(run)
     )
@@ -250,7 +266,8 @@ def record(
     good, refused, repeated = [], [], 0
     for d in decisions:
         try:
-            checked = check(d, candidates.get(d.question_id), tool, dims)
+            english = current.get(twin_parts(d.question_id)[0], {})
+            checked = check(d, candidates.get(d.question_id), tool, dims, english)
         except ReviewError as exc:
             refused.append(f"{d.question_id} ({d.reviewer}): {exc}")
             continue
@@ -278,7 +295,7 @@ def batches(run: RunFolder, store: ReviewStore | None = None) -> list[ReviewBatc
 
 
 def _same(a: ReviewRecord, b: ReviewRecord) -> bool:
-    return _verdict(a) == _verdict(b) and (a.reason, a.note, a.candidate_hash, a.adjudication) == (
+    return verdict(a) == verdict(b) and (a.reason, a.note, a.candidate_hash, a.adjudication) == (
         b.reason,
         b.note,
         b.candidate_hash,
@@ -287,37 +304,6 @@ def _same(a: ReviewRecord, b: ReviewRecord) -> bool:
 
 
 # --- state, conflicts, agreement --------------------------------------------------------------
-
-
-def _verdict(r: ReviewRecord) -> tuple[Any, ...]:
-    """What two reviewers must share to agree."""
-    return (r.decision, r.new_answer, r.new_question, tuple(r.new_options or ()), r.new_dimension)
-
-
-def latest(reviews: Iterable[ReviewRecord]) -> dict[str, dict[str, ReviewRecord]]:
-    """question_id -> reviewer -> their latest decision (adjudications under their adjudicator)."""
-    out: dict[str, dict[str, ReviewRecord]] = defaultdict(dict)
-    for r in sorted(reviews, key=lambda r: r.decided_at):
-        out[r.question_id][r.reviewer] = r
-    return out
-
-
-def outcome(decisions: dict[str, ReviewRecord]) -> tuple[str, ReviewRecord | None]:
-    """(state, the decision that counts) for one question: `adjudicated`, `agreed` (two or more
-    people made the same decision), `decided` (one person decided; nobody to agree with),
-    `conflict`, `auto` (only the automatic reviewer decided) or `undecided`."""
-    adjudications = [r for r in decisions.values() if r.adjudication]
-    if adjudications:
-        return "adjudicated", max(adjudications, key=lambda r: r.decided_at)
-    people = [r for name, r in decisions.items() if name != AUTO]
-    if people:
-        if len({_verdict(r) for r in people}) == 1:
-            state = "agreed" if len(people) > 1 else "decided"
-            return state, max(people, key=lambda r: r.decided_at)
-        return "conflict", None
-    if AUTO in decisions:
-        return "auto", decisions[AUTO]
-    return "undecided", None
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
@@ -440,8 +426,8 @@ def status(run: RunFolder, store: ReviewStore | None = None) -> ReviewStatus:
             shared[pair].append(q)
     for a, b in combinations(people, 2):
         both = shared.get((a, b), [])
-        va = [str(_verdict(current[q][a])) for q in both]
-        vb = [str(_verdict(current[q][b])) for q in both]
+        va = [str(verdict(current[q][a])) for q in both]
+        vb = [str(verdict(current[q][b])) for q in both]
         same = sum(x == y for x, y in zip(va, vb, strict=True))
         pairs.append(
             PairAgreement(
@@ -465,7 +451,7 @@ def status(run: RunFolder, store: ReviewStore | None = None) -> ReviewStatus:
     for language, (xs, ys) in pooled_language.items():
         by_language[language]["agreement"] = _pooled(people, xs, ys)
     units = [
-        [str(_verdict(r)) for name, r in by.items() if name != AUTO and not r.adjudication]
+        [str(verdict(r)) for name, r in by.items() if name != AUTO and not r.adjudication]
         for by in current.values()
     ]
     return ReviewStatus(

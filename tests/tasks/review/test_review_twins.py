@@ -300,8 +300,8 @@ def test_a_reviewer_decides_twins_in_the_desk_beside_their_english_items(twin_ru
 
 def test_twins_follow_their_english_items_and_their_own_content(twin_run):
     """A twin translated again after a person decided it is left out (decided on content that
-    changed since); an English item whose key was fixed leaves its twin out, one moved to
-    another dimension keeps it; exporting again adds no batch; suspects bring their twins."""
+    changed since); an English item whose key was fixed leaves its twin out (and its twin,
+    written before the fix, is not accepted), one moved to another dimension keeps it; exporting again adds no batch; suspects bring their twins."""
     run = twin_run
     key = {c.question_id: c.answer for c in run.table(CandidateRecord).records()}["q1"]
     added, _, refused = record(
@@ -314,7 +314,23 @@ def test_twins_follow_their_english_items_and_their_own_content(twin_run):
         + [Decision(f"q{i}@zh", "li", "accept") for i in range(3)],
         "file",
     )
-    assert (added, refused) == (6, [])
+    # q1's twin was written before ann fixed q1's key: li's accept of it is refused, and says why
+    assert (added, refused) == (
+        5,
+        [
+            "q1@zh (li): the English item q1 changed in review after this twin was written "
+            "(ann changed its key): the twin cannot be accepted; write it again from the English "
+            "item as it is now (edit its text), or reject it"
+        ],
+    )
+    # written again, it takes q1's new key (and not the old one)
+    new_key = "B" if key == "A" else "A"
+    rewrite = Decision("q1@zh", "li", "edit", new_question="重写的问题？", new_answer=key)
+    assert record(run, [rewrite], "file")[2] == [
+        f"q1@zh (li): a twin keeps its English item's key {new_key}"
+    ]
+    rewrite = Decision("q1@zh", "li", "edit", new_question="重写的问题？", new_answer=new_key)
+    assert record(run, [rewrite], "file")[:2] == (1, 0)
     # q0's twin is translated again after li accepted it
     twins = run.table(TranslationRecord)
     (q0,) = (t for t in twins.records() if t.question_id == "q0")
