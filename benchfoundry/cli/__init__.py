@@ -11,6 +11,7 @@ from benchfoundry.cli import review  # noqa: F401  review export|serve|import|st
 from benchfoundry.cli import review_users  # noqa: F401  review users|assign
 from benchfoundry.cli import publish  # noqa: F401  publish, releases
 from benchfoundry.cli import evaluate  # noqa: F401  score
+from benchfoundry.cli import explore  # noqa: F401  explore
 from benchfoundry.cli.common import app
 
 __all__ = ["app"]

@@ -142,10 +142,12 @@ def _add_analysis(items: dict[str, Item], path: Path) -> None:
             }
 
 
-def evaluation_site(folder: Path, summaries: Sequence[Summary]) -> Site | None:
+def evaluation_site(
+    folder: Path, summaries: Sequence[Summary], out: Path | None = None
+) -> Site | None:
     """The explorer data of the evaluations reported in `folder` (their media written under
-    `folder/explore`); None when no dataset of theirs is a release."""
-    out = folder / FOLDER
+    `out`, by default `folder/explore`); None when no dataset of theirs is a release."""
+    out = out or folder / FOLDER
     releases = list(
         dict.fromkeys(
             found for s in summaries if (found := release_at(Path(s.dataset.path))) is not None
@@ -180,11 +182,16 @@ def evaluation_site(folder: Path, summaries: Sequence[Summary]) -> Site | None:
     )
 
 
-def write_evaluation_explorer(folder: Path, summaries: Sequence[Summary]) -> Path | None:
-    """The evaluation's explorer beside its report (`folder/explore/index.html`), or None when
-    none of its datasets is a release (a TSV has no pages to show)."""
-    site = evaluation_site(Path(folder), summaries)
+def write_evaluation_explorer(
+    folder: Path, summaries: Sequence[Summary], out: Path | None = None
+) -> Path | None:
+    """The evaluation's explorer beside its report (`folder/explore/index.html`, or `out`), or
+    None when none of its datasets is a release (a TSV has no pages to show)."""
+    out = Path(out or Path(folder) / FOLDER)
+    site = evaluation_site(Path(folder), summaries, out)
     if site is None:
         log.info("no explorer: the evaluated datasets are not releases")
         return None
-    return write_site(site, Path(folder) / FOLDER)
+    if out != Path(folder) / FOLDER:
+        site.links = {}  # the report is not beside it
+    return write_site(site, out)

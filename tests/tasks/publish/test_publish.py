@@ -181,10 +181,11 @@ def test_card_front_matter_and_body(run, tmp_path):
     Image.open(folder / "hits.png").verify()
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["version"] == summary.version and manifest["rows"] == 10
-    assert set(manifest["files"]) == {
+    assert {f for f in manifest["files"] if not f.startswith("explore/")} == {
         "README.md", "hits.png", "bench.tsv", "data/test-00000-of-00001.parquet",
         "lmms_eval/utils.py", "lmms_eval/bench_en.yaml", "lmms_eval/bench_en_circular.yaml",
     }  # fmt: skip
+    assert {"explore/index.html", "explore/data/meta.js"} <= set(manifest["files"])
     for name, entry in manifest["files"].items():
         assert releases.file_sha256(folder / name) == entry["sha256"]
     assert manifest["code_version"] and "spec_hash" in manifest
