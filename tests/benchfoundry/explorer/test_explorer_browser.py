@@ -1,10 +1,11 @@
 """The item explorer in a real Chromium, through the files `publish` and `evaluate` write: a
 bilingual release of 8 items (one whose text holds HTML, one with evidence, one whose key a
-reviewer fixed) evaluated under CircularEval by three scripted models behind the test server,
-and a release of clip questions. The filters return the items the script makes right or wrong;
+reviewer annotated) evaluated under CircularEval by three scripted models behind the test
+server. The filters return the items the script makes right or wrong;
 an item page shows its Chinese twin (as characters), every model's reply per pass, the key's
-evidence over the image and the review history; a clip stops at its stretch's end; no API key
-reaches the files."""
+evidence over the image and the review history; no API key reaches the files; `benchfoundry
+explore` writes both kinds elsewhere. (A clip question's page: tests/tasks/publish/
+test_publish_clips.py, on that module's release.)"""
 
 from __future__ import annotations
 
@@ -168,40 +169,7 @@ def written(tmp_path_factory) -> dict[str, Path]:
         "root": root,
         "release": release,
         "evaluation": root / "eval" / "reports" / "evaluation",
-        "clips": _clip_release(root / "clips"),
     }
-
-
-def _clip_release(root: Path) -> Path:
-    """One synthetic procedure's template questions, accepted by the automatic reviewer."""
-    from benchfoundry.devtools.synthetic_video import write_clips
-    from benchfoundry.sources.models import VideoSource
-    from benchfoundry.tasks.generate.options import GenerateOptions
-    from benchfoundry.tasks.generate.stage import generate_all
-    from benchfoundry.tasks.ingest.options import IngestOptions
-    from benchfoundry.tasks.ingest.stage import run as ingest
-
-    write_clips(root / "corpus", 0, 1, seed=2)
-    folder = root / "corpus" / "procedures"
-    run = RunFolder(root / "run")
-    source = VideoSource(path=folder, annotations=folder / "segments.csv")
-    ingest(StageRun.make(run, sources=[source], ingest=IngestOptions(keyframes=3)))
-    generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
-    ReviewStore.open(run).add(
-        [
-            ReviewRecord(
-                question_id=c.question_id, reviewer=AUTO, decision="accept", tool="auto",
-                candidate_hash=candidate_hash(c), decided_at=now(),
-            )
-            for c in run.table(CandidateRecord).records()
-        ]
-    )  # fmt: skip
-    options = PublishOptions(
-        to=root / "releases", allow_unreviewed=True, letter_tolerance=1, longest_answer_share=1
-    )
-    stage = StageRun.make(run, publish=options)
-    stage.name = "clips"
-    return Path(STAGES["publish"].run(stage).release)
 
 
 @pytest.fixture(scope="module")
@@ -340,22 +308,6 @@ def test_text_holding_html_shows_as_text(written, page):
     assert page.errors == []
 
 
-def test_a_clip_plays_only_its_stretch(written, page):
-    rows = pq.read_table(written["clips"] / "data").to_pylist()
-    clip = next(r for r in rows if r["video"])
-    _open(page, written["clips"], f"#/item/{clip['question_id']}/en")
-    video = page.locator("#clip")
-    stretch = clip["clip_end"] - clip["clip_start"]  # what the question may show, in the source
-    assert float(video.get_attribute("data-end")) == pytest.approx(stretch, abs=0.05)
-    page.evaluate("() => { const v = document.getElementById('clip'); v.muted = true; v.play(); }")
-    page.wait_for_function(
-        "() => { const v = document.getElementById('clip'); return v.paused && v.currentTime > 0; }",
-        timeout=15000,
-    )
-    played = page.evaluate("() => document.getElementById('clip').currentTime")
-    assert played == pytest.approx(stretch, abs=0.1)
-
-
 def test_a_model_page_lists_the_discordant_pairs(written, page):
     _open(page, written["evaluation"])
     models = page.evaluate("() => window.BFEXPLORER.meta.models.map(m => m.model)")
@@ -380,3 +332,30 @@ def test_the_report_links_the_explorer_and_no_key_reaches_the_files(written):
         for path in folder.rglob("*"):
             if path.is_file():
                 assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_the_explore_command_writes_either_kind_elsewhere(written, tmp_path):
+    from typer.testing import CliRunner
+
+    from benchfoundry.cli import app
+    from benchfoundry.explorer.site import read_chunk
+
+    cli = CliRunner()
+    refused = cli.invoke(app, ["explore", str(written["release"])])
+    assert refused.exit_code == 1 and "never changes: give --to" in refused.output
+    done = cli.invoke(
+        app,
+        ["explore", str(written["release"]), "--to", str(tmp_path / "alone"), "--json"],
+    )
+    assert done.exit_code == 0, done.output
+    (item,) = [
+        i for i in read_chunk(tmp_path / "alone" / "data" / "items-000.js") if i["qid"] == "q01"
+    ]
+    assert item["evidence"] == [] and item["texts"]["zh"]["question"] == "图1中的方块是什么颜色？"
+    done = cli.invoke(app, ["explore", str(written["root"] / "eval"), "--to", str(tmp_path / "ev")])
+    assert done.exit_code == 0, done.output
+    (item,) = [
+        i for i in read_chunk(tmp_path / "ev" / "data" / "items-000.js") if i["qid"] == "q01"
+    ]
+    assert item["evidence"] == [EVIDENCE]  # from the release's own explorer
+    assert len(item["answers"]["zh"]) == 3  # three models answered the twin

@@ -155,3 +155,37 @@ def test_publishing_the_same_clip_questions_again_cuts_the_same_bytes(clip_relea
     assert sorted(p.name for p in folder.parent.iterdir()) == sorted(
         [".lock", "latest", folder.name]
     )
+
+
+@pytest.mark.browser
+def test_the_release_explorer_plays_a_clip_question_only_for_its_stretch(clip_release):
+    """The explorer publish writes (`explore/`, docs/explore.md), in Chromium: an action
+    prediction's page plays its stretch and stops at its end, where its shown steps end in the
+    source clip (the answer's step is not in the file either)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.tasks.review.test_app_browser import chromium
+
+    _, folder = clip_release
+    rows = pd.read_parquet(folder / "data")
+    row = rows[rows.dimension.str.endswith("action_prediction")].iloc[-1]
+    stretch = row.clip_end - row.clip_start
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto((folder / "explore" / "index.html").as_uri() + f"#/item/{row.question_id}/en")
+        page.wait_for_selector("body[data-ready=item]")
+        assert float(page.get_attribute("#clip", "data-end")) == pytest.approx(stretch, abs=0.05)
+        page.evaluate(
+            "() => { const v = document.getElementById('clip'); v.muted = true; v.play(); }"
+        )
+        page.wait_for_function(
+            "() => { const v = document.getElementById('clip'); return v.paused && v.currentTime > 0; }",
+            timeout=20000,
+        )
+        played, duration = page.evaluate(
+            "() => { const v = document.getElementById('clip'); return [v.currentTime, v.duration]; }"
+        )
+        browser.close()
+    assert played == pytest.approx(stretch, abs=0.1)
+    assert duration == pytest.approx(stretch, abs=0.1)
