@@ -361,4 +361,12 @@ def create_app(
         ],
         lifespan=warm_first,
     )
-    return secure(app, access, throttle, allowed_hosts)
+
+    def link_refused(status: int, why: str) -> Response:
+        page = HTMLResponse(
+            env.get_template("link_refused.html").render(signed_in=False, why=why),
+            status_code=status,
+        )
+        return page
+
+    return secure(app, access, throttle, allowed_hosts, link_page=link_refused)

@@ -8,6 +8,7 @@ import contextlib
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 from benchfoundry.core.letters import LETTERS
@@ -15,6 +16,7 @@ from benchfoundry.core.records import (
     CandidateRecord,
     ClipRecord,
     ImageRecord,
+    ImageSourceRecord,
     JudgementRecord,
     ReviewBatchRecord,
     ReviewRecord,
@@ -22,6 +24,7 @@ from benchfoundry.core.records import (
     TranslationRecord,
     VisualFactsRecord,
 )
+from benchfoundry.decisions.outcomes import as_decided, english_change, why_outdated
 from benchfoundry.decisions.reviews import medium_of
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.decisions.twins import language_of, twin_candidates, twin_parts
@@ -87,6 +90,7 @@ class ReviewData:
             with contextlib.suppress(Exception):  # a request will say what is wrong
                 self.candidates(), self.scored(), self.judgements(), self.visual_facts()
                 self._stored_batches(), self.dimensions(), self.decided_pairs()
+                self.image_files(())
 
         thread = threading.Thread(target=warm, name="review-app-warm", daemon=True)
         thread.start()
@@ -111,6 +115,11 @@ class ReviewData:
     def _table(self, record_type: type[Any], build: Any) -> Any:
         """`build(records)` of a run table, cached until the table's parts change (looked at
         at most once a second)."""
+        return self._columns(record_type, lambda table: build(table.records() if table else []))
+
+    def _columns(self, record_type: type[Any], build: Any) -> Any:
+        """`build(table)`, reading what it needs of a run table (`build(None)` for a table not
+        written), cached as `_table` caches: for a table too heavy to read whole (the images')."""
         table = self._table_objects.get(record_type)
         if table is None:
             table = self._table_objects[record_type] = self.run.table(record_type)
@@ -125,7 +134,7 @@ class ReviewData:
             with self._lock:
                 self._tables[table.name] = (key, found[1], now)
             return found[1]
-        value = build(table.records() if parts else [])
+        value = build(table) if parts else build(None)
         with self._lock:
             self._tables[table.name] = (key, value, now)
         return value
@@ -259,6 +268,23 @@ class ReviewData:
     def visual_facts(self) -> list[VisualFactsRecord]:
         return self._table(VisualFactsRecord, list)
 
+    def image_files(self, image_ids: Iterable[str]) -> dict[str, list[str]]:
+        """image_id -> the files (or rows) it was ingested from, as ingest named them: the first
+        seen (`images.source`), then its other origins (`image_sources`); no bytes are read."""
+
+        def named(table: Any) -> dict[str, list[str]]:
+            out: dict[str, list[str]] = defaultdict(list)
+            for row in table.read(columns=["image_id", "source"]).to_pylist() if table else []:
+                if row["source"] not in out[row["image_id"]]:
+                    out[row["image_id"]].append(row["source"])
+            return out
+
+        first, every = self._columns(ImageRecord, named), self._columns(ImageSourceRecord, named)
+        return {
+            i: first.get(i, []) + [s for s in every.get(i, []) if s not in first.get(i, [])]
+            for i in image_ids
+        }
+
     def image(self, image_id: str) -> tuple[str, bytes] | None:
         """(media type, bytes) of a stored image, or None; read a few rows at a time, so only
         the rows up to the image are held."""
@@ -308,8 +334,9 @@ class ReviewData:
         # whose models' answers a sample shows: its own, else (a twin never asked) its English
         # item's, said so on the page
         answers_of = {q: q if judgements.get(q) else english[q] for q in asked}
-        current = self.store.latest(wanted)
+        current = self.store.latest(wanted | set(english.values()))  # twins' English items too
         overlays = self.overlays(list(candidates.values()))
+        files = self.image_files({c.image_id for c in candidates.values()})
         out = []
         for qid in asked:
             c = candidates.get(qid)
@@ -317,22 +344,44 @@ class ReviewData:
                 continue
             s = scored.get(english[qid])
             mine = current.get(qid, {}).get(batch.reviewer)
+            # the text and key as the reviewer's own decision leaves them (an edit, a fix)
+            shown = as_decided(c.question, c.options, c.answer, mine)
             original = every.get(english[qid]) if qid != english[qid] else None
+            # a twin: its English item as review left it, and whether that changed it
+            change = english_change(current.get(english[qid], {})) if original else None
+            english_shown = (
+                as_decided(original.question, original.options, original.answer, change)
+                if original
+                else None
+            )
             out.append(
                 {
                     "question_id": qid,
                     "image_id": c.image_id,
                     "dimension": c.dimension,
                     "taxonomy_path": taxonomy_path(c),
-                    "question": c.question,
+                    "question": shown.question,
                     "hint": c.hint,
-                    "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)],
-                    "answer": c.answer,
+                    "options": [
+                        {"letter": LETTERS[i], "text": t} for i, t in enumerate(shown.options)
+                    ],
+                    "answer": shown.answer,
+                    # as written, where the reviewer's decision changed the text or key
+                    "as_written": None
+                    if (shown.question, shown.options, shown.answer)
+                    == (c.question, list(c.options), c.answer)
+                    else {
+                        "question": c.question,
+                        "options": [
+                            {"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)
+                        ],
+                        "answer": c.answer,
+                    },
                     "source": c.source,
                     "generator": c.generator,
                     "meta": dict(c.meta),
                     "medium": medium_of(c),
-                    "origin": origin(c),
+                    "origin": {**origin(c), "files": files.get(c.image_id, [])},
                     "evidence": list(c.evidence),
                     "overlay": overlays[qid],
                     "decision": s.decision if s else None,
@@ -349,15 +398,25 @@ class ReviewData:
                     # a twin's page shows its English item beside it (the twin is decided on)
                     "language": c.meta.get("language") if original else None,
                     "english": None
-                    if original is None
+                    if original is None or english_shown is None
                     else {
                         "question_id": original.question_id,
-                        "question": original.question,
+                        "question": english_shown.question,
                         "hint": original.hint,
                         "options": [
                             {"letter": LETTERS[i], "text": t}
-                            for i, t in enumerate(original.options)
+                            for i, t in enumerate(english_shown.options)
                         ],
+                        "answer": english_shown.answer,
+                    },
+                    # a twin written before its English item changed in review: not accepted
+                    "outdated": None
+                    if change is None or english_shown is None
+                    else {
+                        "why": why_outdated(english[qid], change),
+                        "reviewer": change.reviewer,
+                        "decision": change.decision,
+                        "answer": english_shown.answer,
                     },
                     "review": mine.model_dump(mode="json") if mine else None,
                     "twins": [  # shown under the English item; decided on in their own batches
@@ -368,6 +427,8 @@ class ReviewData:
                                 {"letter": LETTERS[i], "text": o} for i, o in enumerate(t.options)
                             ],
                             "method": t.method,
+                            # written before this item's text or key changed in review
+                            "outdated": english_change(current.get(qid, {})) is not None,
                         }
                         for t in (twins.get(qid, []) if original is None else [])
                     ],

@@ -2,9 +2,9 @@
 found again in the image's `visual_facts`.
 
 A template question's evidence names the facts it rests on as text: instance boxes as
-`[x0, y0, x1, y1]` (pixels of the original image, rounded) and OCR lines as `OCR line "..."`.
-The overlay draws those as *cited* shapes, and the image's other instances and text lines as
-context (a counting question rests on all of them). A box the evidence names that no stored fact
+`[x0, y0, x1, y1]` (pixels of the original image, rounded; a count lists the box of every object
+it counted) and OCR lines as `OCR line "..."`. The overlay draws those as *cited* shapes, and the
+image's other instances and text lines as context. A box the evidence names that no stored fact
 matches is still drawn, labelled `evidence`."""
 
 from __future__ import annotations
@@ -40,8 +40,15 @@ def cited_texts(evidence: Sequence[str]) -> set[str]:
 
 
 def cited_attributes(evidence: Sequence[str]) -> set[str]:
-    """The attributes (colours) a count or a size in the evidence is about."""
-    return {next(g for g in m.groups() if g) for line in evidence for m in ATTRIBUTE.finditer(line)}
+    """The attributes (colours) a count or a size in the evidence is about, where it does not
+    list the boxes it counted (evidence written before counts listed them): a line that lists
+    its boxes cites those alone."""
+    return {
+        next(g for g in m.groups() if g)
+        for line in evidence
+        if not BOX.search(line)
+        for m in ATTRIBUTE.finditer(line)
+    }
 
 
 def _rounded(box: Sequence[float]) -> tuple[int, ...]:

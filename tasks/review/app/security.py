@@ -6,7 +6,8 @@ refused, with tokens moved out of URLs into a cookie and repeated bad tokens slo
 
 Each refusal is a JSON body `{"error": "..."}` with its status: 400 (no Host), 421 (a foreign
 Host), 403 (a foreign Origin or a cross-site fetch), 415 (not JSON), 413 (too large), 401 (no or a
-bad token), 429 (locked out after repeated bad tokens)."""
+bad token), 429 (locked out after repeated bad tokens). A sign-in link (`?token=`) that does not
+work, opened by a browser, gets a page instead that says what to do."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 # Reachable without a principal: the sign-in page, its script and stylesheet, signing in and out.
 PUBLIC_PATHS = frozenset({"/signin", "/api/signin", "/api/signout"})
 PUBLIC_PREFIXES = ("/static/",)
+DATA_PREFIXES = ("/api/", "/images/", "/clips/", "/static/")  # never answered with a page
 
 
 def refusal(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -280,11 +282,13 @@ class Authentication:
         access: Access,
         throttle: Throttle,
         public: Callable[[str], bool] = _is_public,
+        link_page: Callable[[int, str], Response] | None = None,
     ) -> None:
         self.app = app
         self.access = access
         self.throttle = throttle
         self.public = public
+        self.link_page = link_page
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -320,7 +324,8 @@ class Authentication:
             )
         client = client_address(scope)
         if self.throttle.locked(client):
-            return await refuse_locked(self.throttle, client)
+            refused = await refuse_locked(self.throttle, client)
+            return self.for_a_person(scope, source, refused, "locked")
         principal = self.access.authenticate(given or "") if self.access.authenticate else None
         if principal is None:
             self.throttle.fail(client)
@@ -328,7 +333,7 @@ class Authentication:
                 response = self.unsigned(scope)
                 clear_token_cookie(response, scope)
                 return response
-            return refusal(401, "that token is not valid")
+            return self.for_a_person(scope, source, refusal(401, "that token is not valid"), "bad")
         self.throttle.succeed(client)
         state["principal"] = principal
         if source == "query":
@@ -336,6 +341,15 @@ class Authentication:
             set_token_cookie(response, given or "", scope)
             return response
         return None
+
+    def for_a_person(self, scope: Scope, source: str, refused: Response, why: str) -> Response:
+        """A sign-in link's refusal as a page that says what to do, when a browser opened it
+        (a page, asked for as HTML); a script, or a client that asks for JSON, keeps `refused`."""
+        if source != "query" or self.link_page is None or not wants_html(scope):
+            return refused
+        page = self.link_page(refused.status_code, why)
+        page.headers.update({k: v for k, v in refused.headers.items() if k == "retry-after"})
+        return page
 
     @staticmethod
     def unsigned(scope: Scope) -> Response:
@@ -348,13 +362,26 @@ class Authentication:
         )
 
 
+def wants_html(scope: Scope) -> bool:
+    """A browser's request for a page: a GET of a page (not the API, an image or a clip) whose
+    `Accept` names HTML before (or without) JSON."""
+    if scope["method"] not in ("GET", "HEAD") or scope["path"].startswith(DATA_PREFIXES):
+        return False
+    accept = Request(scope).headers.get("accept", "").lower()
+    html, json_ = accept.find("text/html"), accept.find("application/json")
+    return html >= 0 and (json_ < 0 or html < json_)
+
+
 def secure(
     app: ASGIApp,
     access: Access,
     throttle: Throttle,
     allowed_hosts: Iterable[str] = (),
     max_body: int = MAX_BODY_BYTES,
+    link_page: Callable[[int, str], Response] | None = None,
 ) -> ASGIApp:
-    """`app` inside every check above (the headers outermost, so refusals carry them too)."""
-    inner = Authentication(app, access, throttle)
+    """`app` inside every check above (the headers outermost, so refusals carry them too).
+    `link_page(status, why)` is the page a browser gets for a sign-in link that does not work
+    (`why`: `bad`, or `locked` after repeated bad tokens)."""
+    inner = Authentication(app, access, throttle, link_page=link_page)
     return SecurityHeaders(HostGuard(RequestGuard(inner, max_body), allowed_hosts))

@@ -8,6 +8,7 @@ with one key."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -159,6 +161,11 @@ def test_a_reviewer_decides_five_samples_with_the_keyboard_and_a_reload_keeps_th
         page.keyboard.type("Which object is shown here?")
         page.keyboard.press("Control+Enter")
         expect(current(4)).to_have_text("decided: edit")
+        edited = samples.nth(4).locator(".item > .question")
+        expect(edited).to_have_text("Which object is shown here?")  # the new text, at once
+        expect(samples.nth(3).locator(".item > ol.options li.key")).to_have_attribute(
+            "data-letter", "C"
+        )
         page.keyboard.press("j")
         page.keyboard.press("m")
         page.keyboard.press("ArrowDown")
@@ -172,6 +179,11 @@ def test_a_reviewer_decides_five_samples_with_the_keyboard_and_a_reload_keeps_th
         assert texts[0].startswith("decided: accept") and texts[1].startswith("decided: reject")
         assert texts[2] == "undecided" and texts[3].startswith("decided: fix_answer answer C")
         assert texts[4].startswith("decided: edit") and texts[5].startswith("decided: move to")
+        expect(edited).to_have_text("Which object is shown here?")  # and after a reload
+        expect(samples.nth(4).locator(".as-written .question")).to_have_text("Question q2?")
+        expect(samples.nth(3).locator(".item > ol.options li.key")).to_have_attribute(
+            "data-letter", "C"
+        )
         script = page.locator('.sample[data-question="qscript"] .question')
         assert script.inner_text() == SCRIPT  # shown as text, not run
         assert page.evaluate("typeof window.pwned") == "undefined"
@@ -224,6 +236,27 @@ def test_a_reviewer_signs_in_with_the_token_and_out_again(served):
         page.goto(url + "/")
         expect(page).to_have_url(url + "/signin")
         assert errors == []
+
+        # A sign-in link that does not work (mistyped, or its user revoked) gets a page that
+        # says what to do; a client that asks for JSON still gets JSON.
+        ReviewStore.open(run).add_user("gone", "annotator", token="gone-token-0123456789abcdef")
+        ReviewStore.open(run).revoke("gone")
+        for token in ("not-a-token-at-all", "gone-token-0123456789abcdef"):
+            response = page.goto(f"{url}/?token={token}")
+            assert response.status == 401
+            assert response.headers["content-type"].startswith("text/html")
+            expect(page.locator("h1")).to_have_text("This sign-in link does not work")
+            expect(page.locator("#link-refused")).to_contain_text(
+                "benchfoundry review users add NAME --role annotator --out RUN"
+            )
+            expect(page.locator("#link-refused a")).to_have_attribute("href", "/signin")
+        request = urllib.request.Request(
+            f"{url}/?token=not-a-token-at-all", headers={"Accept": "application/json"}
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request)
+        assert refused.value.code == 401
+        assert json.loads(refused.value.read()) == {"error": "that token is not valid"}
         browser.close()
 
 

@@ -64,6 +64,31 @@ def test_an_ocr_line_and_a_count_by_colour_are_cited():
     assert overlay_shapes(["6 instances, 1 of them red"], [facts()])[0]["label"] == "red"
 
 
+def test_a_count_cites_every_object_it_counted_and_only_those():
+    """The count template's own evidence: every object counted is cited (numbered by the page),
+    found in the facts record the count was made from; an instance of the same colour that the
+    count did not take (not among the objects both readings agree on) stays context."""
+    from benchfoundry.tasks.generate.templates import count_questions
+
+    counted = facts().instances  # red, grey, grey
+    uncounted = Instance(box=[300.0, 20.0, 340.0, 60.0], mask_area=100, label=None,
+                         attributes=["grey", "round", "middle"], dense_caption=None, score=1.0)  # fmt: skip
+    stored = [facts("other", [uncounted]).model_copy(update={"instances": [uncounted]}),
+              facts("c1", [uncounted])]  # fmt: skip
+    every, by_colour = count_questions(stored[1], counted).questions
+    shapes = overlay_shapes(every.evidence, stored)
+    cited = [s["box"] for s in shapes if s["cited"]]
+    assert cited == [
+        [10.2, 20.0, 50.4, 60.0],
+        [100.0, 20.0, 140.0, 60.0],
+        [200.0, 20.0, 240.0, 60.0],
+    ]
+    assert [s["box"][0] for s in shapes if not s["cited"] and s["kind"] == "instance"] == [300.0]
+    shapes = overlay_shapes(by_colour.evidence, stored)
+    assert by_colour.slots == {"colour": "grey"}
+    assert [s["box"][0] for s in shapes if s["cited"]] == [100.0, 200.0]
+
+
 def test_the_facts_record_that_matches_the_evidence_is_drawn_and_none_draws_the_boxes_alone():
     other = facts("c2", [Instance(box=[1.0, 1.0, 9.0, 9.0], mask_area=1, label="cup",
                                   attributes=["blue", "x", "y"], dense_caption=None, score=1.0)])  # fmt: skip

@@ -37,20 +37,54 @@ def _judgement(question_id: str, model: str, options: list[str], letter: str) ->
     )  # fmt: skip
 
 
+# The image's files as ingest named them: the first origin, and a second copy of the same bytes.
+PHOTO, COPY = "/data/curator/phone/IMG_2024.jpg", "/data/curator/backup/IMG_2024 <copy>.jpg"
+# The objects q1 counts ("How many objects ...", the count template's own question and evidence),
+# and a grey region beside them that both readings did not agree on, so it is not counted.
+COUNTED = [([4.0, 4.0, 14.0, 14.0], "red"), ([20.0, 4.0, 30.0, 14.0], "grey"),
+           ([36.0, 4.0, 46.0, 14.0], "grey"), ([4.0, 30.0, 14.0, 40.0], "blue")]  # fmt: skip
+UNCOUNTED = ([40.0, 30.0, 50.0, 40.0], "grey")
+
+
+def _instance(box: list[float], colour: str):
+    from benchfoundry.core.records import Instance
+
+    return Instance(box=box, mask_area=100, label=None, attributes=[colour, "round", "middle"],
+                    dense_caption=None, score=1.0)  # fmt: skip
+
+
 @pytest.fixture
 def twin_desk(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record):
     """Two image questions in SEED-Bench's flat `instance_attributes` (its category is the
     dimension itself), each answered by an English model; a zh twin of each, the second also
-    answered in Chinese by a model of its own; ann reviews the English items, li the twins."""
+    answered in Chinese by a model of its own; ann reviews the English items, li the twins.
+    The image came from two files; q1 is the count template's "how many objects" question on
+    the image's facts."""
+    from benchfoundry.core.records import ImageSourceRecord, VisualFactsRecord
+    from benchfoundry.tasks.generate.templates import count_questions
     from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
     from benchfoundry.tasks.review.stage import export_batches
 
     run = RunFolder(tmp_path / "run")
-    image = store_raw_image(run, image_bytes((64, 48)))
+    image = store_raw_image(run, image_bytes((64, 48)), source=PHOTO, size=(64, 48))
+    run.table(ImageSourceRecord).append(
+        [
+            ImageSourceRecord(image_id=image, source=path, source_kind="folder", license=None,
+                              meta={})
+            for path in (PHOTO, COPY)
+        ]
+    )  # fmt: skip
+    facts = VisualFactsRecord(
+        image_id=image, config_hash="c", captions=[], ocr_lines=[], extractors=[],
+        instances=[_instance(box, colour) for box, colour in [*COUNTED, UNCOUNTED]],
+    )  # fmt: skip
+    run.table(VisualFactsRecord).append([facts])
+    count = count_questions(facts, [_instance(box, colour) for box, colour in COUNTED])
     english = [
         candidate_record(q, image, dimension="instance_attributes", category="instance_attributes")
         for q in ("q0", "q1")
     ]
+    english[1] = english[1].model_copy(update={"evidence": count.questions[0].evidence})
     run.table(CandidateRecord).append(english)
     run.table(ScoredRecord).append(
         [scored_record(c.question_id, image, dimension=c.dimension, hits_vlm=1) for c in english]
@@ -142,8 +176,10 @@ def _twin_page(browser, url: str):
 
 
 def test_the_desk_says_whose_answers_a_twin_shows_and_offers_moves_of_its_medium(twin_desk):
-    """ann's English item: its path once, moves to image dimensions only; li's twins: q0's
-    shows its English item's answers and says so, q1's its own answers only."""
+    """ann's English item: its path once, moves to image dimensions only, its source's files,
+    a count's every counted object drawn, her edit's text shown; li's twins: q0's shows its
+    English item's answers and says so, q1's its own answers only; q0's twin, written before
+    ann's edit, is not accepted and is written again."""
     from playwright.sync_api import expect, sync_playwright
 
     from benchfoundry.decisions.reviews import media_dimensions
@@ -165,6 +201,35 @@ def test_the_desk_says_whose_answers_a_twin_shows_and_offers_moves_of_its_medium
         assert set(offered) == set(media["image"]) - {"instance_attributes"}
         assert "action_recognition" in media["video"] and not set(offered) & set(media["video"])
         expect(first.locator("dd.answers")).to_have_text("english-vlm (vlm): q0-0")
+        # the source line names the files the image was ingested from, then its hash
+        source = first.locator("dd.source")
+        expect(source.locator(".file")).to_have_text(PHOTO)
+        expect(source.locator(".more-files")).to_have_text(f"(also {COPY})")
+        # q1 counts four objects: the overlay draws each of the four, numbered, and the grey
+        # region it did not count as context
+        count = page.locator('[data-question="q1"]')
+        count.focus()
+        page.keyboard.press("o")
+        cited = count.locator("svg.overlay .cited text")
+        expect(cited).to_have_text(["1. red", "2. grey", "3. grey", "4. blue"], timeout=20_000)
+        expect(count.locator("svg.overlay .context rect")).to_have_count(1)
+        expect(count.locator(".boxes")).to_have_text("4 cited, 1 other facts")
+        # ann edits q0's text: her text shows at once and after a reload, the generated one
+        # folded under it
+        first.focus()
+        page.keyboard.press("e")
+        page.keyboard.press("Control+a")
+        page.keyboard.type("Which object here is red?")
+        page.keyboard.press("Control+Enter")
+        expect(first.locator(".current")).to_have_text("decided: edit")
+        expect(first.locator(".item .question")).to_have_text("Which object here is red?")
+        page.reload()
+        expect(first.locator(".item > .question")).to_have_text("Which object here is red?")
+        expect(first.locator(".as-written .question")).to_have_text("Question q0?")
+        expect(first.locator(".twin .twin-outdated")).to_have_text(
+            "written before this item changed in review: to be written again"
+        )
+        expect(count.locator(".twin .twin-outdated")).to_have_count(0)
         assert errors == []
 
         page, errors = _twin_page(browser, url)
@@ -182,8 +247,36 @@ def test_the_desk_says_whose_answers_a_twin_shows_and_offers_moves_of_its_medium
         expect(answers).to_have_attribute("data-of", "q1@zh")
         expect(answers.locator(".of-twin")).to_have_text("this zh twin's own:")
         expect(answers.locator(".answer")).to_have_text(["chinese-vlm (vlm): 蓝色的盒子"])
+        # q0's twin was written before ann changed q0's text: the desk says so beside the
+        # English item as it is now, refuses an accept with the reason, and writes it again
+        expect(page.locator(".outdated")).to_have_count(1)
+        expect(q0.locator(".english .question")).to_have_text("Which object here is red?")
+        expect(q0.locator(".outdated .why")).to_have_text(
+            "This twin was written before ann changed the English item's text: it cannot be "
+            "accepted. Write it again from the English item as it is now, or reject it."
+        )
+        q0.focus()
+        page.keyboard.press("a")
+        expect(q0.locator(".message")).to_have_text(
+            "the English item q0 changed in review after this twin was written (ann changed its "
+            "text): the twin cannot be accepted; write it again from the English item as it is "
+            "now (edit its text), or reject it"
+        )
+        errors.clear()  # the browser reports the refusal (422) itself
+        expect(q0.locator(".current")).to_have_text("undecided")
+        q0.locator("button.rewrite").click()
+        expect(q0.locator("form.edit")).to_be_visible()
+        page.keyboard.press("Control+a")
+        page.keyboard.type("图中哪个物体是红色的？")
+        page.keyboard.press("Control+Enter")
+        expect(q0.locator(".current")).to_have_text("decided: edit")
+        expect(q0.locator(".item > .question")).to_have_text("图中哪个物体是红色的？")
         assert errors == []
         browser.close()
+
+    li = [(r.question_id, r.decision, r.new_question) for r in ReviewStore.open(run).records()
+          if r.reviewer == "li"]  # fmt: skip
+    assert li == [("q0@zh", "edit", "图中哪个物体是红色的？")]
 
 
 def test_a_chinese_twin_is_drawn_with_glyphs_not_empty_boxes(twin_desk):

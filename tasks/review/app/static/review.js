@@ -43,6 +43,7 @@
     if (body.new_answer) text += " answer " + body.new_answer;
     if (body.new_dimension) text += " to " + body.new_dimension;
     if (body.reason) text += " (" + body.reason + ")";
+    showDecided(sample, body);
     const line = sample.querySelector(".current");
     line.textContent = "";
     const b = document.createElement("b"); b.textContent = text; line.appendChild(b);
@@ -55,6 +56,28 @@
     }
     filter();
     return true;
+  }
+
+  // The sample's text and key as the decision just saved leaves them (an edit, a fixed key).
+  function showDecided(sample, body) {
+    const item = sample.querySelector(".item");
+    if (body.new_question != null) item.querySelector(".question").textContent = body.new_question;
+    if (body.new_options) {
+      item.querySelectorAll(".option-text").forEach((span, i) => { span.textContent = body.new_options[i]; });
+    }
+    if (body.new_answer) {
+      sample.dataset.answer = body.new_answer;
+      item.querySelectorAll("ol.options li").forEach((li) => {
+        const key = li.dataset.letter === body.new_answer;
+        li.classList.toggle("key", key);
+        const tag = li.querySelector(".tag");
+        if (key && !tag) {
+          const mark = document.createElement("span");
+          mark.className = "tag"; mark.textContent = "key";
+          li.append(" ", mark);
+        } else if (!key && tag) tag.remove();
+      });
+    }
   }
 
   function openForm(sample, name) {
@@ -75,12 +98,18 @@
       event.preventDefault();
       const form = event.target;
       const options = Array.from(form.querySelectorAll("input[name=option]")).map((i) => i.value);
-      decide(sample, { decision: "edit", new_question: form.question.value, new_options: options }).then(() => focus(sample));
+      const body = { decision: "edit", new_question: form.question.value, new_options: options };
+      // a twin written again after its English item's key changed takes the item's new key
+      const key = sample.dataset.outdated;
+      if (key && key !== sample.dataset.answer) body.new_answer = key;
+      decide(sample, body).then(() => focus(sample));
     });
     sample.querySelector("form.move").addEventListener("submit", (event) => {
       event.preventDefault();
       decide(sample, { decision: "move", new_dimension: event.target.dimension.value }).then(() => focus(sample));
     });
+    const rewrite = sample.querySelector("button.rewrite");  // a twin older than its item's change
+    if (rewrite) rewrite.addEventListener("click", () => openForm(sample, "edit"));
     sample.querySelectorAll("form.reject select, form.move select").forEach((field) => {
       field.addEventListener("keydown", (event) => {
         if (event.key === "Enter") { event.preventDefault(); field.form.requestSubmit(); }
