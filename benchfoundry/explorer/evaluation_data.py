@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import pyarrow.parquet as pq
 
@@ -66,10 +67,22 @@ class Summary(Protocol):
     scores: Sequence[Score]
 
 
+def served(model: str) -> tuple[str, str | None]:
+    """(the model's name, where it is served: scheme, host and port only) of `name@URL`; a URL's
+    user, password, path and query never reach the explorer's files."""
+    name, at, url = model.partition("@")
+    if not at or "://" not in url:
+        return model, None
+    parts = urlsplit(url)
+    return name, f"{parts.scheme}://{parts.hostname or ''}" + (
+        f":{parts.port}" if parts.port else ""
+    )
+
+
 def label(score: Score) -> str:
-    """A model as the report's boards name it, with what it sees."""
+    """A model as the report's boards name it, with what it sees (without its server's URL)."""
     shown = SEES.get(score.sees, score.sees) if score.with_image else "no image"
-    return f"{score.model} ({shown})"
+    return f"{served(score.model)[0]} ({shown})"
 
 
 def _item(value: dict[str, Any]) -> Item:
@@ -167,7 +180,8 @@ def evaluation_site(
             if key not in settings:
                 settings[key] = len(models)
                 roles = [x.label() if hasattr(x, "label") else str(x) for x in score.in_build]
-                models.append(Model(label(score), score.model, "evaluation", roles))
+                name, at = served(score.model)
+                models.append(Model(label(score), name, "evaluation", roles, at))
     _add_answers(items, folder, summaries, settings)
     _add_analysis(items, folder / "items.parquet")
     first = summaries[0].dataset

@@ -52,6 +52,7 @@ class Model:
     model: str
     source: str  # evaluation, or build (the quality-control judgements)
     in_build: list[str] = field(default_factory=list)  # its roles in building the release
+    served_at: str | None = None  # an OpenAI-compatible server's scheme, host and port
 
 
 @dataclass

@@ -181,7 +181,7 @@
     head.appendChild(th("disc", "discrim.", null, "IRT discrimination"));
     head.appendChild(th("suspect", "suspect"));
     // fixed widths: the browser lays out a page of rows without measuring every cell
-    var widths = [52, 48, 150, 170, 56, 40, 36, 300].concat(m.models.map(function () { return 22; }), [48, 64, 64, 72]);
+    var widths = [52, 48, 150, 170, 56, 40, 36, 300].concat(m.models.map(function () { return 22; }), [52, 80, 72, 76]);
     var cols = el("colgroup", null, widths.map(function (w) { var c = el("col"); c.style.width = w + "px"; return c; }));
     var table = el("table", { cls: "items", id: "items" }, [cols, el("thead", null, [head]), el("tbody", { id: "rows" })]);
     table.style.width = widths.reduce(function (a, b) { return a + b; }, 0) + "px";
@@ -402,32 +402,60 @@
     return rows.length > limit ? el("div", null, [ul, el("p", { cls: "note", text: (rows.length - limit) + " more not listed" })]) : ul;
   }
 
-  function drawModel(m, other) {
+  // exact McNemar: two-sided binomial test of b against b + c discordant pairs at 1/2
+  function mcnemar(b, c) {
+    var n = b + c, k = Math.min(b, c), term = Math.pow(0.5, n), sum = 0;
+    if (n === 0) return 1;
+    if (n > 1000) {  // 0.5^n underflows: sum in logs
+      var lf = function (x) { var t = 0; for (var i = 2; i <= x; i++) t += Math.log(i); return t; };
+      var base = lf(n) - n * Math.LN2;
+      for (var j = 0; j <= k; j++) sum += Math.exp(base - lf(j) - lf(n - j));
+    } else {
+      for (var i = 0; i <= k; i++) { sum += term; term = term * (n - i) / (i + 1); }
+    }
+    return Math.min(1, 2 * sum);
+  }
+
+  function drawModel(m, other, lang) {
     var models = S.meta.models, me = models[m];
     var v = view();
     if (!me) { v.appendChild(el("p", { text: "No such model." })); return; }
+    var langs = S.meta.languages;
+    lang = lang || (langs.length > 1 ? langs[0] : "all");
+    function hashFor(o, l) { return "#/model/" + m + "/" + l + (o !== null && o !== "" ? "/vs/" + o : ""); }
+    var rows = lang === "all" ? S.all : S.all.filter(function (r) { return r.lang === lang; });
     v.appendChild(el("p", null, [link("#/", "← the table")]));
     v.appendChild(el("h1", { text: me.label }));
+    if (me.served_at) v.appendChild(el("p", { cls: "note", text: "served at " + me.served_at }));
     if (me.in_build.length) v.appendChild(el("p", { cls: "note", text: "In the build: " + me.in_build.join("; ") }));
-    v.appendChild(el("section", null, [el("h2", { text: "By dimension" }), tallyTable("dimension", tally(S.all, m, function (r) { return r.dim; }))]));
-    v.appendChild(el("section", null, [el("h2", { text: "By difficulty bin" }), tallyTable("bin", tally(S.all, m, function (r) { return r.bin; }))]));
-    v.appendChild(el("section", null, [el("h2", { text: "By language" }), tallyTable("language", tally(S.all, m, function (r) { return r.lang; }))]));
-    var errors = S.all.filter(function (r) { var o = r.o.charAt(m); return o === "W" || o === "U" || o === "F"; });
+    if (langs.length > 1) {
+      var pickLang = el("select", { id: "model-language" }, langs.map(function (l) {
+        return el("option", { value: l, text: l, selected: l === lang });
+      }).concat([el("option", { value: "all", text: "all languages, pooled", selected: lang === "all" })]));
+      pickLang.addEventListener("change", function () { location.hash = hashFor(other, pickLang.value); });
+      v.appendChild(el("p", null, ["Language (each its own board): ", pickLang]));
+    }
+    v.appendChild(el("section", null, [el("h2", { text: "By dimension" }), tallyTable("dimension", tally(rows, m, function (r) { return r.dim; }))]));
+    v.appendChild(el("section", null, [el("h2", { text: "By difficulty bin" }), tallyTable("bin", tally(rows, m, function (r) { return r.bin; }))]));
+    var errors = rows.filter(function (r) { var o = r.o.charAt(m); return o === "W" || o === "U" || o === "F"; });
     errors.sort(function (a, b) { return b.right - a.right || a.i - b.i; });  // what most others get right first
     v.appendChild(el("section", null, [el("h2", { text: "Its errors (" + errors.length + "), those most other models get right first" }), list(errors, "errors", 200)]));
     var pick = el("select", { id: "compare" }, [el("option", { value: "", text: "compare with…" })].concat(models.map(function (x, i) {
       return i === m ? null : el("option", { value: i, text: x.label, selected: i === other });
     })));
-    pick.addEventListener("change", function () { location.hash = "#/model/" + m + (pick.value ? "/vs/" + pick.value : ""); });
-    var cmp = el("section", { id: "comparison" }, [el("h2", { text: "Compared with another model (McNemar's discordant pairs)" }), pick]);
+    pick.addEventListener("change", function () { location.hash = hashFor(pick.value, lang); });
+    var cmp = el("section", { id: "comparison" }, [el("h2", { text: "Compared with another model: McNemar's discordant pairs" }), pick]);
     if (other !== null && models[other]) {
-      var both = S.all.filter(function (r) { return r.o.charAt(m) !== "-" && r.o.charAt(other) !== "-"; });
+      var you = models[other].label;
+      var both = rows.filter(function (r) { return r.o.charAt(m) !== "-" && r.o.charAt(other) !== "-"; });
       var onlyMe = both.filter(function (r) { return r.o.charAt(m) === "R" && r.o.charAt(other) !== "R"; });
       var onlyOther = both.filter(function (r) { return r.o.charAt(m) !== "R" && r.o.charAt(other) === "R"; });
-      cmp.appendChild(el("p", { text: both.length + " items both were asked; " + onlyMe.length + " right only for " + me.label + ", " + onlyOther.length + " right only for " + models[other].label + "." }));
-      cmp.appendChild(el("h3", { text: "Right for " + me.label + ", not for " + models[other].label + " (" + onlyMe.length + ")" }));
+      cmp.appendChild(el("p", { id: "mcnemar", text: both.length + " items both were asked (" + (lang === "all" ? "all languages, pooled" : lang) + "): " + onlyMe.length +
+        " right only for " + me.label + ", " + onlyOther.length + " right only for " + you + "; exact McNemar p = " +
+        mcnemar(onlyMe.length, onlyOther.length).toPrecision(3) + " (not adjusted for other comparisons; the report's are Holm-adjusted)" }));
+      cmp.appendChild(el("h3", { text: "Right for " + me.label + ", not for " + you + " (" + onlyMe.length + ")" }));
       cmp.appendChild(list(onlyMe, "only-this", 500));
-      cmp.appendChild(el("h3", { text: "Right for " + models[other].label + ", not for " + me.label + " (" + onlyOther.length + ")" }));
+      cmp.appendChild(el("h3", { text: "Right for " + you + ", not for " + me.label + " (" + onlyOther.length + ")" }));
       cmp.appendChild(list(onlyOther, "only-other", 500));
     }
     v.appendChild(cmp);
@@ -439,7 +467,10 @@
     document.body.removeAttribute("data-ready");
     var parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
     if (parts[0] === "item" && parts[1]) return drawItem(parts[1], parts[2] || "en");
-    if (parts[0] === "model" && parts[1] !== undefined) return drawModel(Number(parts[1]), parts[2] === "vs" ? Number(parts[3]) : null);
+    if (parts[0] === "model" && parts[1] !== undefined) {  // #/model/<i>[/<language>][/vs/<j>]
+      var lang = parts[2] && parts[2] !== "vs" ? parts[2] : null, vs = parts.indexOf("vs");
+      return drawModel(Number(parts[1]), vs > 0 ? Number(parts[vs + 1]) : null, lang);
+    }
     drawTable();
     window.scrollTo(0, 0);
   }

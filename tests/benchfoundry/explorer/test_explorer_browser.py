@@ -313,7 +313,12 @@ def test_a_model_page_lists_the_discordant_pairs(written, page):
     models = page.evaluate("() => window.BFEXPLORER.meta.models.map(m => m.model)")
     good = next(i for i, m in enumerate(models) if m.startswith("openai/good"))
     bad = next(i for i, m in enumerate(models) if m.startswith("openai/bad"))
-    _open(page, written["evaluation"], f"#/model/{good}/vs/{bad}")
+    _open(page, written["evaluation"], f"#/model/{good}/en/vs/{bad}")  # English, its own board
+    only_good = [t.split(" ")[0] for t in page.locator("#only-this li").all_inner_texts()]
+    assert set(only_good) == {f"q{i:02d}" for i in (0, 1, 2, 3, 4, 6)}
+    # b = 6, c = 1: two-sided exact binomial p = 2 * (1 + 7) / 2**7
+    assert "exact McNemar p = 0.125 " in page.locator("#mcnemar").inner_text()
+    _open(page, written["evaluation"], f"#/model/{good}/all/vs/{bad}")  # pooled, when asked
     only_good = [t.split(" ")[0] for t in page.locator("#only-this li").all_inner_texts()]
     only_bad = [t.split(" ")[0] for t in page.locator("#only-other li").all_inner_texts()]
     assert set(only_good) == {f"q{i:02d}" for i in (0, 1, 2, 3, 4, 6)} | {
