@@ -70,6 +70,19 @@ def bo_cross_checks(run) -> RunFolder:
     return run
 
 
+@pytest.fixture(scope="module")
+def module_servers() -> Iterator[dict[str, tuple]]:
+    """Run folders served once per test module: a fixture keeps `(run, url, process)` here under
+    its name for the module's later tests, and each process is stopped after the module's last
+    test. A run and its `review serve` take seconds to build and start; the tests that share
+    one decide on different items, so none depends on another's order."""
+    made: dict[str, tuple] = {}
+    yield made
+    for _, _, server in made.values():
+        server.terminate()
+        server.wait(timeout=20)
+
+
 @pytest.fixture
 def tokens() -> dict[str, str]:
     return {name: token_of(name) for name in USERS}

@@ -48,14 +48,31 @@ LEAD_TOKEN = "lead-browser-token-0123456789abcdef"  # lead, an adjudicator
 
 @pytest.fixture
 def served(
-    request, tmp_path, image_bytes, store_raw_image, candidate_record, scored_record, prefect_api
+    module_servers,
+    tmp_path_factory,
+    image_bytes,
+    store_raw_image,
+    candidate_record,
+    scored_record,
+    prefect_api,
 ):
-    """The app served by the CLI, with alice (the annotator of the batch) as a user."""
+    """The app served by the CLI, with alice (the annotator of the batch) as a user; one run
+    and server for the module's tests (the sign-in test decides nothing)."""
+    if "served" not in module_servers:
+        module_servers["served"] = _served(
+            tmp_path_factory.mktemp("served"), image_bytes, store_raw_image, candidate_record,
+            scored_record,
+        )  # fmt: skip
+    run, url, _ = module_servers["served"]
+    return run, url
+
+
+def _served(tmp, image_bytes, store_raw_image, candidate_record, scored_record) -> tuple:
     from typer.testing import CliRunner
 
     from benchfoundry.cli import app
 
-    run = RunFolder(tmp_path / "run")
+    run = RunFolder(tmp / "run")
     image = store_raw_image(run, image_bytes((64, 48)))
     questions = [f"q{i}" for i in range(5)] + ["qscript"]
     run.table(CandidateRecord).append(
@@ -84,12 +101,7 @@ def served(
     )
     assert result.exit_code == 0, result.output
     ReviewStore.open(run).add_user("alice", "annotator", token=TOKEN)
-    url, server = _serve(run)
-    try:
-        yield run, url
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
+    return (run, *_serve(run))
 
 
 def _serve(run: RunFolder) -> tuple[str, subprocess.Popen]:

@@ -54,18 +54,30 @@ def _instance(box: list[float], colour: str):
 
 
 @pytest.fixture
-def twin_desk(tmp_path, image_bytes, store_raw_image, candidate_record, scored_record):
+def twin_desk(module_servers, tmp_path_factory, image_bytes, store_raw_image, candidate_record,
+              scored_record):  # fmt: skip
     """Two image questions in SEED-Bench's flat `instance_attributes` (its category is the
     dimension itself), each answered by an English model; a zh twin of each, the second also
     answered in Chinese by a model of its own; ann reviews the English items, li the twins.
     The image came from two files; q1 is the count template's "how many objects" question on
-    the image's facts."""
+    the image's facts. One run and server for the module's tests: the glyph test reads q1's
+    twin, which the other leaves as it was."""
+    if "twin_desk" not in module_servers:
+        module_servers["twin_desk"] = _twin_desk(
+            tmp_path_factory.mktemp("twin-desk"), image_bytes, store_raw_image, candidate_record,
+            scored_record,
+        )  # fmt: skip
+    run, url, _ = module_servers["twin_desk"]
+    return run, url
+
+
+def _twin_desk(tmp, image_bytes, store_raw_image, candidate_record, scored_record) -> tuple:
     from benchfoundry.core.records import ImageSourceRecord, VisualFactsRecord
     from benchfoundry.tasks.generate.templates import count_questions
     from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
     from benchfoundry.tasks.review.stage import export_batches
 
-    run = RunFolder(tmp_path / "run")
+    run = RunFolder(tmp / "run")
     image = store_raw_image(run, image_bytes((64, 48)), source=PHOTO, size=(64, 48))
     run.table(ImageSourceRecord).append(
         [
@@ -108,12 +120,7 @@ def twin_desk(tmp_path, image_bytes, store_raw_image, candidate_record, scored_r
     store = ReviewStore.open(run)
     store.add_user("ann", "annotator", token=ANN)
     store.add_user("li", "annotator", token=LI)
-    url, server = _serve(run)
-    try:
-        yield run, url
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
+    return (run, *_serve(run))
 
 
 def _cjk_families() -> set[str]:
