@@ -238,6 +238,7 @@ def test_the_desk_says_whose_answers_a_twin_shows_and_offers_moves_of_its_medium
         )
         expect(count.locator(".twin .twin-outdated")).to_have_count(0)
         assert errors == []
+        ann_page, ann_errors = page, errors
 
         page, errors = _twin_page(browser, url)
         q0, q1 = page.locator('[data-question="q0@zh"]'), page.locator('[data-question="q1@zh"]')
@@ -279,11 +280,17 @@ def test_the_desk_says_whose_answers_a_twin_shows_and_offers_moves_of_its_medium
         expect(q0.locator(".current")).to_have_text("decided: edit")
         expect(q0.locator(".item > .question")).to_have_text("图中哪个物体是红色的？")
         assert errors == []
+        # ann accepts q0 after all: her page shows it as written again
+        first.focus()
+        ann_page.keyboard.press("a")
+        expect(first.locator(".current")).to_have_text("decided: accept")
+        expect(first.locator(".item > .question")).to_have_text("Question q0?")
+        assert ann_errors == []
         browser.close()
 
     li = [(r.question_id, r.decision, r.new_question) for r in ReviewStore.open(run).records()
           if r.reviewer == "li"]  # fmt: skip
-    assert li == [("q0@zh", "edit", "图中哪个物体是红色的？")]
+    assert li == [("q0@zh", "edit", "图中哪个物体是红色的？")]  # the refused accept is not stored
 
 
 def test_a_chinese_twin_is_drawn_with_glyphs_not_empty_boxes(twin_desk):

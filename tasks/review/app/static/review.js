@@ -58,26 +58,42 @@
     return true;
   }
 
-  // The sample's text and key as the decision just saved leaves them (an edit, a fixed key).
+  // Each sample's text and key as written (before any decision of this reviewer's): the page
+  // shows them as the reviewer's current decision leaves them, and "as written" folds the rest.
+  const written = new Map();
+  document.querySelectorAll(".sample").forEach((sample) => {
+    const item = sample.querySelector(".item"), before = sample.querySelector(".as-written");
+    written.set(sample, before ? {
+      question: before.querySelector(".question").textContent,
+      options: Array.from(before.querySelectorAll(".written-text")).map((span) => span.textContent),
+      answer: before.dataset.answer,
+    } : {
+      question: item.querySelector(".question").textContent,
+      options: Array.from(item.querySelectorAll(".option-text")).map((span) => span.textContent),
+      answer: sample.dataset.answer,
+    });
+  });
+
+  // The sample's text and key as the decision just saved leaves them (an edit's text, a fixed
+  // key; any other decision: as written).
   function showDecided(sample, body) {
-    const item = sample.querySelector(".item");
-    if (body.new_question != null) item.querySelector(".question").textContent = body.new_question;
-    if (body.new_options) {
-      item.querySelectorAll(".option-text").forEach((span, i) => { span.textContent = body.new_options[i]; });
-    }
-    if (body.new_answer) {
-      sample.dataset.answer = body.new_answer;
-      item.querySelectorAll("ol.options li").forEach((li) => {
-        const key = li.dataset.letter === body.new_answer;
-        li.classList.toggle("key", key);
-        const tag = li.querySelector(".tag");
-        if (key && !tag) {
-          const mark = document.createElement("span");
-          mark.className = "tag"; mark.textContent = "key";
-          li.append(" ", mark);
-        } else if (!key && tag) tag.remove();
-      });
-    }
+    const item = sample.querySelector(".item"), first = written.get(sample);
+    const question = body.new_question != null ? body.new_question : first.question;
+    const options = body.new_options || first.options;
+    const answer = body.new_answer || first.answer;
+    item.querySelector(".question").textContent = question;
+    item.querySelectorAll(".option-text").forEach((span, i) => { span.textContent = options[i]; });
+    sample.dataset.answer = answer;
+    item.querySelectorAll(":scope > ol.options > li").forEach((li) => {
+      const key = li.dataset.letter === answer;
+      li.classList.toggle("key", key);
+      const tag = li.querySelector(".tag");
+      if (key && !tag) {
+        const mark = document.createElement("span");
+        mark.className = "tag"; mark.textContent = "key";
+        li.append(" ", mark);
+      } else if (!key && tag) tag.remove();
+    });
   }
 
   function openForm(sample, name) {
