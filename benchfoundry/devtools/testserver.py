@@ -103,6 +103,9 @@ def _text_of(messages: list[dict[str, Any]]) -> tuple[str, str | None, int]:
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+    # Connections waiting to be accepted: a client opening 64 at once must not have most of
+    # them dropped and retried a second later (the default is 5).
+    request_queue_size = 256
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that went away (timeouts, drops) is part of the script, not an error."""

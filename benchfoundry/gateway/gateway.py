@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from benchfoundry.core import interrupt
 from benchfoundry.core.clock import SYSTEM, Clock
 from benchfoundry.gateway import providers
+from benchfoundry.gateway.breaker import OPEN_KIND, Breaker
 from benchfoundry.gateway.cache import ResponseCache, cache_key
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelCallError, ProviderError
@@ -63,6 +64,10 @@ class Gateway:
         self.clock = clock  # pacing, Retry-After pauses and backoff wait on it
         self._providers: dict[str, providers.Provider] = {}
         self._limiters: dict[str, ModelLimiter] = {}
+        self._breakers: dict[str, Breaker] = {}
+        # Whether a model whose server fails every attempt is cut short (`breaker.py`): an
+        # evaluation turns it on; a build's stages retry each call to its end.
+        self.breakers_on = False
         self._lock = threading.Lock()
 
     # --- models -------------------------------------------------------------------------------
@@ -84,11 +89,17 @@ class Gateway:
                 self._limiters[identity] = ModelLimiter(
                     spec.concurrency, spec.rpm, spec.tpm, self.clock
                 )
+                self._breakers[identity] = Breaker(spec.breaker_after)
             return self._providers[identity]
 
     def limiter(self, model: str | ModelSpec) -> ModelLimiter:
         self.provider(model)
         return self._limiters[self._identity(self.spec(model))]
+
+    def breaker(self, model: str | ModelSpec) -> Breaker:
+        """The model's circuit breaker (it acts only with `breakers_on`)."""
+        self.provider(model)
+        return self._breakers[self._identity(self.spec(model))]
 
     def sees(self, model: str | ModelSpec) -> str:
         """What the model sees of an image: pixels, facts (extracted text) or nothing."""
@@ -193,22 +204,34 @@ class Gateway:
         holding the model's slot, so that a process killed at any moment has at most the
         model's concurrency of answered calls it did not keep. Raises `ModelCallError`."""
         limiter = self.limiter(spec)
+        breaker = self.breaker(spec) if self.breakers_on else None
         errors: dict[str, int] = {}
         started = time.monotonic()
         for attempt in range(spec.max_attempts):
             if interrupt.requested():  # Ctrl-C: no new call
                 raise ModelCallError(spec.name, interrupt.REASON, "stopped by Ctrl-C", attempt)
+            if breaker is not None and breaker.why is not None:  # the server fails every call
+                self.ledger.record(
+                    self.stage, spec.name, Usage(calls=1, attempts=attempt, errors=errors)
+                )
+                raise ModelCallError(spec.name, OPEN_KIND, breaker.why, attempt)
             try:
                 with limiter.slot(estimate):
                     result = attempt_once()
                     kept = keep(result, attempt + 1, time.monotonic() - started, errors)
             except ProviderError as exc:
                 errors[exc.kind] = errors.get(exc.kind, 0) + 1
+                if breaker is not None:
+                    breaker.failed(exc.kind, exc.message)
+                if exc.kind == "rate_limited":
+                    limiter.throttled()
                 message = redact(exc.message, (spec.api_key_env,) if spec.api_key_env else ())
                 too_long = exc.retry_after is not None and exc.retry_after > spec.max_retry_wait_s
                 if too_long:
                     message += f" (the server asks to wait {exc.retry_after:g}s, more than max_retry_wait_s={spec.max_retry_wait_s:g})"
-                if not exc.transient or too_long or attempt + 1 == spec.max_attempts:
+                # A call left hanging is asked again `timeout_retries` times, not to the end.
+                hung = exc.kind == "timeout" and errors["timeout"] > spec.timeout_retries
+                if not exc.transient or too_long or hung or attempt + 1 == spec.max_attempts:
                     self.ledger.record(
                         self.stage, spec.name, Usage(calls=1, attempts=attempt + 1, errors=errors)
                     )
@@ -225,6 +248,9 @@ class Gateway:
                 )
                 self.clock.sleep(delay)
                 continue
+            if breaker is not None:
+                breaker.answered()
+            limiter.succeeded()
             return kept
         raise AssertionError("unreachable: the loop returns or raises")
 

@@ -33,6 +33,51 @@ class TokenBucket:
             return 0.0 if self.level >= 0 else -self.level / self.rate
 
 
+class AdaptiveSlots:
+    """At most `limit` holders at once; the limit starts at `most`, halves when the server says
+    it is overloaded (a 429; once per `calm_s`), and grows by one after `limit` calls in a row
+    went through, back up to `most` (additive increase, multiplicative decrease, as TCP does)."""
+
+    def __init__(self, most: int, clock: Clock = SYSTEM, calm_s: float = 1.0) -> None:
+        self.most = most
+        self.limit = most
+        self.clock = clock
+        self.calm_s = calm_s
+        self.held = 0
+        self.lowest = most  # the lowest limit it came down to
+        self._fine = 0
+        self._cut_at = float("-inf")
+        self._cond = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._cond:
+            while self.held >= self.limit:
+                self._cond.wait()
+            self.held += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self.held -= 1
+            self._cond.notify()
+
+    def throttled(self) -> None:
+        with self._cond:
+            now = self.clock.now()
+            if now - self._cut_at >= self.calm_s:
+                self.limit = max(1, self.limit // 2)
+                self.lowest = min(self.lowest, self.limit)
+                self._cut_at, self._fine = now, 0
+
+    def succeeded(self) -> None:
+        with self._cond:
+            if self.limit >= self.most:
+                return
+            self._fine += 1
+            if self._fine >= self.limit:
+                self.limit, self._fine = self.limit + 1, 0
+                self._cond.notify()
+
+
 class ModelLimiter:
     """Everything that paces the calls to one model."""
 
@@ -40,7 +85,7 @@ class ModelLimiter:
         self, concurrency: int, rpm: float | None, tpm: float | None, clock: Clock = SYSTEM
     ) -> None:
         self.clock = clock
-        self.slots = threading.BoundedSemaphore(concurrency)
+        self.slots = AdaptiveSlots(concurrency, clock)
         self.requests = TokenBucket(rpm / 60.0, 1.0, clock) if rpm else None
         # Tokens: refill per second, burst up to one minute's worth.
         self.tokens = TokenBucket(tpm / 60.0, tpm, clock) if tpm else None
@@ -48,6 +93,13 @@ class ModelLimiter:
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
+
+    def throttled(self) -> None:
+        """The server answered 429: fewer calls at once for a while."""
+        self.slots.throttled()
+
+    def succeeded(self) -> None:
+        self.slots.succeeded()
 
     def pause(self, seconds: float) -> None:
         """Hold every call to this model for `seconds` (a server's Retry-After, already capped)."""

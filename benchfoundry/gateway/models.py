@@ -51,6 +51,19 @@ class ModelSpec(BaseModel):
     tpm: float | None = Field(default=None, gt=0, description="tokens per minute")
     timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=5, ge=1)
+    timeout_retries: int = Field(
+        default=1,
+        ge=0,
+        description="times a call that got no answer within timeout_s is asked again (within "
+        "max_attempts): a request a server leaves hanging mostly hangs again, so it costs its "
+        "question this many more timeouts, not max_attempts of them",
+    )
+    breaker_after: int = Field(
+        default=10,
+        ge=1,
+        description="an evaluation stops calling the model after this many attempts in a row "
+        "failed the same way (5xx, dropped connections, timeouts) with no answer between them",
+    )
     max_retry_wait_s: float = Field(
         default=60.0, gt=0, description="longest Retry-After honoured; a longer one fails the call"
     )
