@@ -215,34 +215,72 @@ class AnsweringEngine:
                 alive, built, replies, extractions, strict=True
             ):
                 item = results[i].item
-                expected = LETTERS[order.index(item.answer)]
-                failed = isinstance(reply, ModelCallError)
-                error = reply.message if failed else None
-                error_kind = reply.kind if failed else None
-                correct = error is None and extraction.letter == expected
-                results[i].passes.append(
-                    PassResult(
-                        question_id=item.question_id,
-                        model=model,
-                        pass_index=wave,
-                        option_order=order,
-                        prompt=prompt,
-                        raw_response=None if error else reply.text,
-                        extracted=None if error else extraction.letter,
-                        extracted_by="none" if error else extraction.by,
-                        correct=correct,
-                        error=error,
-                        error_kind=error_kind,
-                        prompt_id=self.templates.get(item.language, self.template).prompt_id,
-                        prompt_hash=self.templates.get(item.language, self.template).version,
-                    )
-                )
-                if circular and correct and wave + 1 < len(item.options):
+                made = self._pass(item, model, wave, order, prompt, reply, extraction)
+                results[i].passes.append(made)
+                if circular and made.correct and wave + 1 < len(item.options):
                     survivors.append(i)
             done(len(alive) - len(survivors))
             alive = survivors
             wave += 1
         return results, self.report(results, model, circular)
+
+    def _pass(
+        self,
+        item: MCQItem,
+        model: str,
+        k: int,
+        order: list[str],
+        prompt: str,
+        reply: Any,
+        extraction: Any,
+    ) -> PassResult:
+        """Pass `k` of `item` from the model's reply (or its failure) and the choice read."""
+        expected = LETTERS[order.index(item.answer)]
+        failed = isinstance(reply, ModelCallError)
+        error = reply.message if failed else None
+        template = self.templates.get(item.language, self.template)
+        return PassResult(
+            question_id=item.question_id,
+            model=model,
+            pass_index=k,
+            option_order=order,
+            prompt=prompt,
+            raw_response=None if failed else reply.text,
+            extracted=None if failed else extraction.letter,
+            extracted_by="none" if failed else extraction.by,
+            correct=not failed and extraction.letter == expected,
+            error=error,
+            error_kind=reply.kind if failed else None,
+            prompt_id=template.prompt_id,
+            prompt_hash=template.version,
+        )
+
+    def ask(self, item: MCQItem, model: str, circular: bool = True) -> QuestionResult:
+        """One question on its own, pass after pass (under CircularEval until the first wrong
+        one), in the calling thread: a scheduler runs many questions side by side so that none
+        waits for another's passes or retries (`tasks/evaluate/schedule.py`). A failed call
+        ends the question."""
+        result = QuestionResult(item)
+        for k in range(len(item.options) if circular else 1):
+            request, order, prompt = self._request(item, model, k)
+            try:
+                reply: Any = self.gateway.generate(
+                    request.model, request.messages, request.params, request.mcq
+                )
+            except ModelCallError as exc:
+                reply = exc
+            text = None if isinstance(reply, ModelCallError) else reply.text
+            (extraction,) = extract_all(
+                [ToExtract(item.question, request.mcq.options, text, item.language)],
+                self.gateway,
+                self.judge,
+                self.judge_tries,
+            )
+            made = self._pass(item, model, k, order, prompt, reply, extraction)
+            result.passes.append(made)
+            if not made.correct:
+                break
+        return result
 
     def _run_likelihood(
         self, items: Sequence[MCQItem], model: str, circular: bool, done: Callable[[int], None]

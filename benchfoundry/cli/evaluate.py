@@ -218,6 +218,16 @@ def evaluate(
             "model, grade, grader); each judge score is debiased with them.",
         ),
     ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency",
+            min=1,
+            max=1024,
+            help="An endpoint model's questions asked at once (default: the model's own, 4); "
+            "halved for a while when its server answers 429.",
+        ),
+    ] = None,
     allow_failures: Annotated[
         bool,
         typer.Option(
@@ -243,6 +253,8 @@ def evaluate(
             with_options,
         )
         from benchfoundry.core import interrupt
+        from benchfoundry.pipeline.preflight import check_or_raise
+        from benchfoundry.tasks.evaluate.settled import settled_models
 
         refuse_release(out)
         context = stage_context("evaluate", out, spec)
@@ -261,6 +273,7 @@ def evaluate(
             ("subset", subset),
             ("items", items.resolve() if items else None),
             ("human_grades", _dataset(human_grades)),
+            ("concurrency", concurrency),
         ):
             if value is not None:
                 updates[name] = value
@@ -274,8 +287,11 @@ def evaluate(
             "stopping: no new model calls; the calls in flight finish and every answer is "
             "kept (Ctrl-C again to stop at once)"
         )
+        # A model with every answer stored is not asked its tiny question: a finished
+        # evaluation runs again with no request, and with its server gone.
+        check_or_raise(context, ["evaluate"], reach=True, settled=settled_models(context))
         with interrupt.stopping_on_sigint(notice):
-            summary = run_stage_command("evaluate", context, as_json, out, reach=True)
+            summary = run_stage_command("evaluate", context, as_json, out)
         exit_if_incomplete([summary])
 
     run(verbose, action)

@@ -225,11 +225,15 @@ def _endpoint(model: ModelSpec) -> ModelSpec | None:
 
 
 def preflight(
-    stage: StageRun, stages: list[str] | None = None, reach: bool = False
+    stage: StageRun,
+    stages: list[str] | None = None,
+    reach: bool = False,
+    settled: set[str] | frozenset[str] = frozenset(),
 ) -> PreflightReport:
     """Check every model and every local weight that `stages` (default: the context's) will use
     with `stage`'s options, roles and catalogue; with `reach`, ask each endpoint model one tiny
-    question too (one try, a short timeout, no response cache)."""
+    question too (one try, a short timeout, no response cache), except the `settled` ones,
+    which have nothing left to ask (a finished evaluation run again needs no server)."""
     from benchfoundry.gateway import Gateway
     from benchfoundry.gateway.assemble import default_catalogue
 
@@ -254,7 +258,12 @@ def preflight(
                 name=name, where=where, provider=model.provider, ok=problem is None, problem=problem
             )
         )
-        if reach and problem is None and (endpoint := _endpoint(model)) is not None:
+        if (
+            reach
+            and problem is None
+            and name not in settled
+            and (endpoint := _endpoint(model)) is not None
+        ):
             endpoints[len(results) - 1] = endpoint.model_copy(
                 update={"max_attempts": 1, "timeout_s": min(endpoint.timeout_s, REACH_TIMEOUT_S)}
             )
@@ -353,10 +362,13 @@ def unreachable(model: ModelSpec, error: str | None) -> str:
 
 
 def check_or_raise(
-    stage: StageRun, stages: list[str] | None = None, reach: bool = False
+    stage: StageRun,
+    stages: list[str] | None = None,
+    reach: bool = False,
+    settled: set[str] | frozenset[str] = frozenset(),
 ) -> PreflightReport:
     """The preflight's report; `PreflightError` naming every problem when there is one."""
-    report = preflight(stage, stages, reach)
+    report = preflight(stage, stages, reach, settled)
     if problems := report.problems:
         count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
         raise PreflightError(f"preflight: {count}: " + "; ".join(p.line() for p in problems))

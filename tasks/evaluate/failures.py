@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from benchfoundry.core.records import CallFailureRecord
 
 NOT_ASKED = "not asked"  # the model was stopped (or the run interrupted) before asking it
+SERVER_FAILING = "not asked: server failing"  # cut short by the breaker (every call failed)
 STOP_AFTER = 5  # refusals in a row that stop a model
 _STATUS = re.compile(r"\bHTTP (\d{3})\b")
 _ABOUT_THE_MODEL = {401, 403, 404}  # the key, the permission, the model name: every call fails
@@ -28,6 +29,8 @@ _MALFORMED = {"malformed_response", "empty_response", "malformed_reply"}
 def reason_of(kind: str | None, message: str | None) -> str:
     """What a failure is counted as: `HTTP <status>`, `timeout`, `unreachable`,
     `malformed reply`, or the gateway's kind for anything else (a local model's error)."""
+    if kind == "server_failing":  # the breaker refused the call: no request was sent
+        return SERVER_FAILING
     if message and (found := _STATUS.search(message)):
         return f"HTTP {found.group(1)}"
     if kind == "rate_limited":
@@ -53,18 +56,26 @@ def refused(reason: str) -> bool:
 
 @dataclass
 class Watch:
-    """Decides when to stop asking a model: after `STOP_AFTER` refusals in a row about the
-    model itself (401, 403, 404), or after as many refusals of any kind before it answered
-    anything (a model that refuses some questions, vLLM's image limit say, goes on)."""
+    """Decides when to stop asking a model for its refusals: after `STOP_AFTER` refusals in a
+    row about the model itself (401, 403, 404: the key, the permission, the model name), or,
+    before it answered anything, after the same refusal of `STOP_AFTER` distinct images (every
+    request refused the same way). A refusal about one question (vLLM's image limit, a context
+    limit) never stops a model, nor do the refusals of one image's questions (a clip's English
+    and Chinese questions come together): what decides is how many distinct images were
+    refused, not how many neighbouring calls. A server that fails (5xx, timeouts) is cut short
+    by the gateway's breaker instead (`benchfoundry/gateway/breaker.py`)."""
 
     answered: int = 0
     in_a_row: int = 0
     last: str | None = None
     stopped: str | None = None  # why, once stopped
     seen: Counter[str] = field(default_factory=Counter)
+    refused_images: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
-    def saw(self, reason: str | None) -> None:
-        """One question's outcome: None for answered, else its failure's reason."""
+    def saw(self, reason: str | None, image: str | None = None, message: str | None = None) -> None:
+        """One question's outcome: None for answered, else its failure's reason, what the
+        question showed (its image, or the question itself without one) and the server's
+        message."""
         if reason is None:
             self.answered += 1
             self.in_a_row = 0
@@ -75,13 +86,35 @@ class Watch:
             return
         self.in_a_row = self.in_a_row + 1 if reason == self.last else 1
         self.last = reason
-        about_model = status_of(reason) in _ABOUT_THE_MODEL
-        if (
-            self.stopped is None
-            and self.in_a_row >= STOP_AFTER
-            and (about_model or not self.answered)
-        ):
-            self.stopped = f"stopped after {self.in_a_row} calls in a row refused with {reason}"
+        if self.stopped is not None:
+            return
+        if status_of(reason) in _ABOUT_THE_MODEL:
+            if self.in_a_row >= STOP_AFTER:
+                self.stopped = f"stopped after {self.in_a_row} calls in a row refused with {reason}"
+            return
+        if self.answered or about_one_question(message):
+            return
+        images = self.refused_images.setdefault((reason, message or ""), set())
+        images.add(image or str(len(images)))
+        if len(images) >= STOP_AFTER:
+            self.stopped = (
+                f"stopped: the questions of {len(images)} distinct images were all refused "
+                f"with {reason} ({(message or '')[:120]}) and none was answered"
+            )
+
+
+# Refusals about one request's content, which other questions need not share.
+_ONE_QUESTION = re.compile(
+    r"at most \d+ (image|video)|image\(s\)|too many (images|videos|tokens)|context length|"
+    r"maximum context|context window|too long|prompt is too|exceeds? the (maximum|limit)",
+    re.I,
+)
+
+
+def about_one_question(message: str | None) -> bool:
+    """Whether a refusal's message is about the request's content (an image limit, a context
+    limit): it says nothing of the questions that do not share it."""
+    return bool(message) and _ONE_QUESTION.search(message or "") is not None
 
 
 def records(

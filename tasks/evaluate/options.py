@@ -38,6 +38,13 @@ class EvaluateOptions(StageOptionsModel):
         "without, for multi-modal gain and leakage (MMStar)",
     )
     batch_size: int = Field(default=32, ge=1, description="questions stored at a time")
+    concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description="an endpoint model's questions asked at once (default: the model's "
+        "`concurrency` in the catalogue, 4); fewer while the server answers 429",
+    )
     pool_languages: bool = Field(
         default=False,
         description="a bilingual release: the headline board pools every language's items "

@@ -43,7 +43,7 @@ from benchfoundry.tasks.evaluate.dataset import (
 )
 from benchfoundry.tasks.evaluate.debias import debias, human_grades_for
 from benchfoundry.tasks.evaluate.earlier import earlier_jobs
-from benchfoundry.tasks.evaluate.failures import NOT_ASKED, Watch, reason_of
+from benchfoundry.tasks.evaluate.failures import NOT_ASKED, SERVER_FAILING, Watch, reason_of
 from benchfoundry.tasks.evaluate.failures import records as failure_records
 from benchfoundry.tasks.evaluate.in_build import BuildRoles
 from benchfoundry.tasks.evaluate.language_boards import headline, other_boards, with_languages
@@ -54,6 +54,7 @@ from benchfoundry.tasks.evaluate.probes import (
     cannot_probe,
     swapped_questions,
 )
+from benchfoundry.tasks.evaluate.schedule import ask
 from benchfoundry.tasks.evaluate.scoring import (
     ModelRun,
     compare_scores,
@@ -197,11 +198,17 @@ def evaluate_model(
     probe: str | None = None,
 ) -> ModelRun:
     """One model's job, in whichever process runs it: the questions it has no stored results
-    for, a batch at a time; with `probe` (image-swap), each with another image of the set."""
+    for (an endpoint model's side by side, `schedule.py`), stored `batch_size` at a time as
+    they finish; with `probe` (image-swap), each with another image of the set."""
     from benchfoundry.gateway.assemble import gateway_for_run
 
     dataset = asked_dataset(run_root, path, options)
     gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
+    gateway.breakers_on = True  # a server failing every call is cut short
+    if options.concurrency is not None:  # the command's setting, over the catalogue's
+        gateway.catalogue[model] = gateway.spec(model).model_copy(
+            update={"concurrency": options.concurrency}
+        )
     engine = AnsweringEngine(gateway, judge=options.judge, with_image=with_image)
     rid = run_id(options, with_image, prompt_ids(), probe)
     table = RunFolder(run_root).table(ResultRecord)
@@ -213,39 +220,58 @@ def evaluate_model(
         (q for q in questions if q.item.question_id not in stored), key=lambda q: q.image_id
     )
     gateway.prepare(model, [q.item.answer for q in dataset.questions])
-    circular = options.mode == "circular"
     failures = RunFolder(run_root).table(CallFailureRecord)
     watch = Watch(answered=len(stored))
-    every = unanswered = asked = 0
+    breaker = gateway.breaker(model)
+    image_of = {q.item.question_id: q.image_id if with_image else q.item.question_id for q in todo}
+    every = unanswered = 0
+    seen: set[str] = set()
+    kept: list[QuestionResult] = []
+    lost: list[tuple[str, str, str]] = []
     step = (
         f"evaluate {model}" + ("" if with_image else " (no image)") + (f" {probe}" if probe else "")
     )
     progress.report(step, 0, len(todo))
-    for start in range(0, len(todo), options.batch_size):
-        if watch.stopped or interrupt.requested():
-            break
-        chunk = [q.item for q in todo[start : start + options.batch_size]]
-        asked = start + len(chunk)
-        results, report = engine.run(
-            chunk, model, circular=circular, on_done=lambda n: progress.report(step, n, len(todo))
-        )
-        answered, failed = _split(results, watch)
+
+    def store() -> None:
+        nonlocal unanswered
+        if not kept and not lost:
+            return
+        missing = lost
         if interrupt.requested():  # calls refused because of Ctrl-C are no failure of the model
-            failed = [f for f in failed if f[1] != interrupt.REASON]
-        unanswered += len(failed)
-        table.append(_records(answered, rid, model))
-        failures.append(failure_records(rid, model, failed))
+            missing = [f for f in lost if f[1] != interrupt.REASON]
+        unanswered += len(missing)
+        table.append(_records(kept, rid, model))
+        failures.append(failure_records(rid, model, missing))
+        kept.clear()
+        lost.clear()
         crash_point("evaluate.after_batch")
-        every += report.calls_if_every_pass
+
+    def stop() -> bool:
+        return bool(watch.stopped or breaker.why or interrupt.requested())
+
+    asking = ask(
+        engine, [q.item for q in todo], model, options.mode == "circular", options.batch_size, stop
+    )
+    for results, calls in asking:
+        answered, failed = _split(results, watch, image_of)
+        kept += answered
+        lost += failed
+        seen.update(r.item.question_id for r in results)
+        every += calls
+        progress.report(step, len(seen), len(todo))
+        if len(kept) + len(lost) >= options.batch_size:
+            store()
+    store()
     if interrupt.requested():
         raise interrupt.Interrupted(run_root)
-    if watch.stopped:
-        rest = todo[asked:]
-        failures.append(
-            failure_records(
-                rid, model, [(q.item.question_id, NOT_ASKED, watch.stopped) for q in rest]
-            )
-        )
+    stopped = watch.stopped or breaker.why
+    if stopped:
+        reason = NOT_ASKED if watch.stopped else SERVER_FAILING
+        rest = [
+            (q.item.question_id, reason, stopped) for q in todo if q.item.question_id not in seen
+        ]
+        failures.append(failure_records(rid, model, rest))
         unanswered += len(rest)
     sent, cached = _sent(gateway, model)
     return ModelRun(
@@ -255,7 +281,7 @@ def evaluate_model(
         calls_cached=cached,
         calls_if_every_pass=every,
         probe=probe,
-        stopped=watch.stopped,
+        stopped=stopped,
     )  # fmt: skip
 
 
@@ -267,10 +293,11 @@ def _sent(gateway, model: str) -> tuple[int, int]:
 
 
 def _split(
-    results: Sequence[QuestionResult], watch: Watch
+    results: Sequence[QuestionResult], watch: Watch, image_of: dict[str, str]
 ) -> tuple[list[QuestionResult], list[tuple[str, str, str]]]:
     """The questions answered (every pass), and (question id, reason, detail) of those whose
-    call failed; each outcome told to `watch`, in the questions' order."""
+    call failed; each outcome told to `watch` with what the question showed (its image), in the
+    questions' order."""
     answered, failed = [], []
     for r in results:
         error = next((p for p in r.passes if p.error), None)
@@ -280,7 +307,7 @@ def _split(
             continue
         reason = reason_of(error.error_kind, error.error)
         failed.append((r.item.question_id, reason, error.error or ""))
-        watch.saw(reason)
+        watch.saw(reason, image_of.get(r.item.question_id, r.item.question_id), error.error)
     return answered, failed
 
 
