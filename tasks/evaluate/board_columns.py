@@ -14,6 +14,7 @@ HEADER = [
     "model",
     "questions",
     "failed",
+    "refused",
     "vanilla [95% CI] (MM-Vet: score ± std)",
     "CircularEval [95% CI]",
     "circular drop",
@@ -22,17 +23,29 @@ HEADER = [
     "rank range",
     "in build",
 ]
+# Which interval every accuracy of a board shows, said in each output's legend.
+INTERVAL = (
+    "a 95% interval: Wilson's score interval; where questions share images, the cluster-robust "
+    "(sandwich) interval with the image as the cluster, widened on either side to Wilson's "
+    "where it is narrower, so that 0 or N of N is never a zero-width interval"
+)
+# How the paired differences' intervals (models compared, a model's languages) are made.
+PAIRED_INTERVAL = (
+    "a paired difference's 95% interval is the percentile bootstrap resampling whole images "
+    "(2,000 resamples), widened where narrower to Agresti and Min's interval (half a count "
+    "added to each cell), so that a difference where every item went one way is not zero-width"
+)
 # What each column means, once, under the board (Markdown and HTML).
 LEGEND = {
     "questions": "every question of the set: the denominator of each accuracy, failed calls "
     "included",
     "failed": "questions whose call failed after retries, or that the model was not asked "
     "(stopped, interrupted), by reason: scored wrong, asked again by the next run",
-    "vanilla": "accuracy with the options asked once, as written, with a 95% interval (Wilson; "
-    "where questions share images, a cluster-robust interval with the image as the cluster); on an open-ended (MM-Vet) set, "
-    "the judge's mean score ± its standard deviation over the gradings",
+    "vanilla": f"accuracy with the options asked once, as written, with {INTERVAL}; on an "
+    "open-ended (MM-Vet) set, the judge's mean score ± its standard deviation over the gradings",
     "CircularEval": "accuracy when a question counts only if every rotation of its options "
-    "is answered right (MMBench); - when not asked",
+    "is answered right (MMBench), with the same interval; - when not asked",
+    "refused": "share of first answers that named no option (Z): scored wrong",
     "circular drop": "vanilla minus CircularEval: answers that depended on where the right "
     "option stood",
     "MG": "multi-modal gain (MMStar): the model's accuracy with the image minus without it",
@@ -56,9 +69,9 @@ def header(rows: Sequence[BoardRow]) -> list[str]:
         if metrics == {"mm-vet"}
         else "vanilla [95% CI]"
         if "mm-vet" not in metrics
-        else HEADER[4]
+        else HEADER[5]
     )
-    return [*HEADER[:4], score, *HEADER[5:]]
+    return [*HEADER[:5], score, *HEADER[6:]]
 
 
 def legend(rows: Sequence[BoardRow]) -> list[str]:
@@ -71,3 +84,15 @@ def legend(rows: Sequence[BoardRow]) -> list[str]:
         if (circular or name not in ("CircularEval", "circular drop"))
         and (gains or name not in ("MG", "ML"))
     ]
+
+
+def interval_legend(paired: bool) -> list[str]:
+    """The text and Markdown summaries' legend: which interval each accuracy shows, and (where
+    paired differences are shown) how theirs are made."""
+    out = [f"Intervals: every accuracy [in brackets] is {INTERVAL}."]
+    if paired:
+        out.append(
+            "Paired differences (models compared, a model's loss from English to another "
+            f"language): {PAIRED_INTERVAL}."
+        )
+    return out

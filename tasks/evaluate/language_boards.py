@@ -86,6 +86,12 @@ def with_languages(scores: Sequence, shown: str | None, boards: Sequence[Languag
         return
     others = {(b.language, s.model, s.with_image): s for b in boards for s in b.scores}
     for s in scores:
+        # failures count on every board: the exit status and the closing line say so
+        s.failed_by_language = {shown: s.failed} | {
+            b.language: others[(b.language, s.model, s.with_image)].failed for b in boards
+        }
+        s.failed_all_languages = sum(s.failed_by_language.values())
+        s.questions_all_languages = s.questions + sum(b.questions for b in boards)
         own = {"vanilla": s.vanilla, **({"circular": s.circular} if s.circular else {})}
         s.by_language = {shown: own}
         for b in boards:

@@ -24,9 +24,11 @@ class Accuracy(BaseModel):
 
     @property
     def interval(self) -> tuple[float, float]:
-        """The interval to show: the clustered one where questions share images, else Wilson."""
+        """The interval to show: where questions share images, the clustered one, never
+        narrower than Wilson's on either side (at 0 or N of N every image agrees with the
+        mean and the clustered variance is 0: no data supports that certainty); else Wilson."""
         if self.clustered_low is not None and self.clustered_high is not None:
-            return self.clustered_low, self.clustered_high
+            return min(self.clustered_low, self.low), max(self.clustered_high, self.high)
         return self.low, self.high
 
     @property

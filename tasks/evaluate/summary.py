@@ -11,10 +11,13 @@ with another question's image against chance. Rendered for the CLI, artifacts an
 
 from __future__ import annotations
 
+from collections import Counter
+
 from pydantic import BaseModel
 
 from benchfoundry.core.summary import StageSummary
 from benchfoundry.tasks.evaluate.anchors import AnchorEstimate
+from benchfoundry.tasks.evaluate.board_columns import interval_legend
 from benchfoundry.tasks.evaluate.comparisons import Comparison, markdown_lines, setting
 from benchfoundry.tasks.evaluate.debias import Debiased, text_lines
 from benchfoundry.tasks.evaluate.debias import markdown_lines as debias_markdown
@@ -65,6 +68,11 @@ class ModelScore(BaseModel):
     failed_by_reason: dict[str, int] = {}  # HTTP 400, timeout, malformed reply, not asked...
     stopped: str | None = None  # why the model was stopped before it was asked everything
     unanswered: int  # the same as `failed` (its name before failures were scored)
+    # A bilingual release's headline score: failures on every language's board (its own
+    # `failed` counts its board's items only), what the exit status and closing line count.
+    failed_by_language: dict[str, int] = {}
+    failed_all_languages: int | None = None
+    questions_all_languages: int | None = None
     vanilla: Accuracy
     circular: Accuracy | None
     by_category: dict[str, dict[str, Accuracy]]  # category -> vanilla / circular
@@ -154,20 +162,31 @@ class EvaluateSummary(StageSummary):
 
     @property
     def failed(self) -> int:
-        """Questions some model could not answer (scored wrong); 0 when everything was measured."""
-        return sum(s.unanswered for s in [*self.scores, *self.open_scores])
+        """Questions some model could not answer (scored wrong), on every language's board; 0
+        when everything was measured."""
+        return sum(_all_failed(s) for s in [*self.scores, *self.open_scores])
 
     def failure_sentences(self) -> list[str]:
-        """What could not be measured, per model, and what to do about it."""
+        """What could not be measured, per model (every language's board counted), and what
+        to do about it."""
         out = []
         for s in [*self.scores, *self.open_scores]:
-            if not s.unanswered:
+            if not _all_failed(s):
                 continue
-            reasons = getattr(s, "failed_by_reason", {}) or {}
-            why = f" ({reasons_text(reasons)})" if reasons else ""
+            reasons = Counter(getattr(s, "failed_by_reason", {}) or {})
+            for b in self.language_boards:
+                for other in b.scores:
+                    if (other.model, other.with_image) == (s.model, s.with_image):
+                        reasons.update(other.failed_by_reason)
+            why = reasons_text(dict(reasons))
+            languages = getattr(s, "failed_by_language", {}) or {}
+            if len(languages) > 1:
+                why = ", ".join(f"{k} {v}" for k, v in languages.items()) + f"; {why}"
+            of = getattr(s, "questions_all_languages", None) or self.dataset.questions
             out.append(
-                f"{_label(s)}: {s.unanswered} of {self.dataset.questions} questions failed{why}, "
-                "scored wrong; the same command asks them again"
+                f"{_label(s)}: {_all_failed(s)} of {of} questions failed"
+                + (f" ({why})" if why else "")
+                + ", scored wrong; the same command asks them again"
                 + (f"; {s.stopped}" if getattr(s, "stopped", None) else "")
             )
         return out
@@ -228,6 +247,8 @@ class EvaluateSummary(StageSummary):
             lines += [f"- {g.line()}" for g in self.language_gaps]
         if d.refused:
             lines += ["", "Rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items())]
+        if self.mode != "open":
+            lines += ["", *(f"- {x}" for x in interval_legend(_paired(self)))]
         return "\n".join(lines) + "\n"
 
     def lines(self) -> list[str]:
@@ -293,6 +314,8 @@ class EvaluateSummary(StageSummary):
         out += [f"  {x}" for x in _anchor_lines(self, "")]
         if d.refused:
             out.append("  rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items()))
+        if self.mode != "open":
+            out += [f"  {x}" for x in interval_legend(_paired(self))]
         out += [f"  {x}" for x in self.failure_sentences()]
         out.append(f"  results: {self.results}")
         if self.report:
@@ -389,11 +412,24 @@ def _acc(a: Accuracy | None) -> str:
     return f"{a.accuracy:.1%} [{low:.1%}, {high:.1%}]"
 
 
+def _paired(summary: EvaluateSummary) -> bool:
+    """Whether the summary shows paired differences (comparisons, language gaps)."""
+    boards = summary.language_boards
+    return bool(summary.comparisons or summary.language_gaps or any(b.comparisons for b in boards))
+
+
+def _all_failed(s) -> int:
+    """A score's failures on every language's board (its own board's where there is one)."""
+    total = getattr(s, "failed_all_languages", None)
+    return s.unanswered if total is None else total
+
+
 def failed_cell(s: ModelScore) -> str:
-    """`0`, or `5 (HTTP 400 5)`: questions with no answer, scored wrong, by reason."""
-    if not s.failed:
-        return "0"
-    return f"{s.failed} ({reasons_text(s.failed_by_reason)})"
+    """`0`, or `5 (HTTP 400 5)`: questions with no answer, scored wrong, by reason; on a
+    bilingual release's headline, the other languages' failures after it (`0; zh 20`)."""
+    own = "0" if not s.failed else f"{s.failed} ({reasons_text(s.failed_by_reason)})"
+    others = list(s.failed_by_language.items())[1:]  # the headline's language comes first
+    return own + "".join(f"; {k} {v}" for k, v in others if v)
 
 
 TABLE = ["model", "vanilla [95% CI]", "CircularEval [95% CI]", "failed", "refused",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchfoundry.devtools.testserver import Rule, Script, TestServer
+from benchfoundry.devtools.testserver import Refusal, Rule, Script, TestServer
 from benchfoundry.tasks.evaluate.summary import EvaluateSummary
 
 REPO = Path(__file__).resolve().parents[3]
@@ -58,17 +59,44 @@ def _mirror(right_in: str):
 
 def test_each_language_is_its_own_board(tmp_path, image_bytes):
     release = _release(tmp_path / "release", image_bytes)
+    refusal = Refusal(400, "this model does not read Chinese")
     script = Script(
-        rules=[Rule(_mirror("en"), model="en-fan"), Rule(_mirror("zh"), model="zh-fan")]
+        rules=[
+            Rule(_mirror("en"), model="en-fan"),
+            Rule(_mirror("zh"), model="zh-fan"),
+            Rule(refusal, model="en-only", pattern="问题"),
+            Rule(_mirror("en"), model="en-only"),
+        ]
     )
     with TestServer(script) as server:
-        en, zh = (f"openai/{m}@{server.base_url}" for m in ("en-fan", "zh-fan"))
+        en, zh, en_only = (f"openai/{m}@{server.base_url}" for m in ("en-fan", "zh-fan", "en-only"))
         args = [sys.executable, "-m", "benchfoundry", "evaluate", "--out", str(tmp_path / "run"),
                 "--dataset", str(release), "--model", en, "--model", zh, "--mode", "vanilla"]  # fmt: skip
         done = subprocess.run(
             args + ["--json"], cwd=REPO, capture_output=True, text=True, timeout=300
         )
         assert done.returncode == 0, done.stderr[-3000:]
+        # A model that fails only on the Chinese twins: the command says so and exits 3.
+        failing = subprocess.run(
+            [*args[:8], "--model", en_only, "--mode", "vanilla"],
+            cwd=REPO, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert failing.returncode == 3, failing.stderr[-3000:]
+    said = f"{en_only} (sees the image): 20 of 40 questions failed (en 0, zh 20; HTTP 400 20)"
+    assert said in failing.stderr and said in failing.stdout
+    assert (
+        f"| {en_only} (sees the image) | 100.0% [83.9%, 100.0%] | - | 0; zh 20 |" in failing.stdout
+    )
+    # No printed interval is zero-width, at 0% or 100% (en-fan is right on every English item
+    # and wrong on every Chinese one; its loss is 100%), and the legend says which is printed.
+    printed = re.findall(r"(-?\d+\.\d)% \[([-+]?\d+\.\d)%, ([-+]?\d+\.\d)%\]", failing.stdout)
+    assert len(printed) >= 8
+    assert all(float(low) < float(high) for _, low, high in printed), printed
+    assert "100.0% [" in failing.stdout and "0.0% [0.0%, " in failing.stdout
+    assert "never a zero-width interval" in failing.stdout
+    assert "Agresti and Min" in failing.stdout
+    html = (tmp_path / "run" / "reports" / "evaluation" / "report.html").read_text("utf-8")
+    assert "<th>refused</th>" in html and "never a zero-width interval" in html
     summary = json.loads(done.stdout)
     assert summary["dataset"]["headline"] == "en" and summary["dataset"]["questions"] == N
     assert summary["dataset"]["languages"] == {"en": N, "zh": N}
