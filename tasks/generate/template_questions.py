@@ -127,11 +127,25 @@ class Seen:
     lines: list[OcrLine] = field(default_factory=list)  # lines both OCR engines read alike
     unread: str | None = None  # why no line read is a key
 
+    def content(self) -> str:
+        """What the two readings agreed the picture holds, as words: the same picture in another
+        file (turned by its EXIF tag, re-encoded, resized, padded) reads the same, so it draws
+        the same questions and options. Never the file's hash: a change no person sees must not
+        change what is asked."""
+        return content_hash(
+            {
+                "objects": sorted(
+                    f"{i.label}|{','.join(sorted(i.attributes))}" for i in self.objects
+                ),
+                "lines": sorted(line.text for line in self.lines),
+            }
+        )
+
     def rng(self, kind: str) -> random.Random:
         """A generator of its own for each kind, so a new kind leaves the others' options (and
         question ids) as they were."""
         return random.Random(
-            content_hash({"image": self.facts.image_id, "seed": self.seed, "kind": kind})
+            content_hash({"image": self.content(), "seed": self.seed, "kind": kind})
         )
 
 
@@ -171,7 +185,7 @@ def _first_kinds(seen: Seen) -> dict[str, Asked]:
     if seen.unplain:
         kinds = ("count", "position", "colour", "size", "relative_position")
         return {kind: Asked(why_not=seen.unplain) for kind in kinds} | {"read_text": text}
-    rng = random.Random(content_hash({"image": seen.facts.image_id, "seed": seen.seed}))
+    rng = random.Random(content_hash({"image": seen.content(), "seed": seen.seed}))
     objects = seen.objects
     made = {  # all made, then some held back, so that each keeps the generator's draws it had
         "count": count_questions(seen.facts, objects),

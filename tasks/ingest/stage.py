@@ -4,6 +4,7 @@ near duplicates, turn benchmark rows into seed candidates, and quarantine the re
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -460,8 +461,7 @@ class IngestRun:
 def _step_kind(step: str) -> str:
     """A normalising step without its particulars ('EXIF orientation 6 applied (...)' ->
     'EXIF orientation applied'), for counting."""
-    words = step.split(" (")[0].split()
-    return " ".join(w for w in words if not w.isdigit())
+    return re.sub(r"orientation \d+", "orientation", step.split(" (")[0])
 
 
 class NothingIngested(UserError):
