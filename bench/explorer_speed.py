@@ -27,11 +27,12 @@ import statistics
 import sys
 import tempfile
 import time
+from importlib import resources
 from pathlib import Path
 
 from PIL import Image
 
-from benchfoundry.explorer.site import Item, Media, Model, Pass, Site, Text, write_site
+from benchfoundry.explorer.site import STATIC, Item, Media, Model, Pass, Site, Text, write_site
 
 DIMENSIONS = [f"seed_bench/{d}" for d in (
     "scene_understanding", "instance_identity", "instance_attributes", "instance_location",
@@ -208,7 +209,20 @@ def main() -> int:
     parser.add_argument("--models", type=int, default=20)
     parser.add_argument("--loads", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--measure-only",
+        type=Path,
+        default=None,
+        help="an explorer this script wrote: only open it",
+    )
     args = parser.parse_args()
+    if args.measure_only is not None:  # the front end as this checkout has it, on that data
+        for name in STATIC:
+            shutil.copyfile(
+                resources.files("benchfoundry.explorer") / "static" / name, args.measure_only / name
+            )
+        measure(args.measure_only / "index.html", args.loads)
+        return 0
     out = args.out or Path(tempfile.mkdtemp(prefix="explorer-bench-"))
     t0 = time.perf_counter()
     site = synthetic_site(args.items, args.models, out)
