@@ -89,19 +89,45 @@ def short_source(text: str) -> str:
     return text
 
 
-def _models_line(models: dict[str, list[str]], role: str) -> str:
-    return ", ".join(models.get(role, [])) or "none"
+def judged_by(run: RunFolder, question_ids: set[str]) -> dict[str, list[str]]:
+    """The models that answered the released questions in each quality-control step, as the
+    judgements table records them (`text_only`: the filter's, blind baselines included;
+    `consensus`: with the image): the models that did the hit counting, the defaults the spec did
+    not name included."""
+    from benchfoundry.core.records import JudgementRecord
+
+    table = run.table(JudgementRecord)
+    if not table.count():
+        return {}
+    rows = table.read(columns=["question_id", "model", "mode"])
+    judged: dict[str, set[str]] = {}
+    columns = (rows.column(c).to_pylist() for c in ("question_id", "model", "mode"))
+    for qid, model, mode in zip(*columns, strict=True):
+        if qid in question_ids:
+            judged.setdefault(mode, set()).add(model)
+    return {mode: sorted(models) for mode, models in sorted(judged.items())}
 
 
-def qc_lines(manifest: dict[str, Any]) -> list[str]:
+def _models_line(judged: list[str] | None, named: list[str], blind: set[str] = frozenset()) -> str:
+    """The models that answered (from the judgements), else those the spec named; none said so."""
+    models = [m for m in (judged if judged is not None else named) if m not in blind]
+    return ", ".join(models) or "none"
+
+
+def qc_lines(manifest: dict[str, Any], judged: dict[str, list[str]] | None = None) -> list[str]:
+    """The quality-control steps as the card tells them, naming the models that answered the
+    released questions (`judged_by`), defaults included."""
+    judged = judged or {}
     lines = []
     f = manifest.get("filter")
     if f:
         o = f["options"]
+        blind = set(o["blind"]) | set(o.get("chance", []))
         lines.append(
             f"filter (no image): rules {', '.join(o['rules'])}; text-only models "
-            f"{_models_line(f.get('models', {}), 'text_only')}; blind baselines "
-            f"{', '.join(o['blind']) or 'none'}; CircularEval {'on' if o['circular'] else 'off'}"
+            f"{_models_line(judged.get('text_only'), f.get('models', {}).get('text_only', []), blind)}"
+            f"; blind baselines {', '.join(o['blind']) or 'none'}; CircularEval "
+            f"{'on' if o['circular'] else 'off'}"
         )
     c = manifest.get("consensus")
     if c:
@@ -109,7 +135,7 @@ def qc_lines(manifest: dict[str, Any]) -> list[str]:
         bins = ", ".join(f"{k} <= {v}" for k, v in sorted(o["bins"].items(), key=lambda x: x[1]))
         lines.append(
             f"consensus (with the image): vision-language models "
-            f"{_models_line(c.get('models', {}), 'vlm')}; CircularEval "
+            f"{_models_line(judged.get('consensus'), c.get('models', {}).get('vlm', []))}; CircularEval "
             f"{'on' if o['circular'] else 'off'}; difficulty bins by hit share: {bins}"
         )
     s = manifest.get("select")

@@ -53,6 +53,7 @@ from benchfoundry.tasks.publish.placing import TMP_PREFIX, clean_stale, fsync_tr
 from benchfoundry.tasks.publish.provenance import (
     code_version,
     extractors,
+    judged_by,
     portable,
     qc_lines,
     review_lines,
@@ -285,7 +286,7 @@ def _card_inputs(release: Release, data: list[Path]) -> CardInputs:
         license=options.license,
         sources=[short_source(s) for s in manifest.get("ingest", {}).get("sources", [])],
         extractors=extractors(run, {r.image_id for r in release.rows}),
-        qc=qc_lines(manifest),
+        qc=qc_lines(manifest, judged_by(run, {r.question_id for r in release.rows})),
         review=review_lines(run, release.rows) + suspect_lines(run),
         tiny_models=tiny_models(release.spec),
         allow_unreviewed=options.allow_unreviewed,
