@@ -320,8 +320,13 @@ def test_repeated_bad_tokens_are_slowed_down_then_refused_with_429(run, serve_ap
     locked = send(url, "GET", "/api/batches", headers=bearer())  # even the right one, while locked
     assert locked.status == 429 and locked.headers["retry-after"] == "60"
     assert "too many bad tokens" in locked.json()["error"]
+    # a sign-in link opened by a browser meanwhile gets a page that says to wait
+    page = send(url, "GET", f"/?token={TOKEN}", headers={"Accept": "text/html,*/*;q=0.8"})
+    assert page.status == 429 and page.headers["retry-after"] == "60"
+    assert page.headers["content-type"].startswith("text/html")
+    assert b"<h1>Too many sign-in attempts</h1>" in page.raw and b"Wait a minute" in page.raw
     assert send(url, "POST", "/api/signin", {"token": TOKEN}).status == 429
-    assert throttle.failures("127.0.0.1") == 5 and throttle.delay("127.0.0.1") == 0.04
+    assert throttle.failures("127.0.0.1") == 6 and throttle.delay("127.0.0.1") == 0.04
     clock.now += 61  # the failures age out of the window
     assert send(url, "GET", "/api/batches", headers=bearer()).status == 200
     assert throttle.failures("127.0.0.1") == 0
