@@ -11,6 +11,9 @@ Where they differ, nothing of that kind is asked, and the reason says why:
   with no word space between, or one engine read more of it);
 - `unclear_shapes`: an object standing free of the others has an outline that names no shape
   (two same-colour shapes run together, a blob): it may be several things, so nothing is counted;
+- `holds_objects`, `pattern`: an object holds two others or more (a traffic light's housing, a
+  frame), or three objects or more meet in a chain (stripes or a pattern inside one outline):
+  a person may count one thing or several, so nothing is counted;
 - `no_second_reading`: the facts were made without a second reading of that kind."""
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ REASONS = {
     "a blob): it may be several things, so the objects are not counted",
     "no_second_reading": "the facts were made without a second reading to check the first "
     "(options.extract.second_segmenter / second_ocr is none)",
+    "holds_objects": "an object holds two others or more (a housing with its lights, a frame): "
+    "whether they are one thing or several has no one answer, so the objects are not counted",
+    "pattern": "three objects or more meet one another (stripes or a pattern inside one outline, "
+    "a mosaic): a person may see one thing, so the objects are not counted",
 }
 MATCH = 0.5  # boxes of the same object in the two readings overlap at least this much (IoU)
 NEAR = 5.0  # boxes closer than this (pixels) touch: an outline there may be bitten
@@ -134,7 +141,29 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
         and not any(_touching(a, b) for b in agreed if b is not a)
         for a in agreed
     )
-    return agreed, None, "unclear_shapes" if free_unnamed else None
+    if free_unnamed:
+        return agreed, None, "unclear_shapes"
+    return agreed, None, _uncountable(agreed)
+
+
+def _holds(outer: Instance, inner: Instance) -> bool:
+    (ox0, oy0, ox1, oy1), (ix0, iy0, ix1, iy1) = outer.box, inner.box
+    return ox0 <= ix0 and oy0 <= iy0 and ix1 <= ox1 and iy1 <= oy1
+
+
+def _uncountable(objects: list[Instance]) -> str | None:
+    """Why a person would not agree on how many objects there are: one holds two others or
+    more (`holds_objects`), or three or more meet one another in a chain (`pattern`)."""
+    if any(sum(_holds(o, i) for i in objects if i is not o) >= 2 for o in objects):
+        return "holds_objects"
+    group = {id(o): k for k, o in enumerate(objects)}  # each object's group, joined by touching
+    for a in objects:
+        for b in objects:
+            if a is not b and _touching(a, b) and group[id(a)] != group[id(b)]:
+                old, new = group[id(b)], group[id(a)]
+                group = {key: new if g == old else g for key, g in group.items()}
+    sizes = Counter(group.values())
+    return "pattern" if sizes and max(sizes.values()) >= 3 else None
 
 
 def _same_row(a: OcrLine, b: OcrLine) -> bool:

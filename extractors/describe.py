@@ -15,7 +15,8 @@ from PIL import Image
 from scipy import ndimage
 
 from benchfoundry.core.records import Instance
-from benchfoundry.extractors.base import Captioner, Region
+from benchfoundry.extractors.base import Captioner, Region, analysis_copy
+from benchfoundry.extractors.blends import BLEND, overlaps
 from benchfoundry.extractors.colour_names import colour_name
 from benchfoundry.extractors.shapes import HINT_OF, shape_name
 
@@ -31,15 +32,17 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
 
 
 FLAT = "flat-coloured"
-DESCRIBER = "5"  # the describer's version: part of the extractor configuration's hash
+DESCRIBER = "6"  # the describer's version: part of the extractor configuration's hash
 
 
-def flat_colour(pixels: np.ndarray, mask: np.ndarray, distance: float = 30.0) -> bool:
+def flat_colour(
+    pixels: np.ndarray, mask: np.ndarray, distance: float = 30.0, edge: int = 2
+) -> bool:
     """Whether the region's inside (its mask eroded by two pixels, so a blended or anti-aliased
     edge does not count) is one colour: 90% of its pixels within `distance` of their median."""
     if mask.shape != pixels.shape[:2] or not mask.any():
         return False
-    inside = ndimage.binary_erosion(mask, iterations=2)
+    inside = ndimage.binary_erosion(mask, iterations=edge)
     values = pixels[inside if inside.sum() >= 16 else mask].astype(np.float32)
     spread = np.linalg.norm(values - np.median(values, axis=0), axis=1)
     return bool(np.mean(spread <= distance) >= 0.9)
@@ -67,7 +70,7 @@ def outline_mask(pixels: np.ndarray, mask: np.ndarray, reach: int = 3) -> np.nda
     top, left = max(0, rows.min() - pad), max(0, columns.min() - pad)
     bottom, right = rows.max() + pad + 1, columns.max() + pad + 1
     own, local = mask[top:bottom, left:right], pixels[top:bottom, left:right].astype(np.float32)
-    inside = ndimage.binary_erosion(own, iterations=2)
+    inside = ndimage.binary_erosion(own, iterations=max(2, reach - 1))  # clear of the edge's blur
     near = ndimage.binary_dilation(own, iterations=reach)
     around = ndimage.binary_dilation(own, iterations=2 * reach) & ~near
     if inside.sum() < 16 or not around.any():
@@ -85,7 +88,7 @@ def outline_mask(pixels: np.ndarray, mask: np.ndarray, reach: int = 3) -> np.nda
 NAMING_SIDE = 256  # a region is named from a copy this many pixels across at most
 
 
-def _named(pixels: np.ndarray, mask: np.ndarray) -> str | None:
+def _named(pixels: np.ndarray, mask: np.ndarray, reach: int = 3) -> str | None:
     """The shape's name, read from the region's surroundings cut out and (for a large region)
     taken every k-th pixel, so that a 12-megapixel photograph's regions cost what a drawing's do."""
     if mask.shape != pixels.shape[:2]:
@@ -96,10 +99,10 @@ def _named(pixels: np.ndarray, mask: np.ndarray) -> str | None:
     top, left = max(0, rows.min() - pad), max(0, columns.min() - pad)
     bottom, right = rows.max() + pad + 1, columns.max() + pad + 1
     cut = (slice(top, bottom, step), slice(left, right, step))
-    return shape_name(outline_mask(pixels[cut], mask[cut]))
+    return shape_name(outline_mask(pixels[cut], mask[cut], max(3, round(reach / step))))
 
 
-def shape_hints(region: Region, pixels: np.ndarray) -> list[str]:
+def shape_hints(region: Region, pixels: np.ndarray, reach: int = 3) -> list[str]:
     """The shape's name (circle, hexagon, star... from its outline, `shapes.shape_name`) after
     its hint (round, rectangular, triangular: the adjective a template may use), and elongated
     for a long box; a region whose outline names no shape gets no hint, so that a template never
@@ -107,7 +110,7 @@ def shape_hints(region: Region, pixels: np.ndarray) -> list[str]:
     x0, y0, x1, y1 = region.box
     w, h = max(1.0, x1 - x0), max(1.0, y1 - y0)
     hints = ["elongated"] if max(w, h) / min(w, h) > 2.5 else []
-    name = _named(pixels, region.mask) if region.mask.any() else None
+    name = _named(pixels, region.mask, reach) if region.mask.any() else None
     if name is None:
         return hints
     return [*hints, *([HINT_OF[name]] if name in HINT_OF else []), name]
@@ -125,15 +128,21 @@ def describe(
 ) -> list[Instance]:
     """Instances for the regions, largest first."""
     rgb = image.convert("RGB")
-    pixels = np.asarray(rgb)
+    seen, factor = analysis_copy(rgb)  # colours, shapes and flatness read at one size
+    edge = max(1.0, factor)  # an enlarged image's blurred edges are that much wider
+    pixels = np.asarray(seen)
     total = rgb.width * rgb.height
     instances = []
-    for region in regions:
+    looked = [_at(region, factor, seen.size) for region in regions]
+    medians = [np.asarray(dominant_colour(pixels, r.mask)) for r in looked]
+    blends = overlaps(pixels, [r.mask for r in looked], medians)
+    for k, region in enumerate(regions):
         share = region.area / total
         attributes = [
-            colour_name(dominant_colour(pixels, region.mask)),
-            *shape_hints(region, pixels),
-            *([FLAT] if flat_colour(pixels, region.mask) else []),
+            colour_name(tuple(medians[k])),  # type: ignore[arg-type]
+            *shape_hints(looked[k], pixels, round(3 * edge)),
+            *([FLAT] if flat_colour(pixels, looked[k].mask, edge=round(2 * edge)) else []),
+            *([BLEND] if k in blends else []),  # two translucent shapes' overlap
             size_word(share),
             position_phrase(region.box, rgb.width, rgb.height),
         ]
@@ -155,6 +164,17 @@ def describe(
             )
         )
     return instances
+
+
+def _at(region: Region, factor: float, size: tuple[int, int]) -> Region:
+    """The region in the analysis copy's pixels (its mask resized, its box scaled)."""
+    if factor == 1 or region.mask.ndim != 2:
+        return region
+    # smoothed, not blocky: an enlarged mask's staircase would hide a circle's outline
+    method = Image.Resampling.BILINEAR if factor > 1 else Image.Resampling.BOX
+    mask = Image.fromarray(region.mask.astype(np.uint8) * 255).resize(size, method)
+    box = tuple(v * factor for v in region.box)
+    return Region(box, int(region.area * factor**2), region.score, np.asarray(mask) >= 128)  # type: ignore[arg-type]
 
 
 def _label_from(caption: str) -> str:

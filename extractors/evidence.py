@@ -18,6 +18,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
+from benchfoundry.extractors.base import ANALYSIS_SIDE, analysis_copy
 from benchfoundry.extractors.describe import colour_name, position_phrase
 from benchfoundry.extractors.shapes import shape_name
 
@@ -93,12 +94,11 @@ def colour_names(pixels: np.ndarray) -> np.ndarray:
     return np.where(high < 0.2, index["black"], out)
 
 
-def read_pixels(image: Image.Image, max_side: int = 512, min_area: int = 30) -> Reading:
-    """The things in `image`, largest first (see the module's docstring)."""
-    rgb = image.convert("RGB")
-    factor = min(1.0, max_side / max(rgb.size))
-    if factor < 1:
-        rgb = rgb.resize((max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor))))
+def read_pixels(image: Image.Image, side: int = ANALYSIS_SIDE, min_area: int = 30) -> Reading:
+    """The things in `image`, largest first (see the module's docstring), read from a copy with
+    its longer side `side` long; a thing has `min_area` pixels of that copy or more (a share of
+    the image: a photograph enlarged six times holds the same things)."""
+    rgb, factor = analysis_copy(image, side)
     pixels = np.asarray(rgb).astype(np.float32)
     names = colour_names(pixels)
     frame = np.concatenate([pixels[0], pixels[-1], pixels[:, 0], pixels[:, -1]])
@@ -117,9 +117,9 @@ def read_pixels(image: Image.Image, max_side: int = 512, min_area: int = 30) -> 
             if box is None:
                 continue
             mask = labels[box] == piece
-            area = int(mask.sum() / factor**2)
-            if area < min_area:
+            if mask.sum() < min_area:
                 continue
+            area = int(mask.sum() / factor**2)
             ys, xs = box
             full = np.zeros(names.shape, bool)
             full[box] = mask

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+from benchfoundry.extractors.blends import BLEND
 from benchfoundry.extractors.describe import recognised
 
 
@@ -57,7 +58,8 @@ def unplain(objects: list[Instance]) -> str | None:
 def objects_of(facts: VisualFactsRecord) -> list[Instance]:
     """Instances that are objects: not the glyphs of a text line (an instance mostly inside an
     OCR line of two or more letters or digits; a shape that OCR misreads as one character is
-    still an object), nor the outline of another object."""
+    still an object), nor the outline of another object, nor the overlap of two translucent
+    shapes (`blends`: its colour is theirs blended)."""
 
     def glyph(inst: Instance, line: OcrLine) -> bool:
         x0, y0, x1, y1 = inst.box
@@ -70,6 +72,7 @@ def objects_of(facts: VisualFactsRecord) -> list[Instance]:
         i
         for i in facts.instances
         if len(i.attributes) >= 3
+        and BLEND not in i.attributes
         and not any(glyph(i, line) for line in lines)
         and not outline(i, facts.instances)
     ]

@@ -1,5 +1,7 @@
 """The offline default segmenter: graph-based segmentation (Felzenszwalb, scikit-image), then
-the artefacts of its edges cleaned away, so that each flat shape comes out as one region. It
+the artefacts of its edges cleaned away, so that each flat shape comes out as one region. Every
+image is looked at with its longer side `ANALYSIS_SIDE` long (`base.analysis_copy`), so its
+pixel thresholds are shares of the image whatever its size. It
 emits the same regions a SAM backend does, so everything downstream is identical; it needs no
 weights and no GPU.
 
@@ -13,7 +15,8 @@ Counted as objects they give a plain square nine "objects". The clean-up, in ord
 - bands: a thin region along another's border whose colour is a blend of its two neighbours'
   (an edge between them) joins the neighbour it is closest to in colour;
 - background: regions of the colour of the image's frame (where the frame is one colour), and
-  large regions that touch two sides of the image, are not objects.
+  large regions that touch two sides of the image, are not objects; a region near that colour
+  but plainly not it (`FAINT`) that stands inside the image is a faint shape (beige on white).
 A region's box and area are those of its pixels of its own colour (within `merge_distance` of
 its median), so the blended edge it absorbed does not widen it.
 """
@@ -30,9 +33,10 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from skimage.segmentation import felzenszwalb, find_boundaries
 
-from benchfoundry.extractors.base import Region, Segmenter
+from benchfoundry.extractors.base import ANALYSIS_SIDE, Region, Segmenter, analysis_copy
 
-CLEANUP = "slivers+colour+bands+frame"  # named in the model, so facts made before are redone
+CLEANUP = "slivers+colour+bands+frame+faint"
+FAINT = 12.0  # a region inside the image this far from the backdrop's colour is a faint shape  # named in the model, so facts made before are redone
 
 
 class ClassicalSegmenter(Segmenter):
@@ -45,14 +49,14 @@ class ClassicalSegmenter(Segmenter):
         self.min_share = float(settings.get("min_share", 0.002))
         self.max_share = float(settings.get("max_share", 0.6))
         self.max_regions = int(settings.get("max_regions", 12))
-        self.max_side = int(settings.get("max_side", 640))
+        self.side = int(settings.get("side", ANALYSIS_SIDE))  # every image is looked at this size
         self.min_width = float(settings.get("min_width", 4.0))
         self.merge_distance = float(settings.get("merge_distance", 30.0))
         self.background_distance = float(settings.get("background_distance", 40.0))
 
     @property
     def model(self) -> str:
-        return f"felzenszwalb(scale={self.scale:g}, sigma={self.sigma:g})+{CLEANUP}"
+        return f"felzenszwalb(scale={self.scale:g}, sigma={self.sigma:g})+{CLEANUP}@{self.side}"
 
     @property
     def version(self) -> str:
@@ -60,12 +64,7 @@ class ClassicalSegmenter(Segmenter):
 
     def segment(self, image: Image.Image) -> list[Region]:
         rgb = image.convert("RGB")
-        factor = min(1.0, self.max_side / max(rgb.size))
-        small = (
-            rgb.resize((max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor))))
-            if factor < 1
-            else rgb
-        )
+        small, factor = analysis_copy(rgb, self.side)
         pixels = np.asarray(small)
         labels = felzenszwalb(
             pixels,
@@ -74,9 +73,11 @@ class ClassicalSegmenter(Segmenter):
             min_size=max(8, int(self.min_share * labels_size(pixels))),
         )
         colours = pixels.astype(np.float32)
-        labels = _absorb_slivers(labels, max(self.min_width, 0.012 * min(labels.shape)))
+        # an edge's blur is a pixel or two of the image as given: enlarged, it is that much wider
+        edge = max(1.0, factor)
+        labels = _absorb_slivers(labels, max(self.min_width * edge, 0.012 * min(labels.shape)))
         labels = _join_similar(labels, colours, self.merge_distance)
-        labels = _join_bands(labels, colours)
+        labels = _join_bands(labels, colours, narrow=6.0 * edge)
         background = _frame_colour(colours, self.background_distance)
         return self._regions(labels, colours, background, factor, rgb.size)
 
@@ -106,9 +107,10 @@ class ClassicalSegmenter(Segmenter):
             if share > self.max_share and touches >= 2:  # the background
                 continue
             median = np.median(colours[mask], axis=0)
-            if background is not None and (
-                np.linalg.norm(median - background) < self.background_distance
-            ):  # of the background's colour (seen through a gap, or a leftover of it)
+            near = None if background is None else float(np.linalg.norm(median - background))
+            if near is not None and near < self.background_distance and (touches or near < FAINT):
+                # of the background's colour (seen through a gap, or a leftover of it); a faint
+                # shape standing inside the image (beige on white) is still a shape
                 continue
             # The box and area of the region's own colour: the blended edge pixels it absorbed
             # (a pixel or two on each side) would widen its box into its neighbours'.
@@ -130,7 +132,7 @@ class ClassicalSegmenter(Segmenter):
         regions = [r for r in regions if not _ring(r, regions)]
         regions.sort(key=lambda r: -r.area)
         kept = regions[: self.max_regions]
-        if factor < 1:  # upscale only the masks that are kept
+        if factor != 1:  # resize only the masks that are kept
             kept = [Region(r.box, r.area, r.score, _upsample(r.mask, size)) for r in kept]
         return kept
 
@@ -196,7 +198,11 @@ def _join_similar(labels: np.ndarray, colours: np.ndarray, distance: float) -> n
 
 
 def _join_bands(
-    labels: np.ndarray, colours: np.ndarray, ratio: float = 0.2, blend: float = 1.1
+    labels: np.ndarray,
+    colours: np.ndarray,
+    ratio: float = 0.2,
+    blend: float = 1.1,
+    narrow: float = 6.0,
 ) -> np.ndarray:
     """A region along the border between two much wider ones (its two main neighbours), whose
     colour lies between theirs (an edge blended from both), joins the nearer of them in colour."""
@@ -216,7 +222,7 @@ def _join_bands(
         rows = rows[np.argsort(-shared[rows], kind="stable")][:2]
         first, second = (int(p if p != region else q) for p, q in pairs[rows])
         wide, other = (first, second) if width[first] >= width[second] else (second, first)
-        if width[region] > max(6.0, ratio * width[other]):
+        if width[region] > max(narrow, ratio * width[other]):
             continue
         if apart(region, wide) + apart(region, other) > blend * apart(wide, other):
             continue

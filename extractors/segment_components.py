@@ -9,7 +9,8 @@ pieces (8-connected: shapes that meet at a corner are one piece, as an eye joins
 frame's colour (where the frame is one colour) is the background. A piece a few pixels wide
 that lies along a wider piece is that piece's blended edge and is dropped; a piece that thin
 standing alone (an outline, a stroke) is kept: it is something a person sees. Every piece of at
-least `min_area` pixels is a region, so a small dot that the default segmenter's size threshold
+least `min_area` pixels of the image looked at with its longer side `ANALYSIS_SIDE` long (a
+share of the image, whatever its size) is a region, so a small dot that the default segmenter's size threshold
 drops is still seen here."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from benchfoundry.extractors.base import Region, Segmenter
+from benchfoundry.extractors.base import ANALYSIS_SIDE, Region, Segmenter, analysis_copy
 
 _EIGHT = np.ones((3, 3), bool)
 
@@ -34,23 +35,19 @@ class ColourComponents(Segmenter):
         self.merge_distance = float(settings.get("merge_distance", 40.0))
         self.min_area = int(settings.get("min_area", 40))
         self.max_regions = int(settings.get("max_regions", 32))
-        self.max_side = int(settings.get("max_side", 640))
+        self.side = int(settings.get("side", ANALYSIS_SIDE))  # every image is looked at this size
         self.edge_width = float(settings.get("edge_width", 3.0))
 
     @property
     def model(self) -> str:
         return (
             f"median-cut({self.colours}, merge={self.merge_distance:g})+8-connected components"
-            f"(min_area={self.min_area})"
+            f"(min_area={self.min_area})@{self.side}"
         )
 
     def segment(self, image: Image.Image) -> list[Region]:
-        rgb = image.convert("RGB")
-        factor = min(1.0, self.max_side / max(rgb.size))
-        if factor < 1:
-            rgb = rgb.resize(
-                (max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor)))
-            )
+        rgb, factor = analysis_copy(image, self.side)
+        edge = max(1.0, factor)  # an enlarged image's blurred edges are that much wider
         groups = self._groups(rgb)
         background = _frame_group(groups)
         regions = []
@@ -62,15 +59,15 @@ class ColourComponents(Segmenter):
             labels, count = ndimage.label(groups == group, structure=_EIGHT)
             for index, box in enumerate(ndimage.find_objects(labels), start=1):
                 mask = labels[box] == index
-                if mask.sum() * (1 / factor**2) < self.min_area:
+                if mask.sum() < self.min_area:  # pixels of the copy: a share of the image
                     continue
                 width = 2 * float(ndimage.distance_transform_edt(np.pad(mask, 1)).max()) - 1
                 pieces.append((box, mask, width))
-                if width > self.edge_width:
+                if width > self.edge_width * edge:
                     wide[box] |= mask
-        near_wide = ndimage.binary_dilation(wide, structure=_EIGHT, iterations=2)
+        near_wide = ndimage.binary_dilation(wide, structure=_EIGHT, iterations=round(2 * edge))
         for box, mask, width in pieces:
-            if width <= self.edge_width and (near_wide[box] & mask).any():
+            if width <= self.edge_width * edge and (near_wide[box] & mask).any():
                 continue  # the blended edge of a wider piece
             full = np.zeros(groups.shape, bool)
             full[box] = mask
@@ -121,7 +118,7 @@ def _region(
     scaled = tuple(float(v / factor) for v in (xs.start, ys.start, xs.stop, ys.stop))
     area = int(mask.sum() / factor**2)
     fill = float(mask.sum() / ((xs.stop - xs.start) * (ys.stop - ys.start)))
-    if factor < 1:
+    if factor != 1:
         mask = (
             np.asarray(Image.fromarray(mask.astype(np.uint8) * 255).resize(size, Image.NEAREST)) > 0
         )

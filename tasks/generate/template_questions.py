@@ -15,6 +15,7 @@ from benchfoundry.extractors.agreement import REASONS as DISAGREEMENTS
 from benchfoundry.extractors.agreement import agreement
 from benchfoundry.extractors.objects import graphic_in_text
 from benchfoundry.tasks.generate.drafts import Draft
+from benchfoundry.tasks.generate.geometry import framed
 from benchfoundry.tasks.generate.templates import (
     Asked,
     colour_questions,
@@ -241,10 +242,11 @@ def template_drafts(
     size: tuple[float, float] | None = None,
 ) -> TemplateDrafts:
     """Template questions for one image, for every dimension of the taxonomy that lists them."""
+    facts, frame = framed(facts, size or _image_size(facts))  # margins: shares of the image
     agreed = agreement(facts)
     seen = Seen(
         facts,
-        size or _image_size(facts),
+        frame,
         other_lines,
         seed,
         agreed.objects,

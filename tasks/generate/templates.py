@@ -15,7 +15,7 @@ from benchfoundry.core import phrasing
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.extractors.colour_names import candidates, neighbours
 from benchfoundry.extractors.colour_names import clear as clear_colour
-from benchfoundry.tasks.generate.geometry import apart, in_contact
+from benchfoundry.tasks.generate.geometry import apart, image_area, image_box, in_contact
 
 Slots = dict[str, str]
 
@@ -92,7 +92,8 @@ def asked(questions: list[Question], why_not: str) -> Asked:
 
 
 def box_text(instance: Instance) -> str:
-    return str([round(v) for v in instance.box])
+    """The instance's box in the image's own pixels, as evidence cites it."""
+    return str([round(v) for v in image_box(instance)])
 
 
 def boxes_text(instances: Sequence[Instance]) -> str:
@@ -320,7 +321,7 @@ def size_questions(objects: list[Instance]) -> Asked:
                 {"extreme": word},
                 named(parts(extreme)[0]),
                 [named(c) for c in options],
-                [f"{answer} covers {extreme.mask_area} pixels, the next {runner_up.mask_area}"],
+                [f"{answer} covers {image_area(extreme)} pixels, the next {image_area(runner_up)}"],
             )
         )
     return asked(out, "no_clear_margin")
@@ -334,6 +335,7 @@ def relation_questions(objects: list[Instance], margin: float = 3.0) -> Asked:
         [i for i in named_by_colour(objects) if not in_contact(i, objects)],
         key=lambda i: -i.mask_area,
     )[:3]
+    own.sort(key=lambda i: parts(i)[0])  # pairs in colour order: near-equal areas may swap
     out = []
     for a, b in [(own[i], own[j]) for i in range(len(own)) for j in range(i + 1, len(own))][:2]:
         gap_x = max(a.box[0], b.box[0]) - min(a.box[2], b.box[2])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 from benchfoundry.core.records import Instance
+from benchfoundry.extractors.base import ANALYSIS_SIDE
 from benchfoundry.extractors.colour_names import candidates, clear
 from benchfoundry.tasks.generate.geometry import APART, apart, relation
 from benchfoundry.tasks.generate.templates import (
@@ -77,7 +78,8 @@ def interaction_questions(
         wrong = wrong_objects(rng, objects, all_instances, [reference, answer])
         evidence = (
             f"{ref_name} at {box_text(reference)} and {key} at {box_text(answer)}: "
-            f"{RULES[wanted]}; every other object at least {APART} px from {ref_name}"
+            f"{RULES[wanted]}; every other object at least {APART / ANALYSIS_SIDE:.1%} of the "
+            f"image's width from {ref_name}"
         )
         out.append(
             Question(kind, named(parts(reference)[0]), named(parts(answer)[0]), wrong, [evidence])

@@ -8,7 +8,7 @@ import random
 from collections import Counter
 
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
-from benchfoundry.tasks.generate.geometry import APART, extent
+from benchfoundry.tasks.generate.geometry import APART, extent, image_area
 from benchfoundry.tasks.generate.templates import Asked, Question, asked, each, parts, pick
 from benchfoundry.tasks.generate.templates_interaction import absent_colours
 
@@ -64,8 +64,10 @@ def dominant_colour(rng: random.Random, facts: VisualFactsRecord, objects: list[
     if text_lines(facts):
         return Asked(why_not="text_present")
     areas: Counter[str] = Counter()
+    pixels: Counter[str] = Counter()  # the image's own, for the evidence
     for inst in objects:
         areas[parts(inst)[0]] += inst.mask_area
+        pixels[parts(inst)[0]] += image_area(inst)
     ranked = areas.most_common()
     if len(ranked) < 2:
         return Asked(why_not="one_colour")
@@ -73,7 +75,7 @@ def dominant_colour(rng: random.Random, facts: VisualFactsRecord, objects: list[
         return Asked(why_not="no_clear_margin")
     wrong = pick(rng, [c for c, _ in ranked[1:]], set(), 3)
     wrong += pick(rng, absent_colours(facts.instances), set(), 3 - len(wrong))
-    tally = ", ".join(f"{c} {a} px" for c, a in ranked)
+    tally = ", ".join(f"{c} {pixels[c]} px" for c, _ in ranked)
     return Asked(
         [
             Question(
