@@ -231,6 +231,9 @@ class TestServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes: with Nagle's algorithm on, the body waited
+            # for the client's delayed ACK, 40 ms an answer (as no real server makes it wait).
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return

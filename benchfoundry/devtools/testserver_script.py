@@ -4,8 +4,11 @@ oracle that knows a run's keys. Kept apart from the HTTP serving in `testserver.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
+import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,3 +124,57 @@ class Oracle:
                     self.known[(c.question.strip(), frozenset(c.options))] = right
         right = self.known.get(ordered, self.known.get(unordered))
         return next((letter for letter, o in shown.items() if o == right), "Z")
+
+
+class FirstCallFaults:
+    """A soak's stand-in (a rule's reply): asked "Question K: ..." with options "K-right", ...,
+    it answers the right option's letter (a wrong one when K % 10 == 9), except that the first
+    call of some questions fails, chosen by a hash of K (not by image): `hang` of them (a share
+    of 100) get no answer before the client gives up (`hang_s`), `http_500` get HTTP 500 and
+    `http_429` HTTP 429; every later call is answered. `calls` counts each question's calls,
+    `met` the faults acted out."""
+
+    def __init__(
+        self, hang_s: float, hang: int = 2, http_500: int = 5, http_429: int = 1, on: bool = True
+    ) -> None:
+        self.hang_s = hang_s
+        self.shares = (hang, hang + http_500, hang + http_500 + http_429)
+        self.on = on
+        self.calls: Counter[int] = Counter()
+        self.met: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def fault_of(self, k: int) -> str | None:
+        """The fault question k's first call meets, if any."""
+        share = int(hashlib.sha256(str(k).encode()).hexdigest(), 16) % 100
+        hang, error, limited = self.shares
+        if share < hang:
+            return "hang"
+        return "500" if share < error else "429" if share < limited else None
+
+    @staticmethod
+    def answer(text: str) -> str:
+        k = int(text.split("Question ", 1)[1].split(":", 1)[0])
+        wanted = f"{k}-right" if k % 10 != 9 else f"{k}-w1"
+        lines = [line for line in text.splitlines() if line.endswith(f". {wanted}")]
+        return lines[0].split(".", 1)[0].strip() if lines else "Z"
+
+    def __call__(self, request: ChatRequest) -> str | Refusal:
+        k = int(request.text.split("Question ", 1)[1].split(":", 1)[0])
+        with self._lock:
+            self.calls[k] += 1
+            first = self.calls[k] == 1
+        fault = self.fault_of(k) if self.on and first else None
+        if fault is not None:
+            with self._lock:
+                self.met[fault] += 1
+        if fault == "hang":
+            time.sleep(self.hang_s)  # answered after the client gave up
+        elif fault == "500":
+            return Refusal(500, "internal server error")
+        elif fault == "429":
+            return Refusal(429, "too many requests")
+        return self.answer(request.text)
+
+    def report(self) -> dict[str, Any]:
+        return {"calls": dict(self.calls), "met": dict(self.met)}

@@ -38,6 +38,11 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # In WAL mode, NORMAL syncs at checkpoints rather than at each answer: a killed process
+        # loses nothing committed (only a power cut can lose the last answers), and a put costs
+        # 0.04 ms instead of 3.6 (an fsync each), which held every call in flight behind the
+        # cache's lock (64 answers a second took a quarter of every second).
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
         self._db.commit()
 
