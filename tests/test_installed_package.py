@@ -48,6 +48,7 @@ def test_the_wheel_in_a_fresh_venv_runs_synth_ingest_extract_generate(tmp_path):
         tops = {name.split("/")[0] for name in archive.namelist()}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"benchfoundry"}, tops
     assert "benchfoundry/tasks/review/app/templates/batch.html" in archive.namelist()
+    assert "benchfoundry/explorer/static/explorer.js" in archive.namelist()  # the explorer's page
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, env)
     python = venv / "bin" / "python"

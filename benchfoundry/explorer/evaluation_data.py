@@ -94,13 +94,20 @@ def _item(value: dict[str, Any]) -> Item:
     return item
 
 
+def _copy_new(source: str, target: str) -> None:
+    if not Path(target).exists():
+        shutil.copy2(source, target)
+
+
 def _release_items(release: Path, out: Path) -> list[Item]:
     """The release's items: from its own explorer when it has one (media copied), else read."""
     built = release / FOLDER
     chunks = sorted((built / "data").glob("items-*.js"))
     if chunks:
-        if (built / "media").is_dir():
-            shutil.copytree(built / "media", out / "media", dirs_exist_ok=True)
+        if (built / "media").is_dir():  # a file already there is the same (named by content)
+            shutil.copytree(
+                built / "media", out / "media", dirs_exist_ok=True, copy_function=_copy_new
+            )
         return [_item(v) for chunk in chunks for v in read_chunk(chunk)]
     return release_items(release, Media(out))
 

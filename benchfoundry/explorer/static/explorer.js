@@ -369,8 +369,11 @@
       var v = view();
       var at = S.shown.findIndex(function (r) { return r.q === qid && r.lang === lang; });
       var nav = el("p", null, [link("#/", "← the table")]);
-      if (at > 0) nav.appendChild(el("span", null, [" · ", link(itemHref(S.shown[at - 1]), "previous")]));
-      if (at >= 0 && at < S.shown.length - 1) nav.appendChild(el("span", null, [" · ", link(itemHref(S.shown[at + 1]), "next")]));
+      S.prev = at > 0 ? itemHref(S.shown[at - 1]) : null;
+      S.next = at >= 0 && at < S.shown.length - 1 ? itemHref(S.shown[at + 1]) : null;
+      if (S.prev) nav.appendChild(el("span", null, [" · ", link(S.prev, "previous (k)")]));
+      if (S.next) nav.appendChild(el("span", null, [" · ", link(S.next, "next (j)")]));
+      if (at >= 0) nav.appendChild(el("span", { cls: "note", text: "  " + (at + 1) + " of " + S.shown.length + " in the table's filter and order" }));
       v.appendChild(nav);
       v.appendChild(el("h1", { text: qid + (lang && lang !== "en" ? " @" + lang : "") }));
       v.appendChild(el("section", null, [el("h2", { text: it.clip ? "Clip (plays only the stretch the question may show)" : "Image, with the facts the key rests on" }), media(it)]));
@@ -502,6 +505,12 @@
     Object.keys(m.links).forEach(function (k) { links.appendChild(link(m.links[k], k)); });
     prepare();
     window.addEventListener("hashchange", route);
+    document.addEventListener("keydown", function (e) {  // an item's page: j next, k previous, Escape the table
+      if (document.body.getAttribute("data-ready") !== "item" || e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
+      if (e.key === "j" && S.next) location.hash = S.next;
+      else if (e.key === "k" && S.prev) location.hash = S.prev;
+      else if (e.key === "Escape") location.hash = "#/";
+    });
     route();
   }
 
