@@ -38,6 +38,15 @@ def status(out: ReadOutOpt, as_json: JsonOpt = False) -> None:
         lines += [f"  {t:<14} {n:>6} rows" for t, n in state.table_rows.items()]
         for stage, reasons in state.quarantine_by_stage_reason.items():
             lines += [f"  quarantine {stage}: {r} {n}" for r, n in reasons.items()]
+        if state.asked_nothing:
+            lines.append(
+                f"  pictures asked nothing ({len(state.asked_nothing)}), and why "
+                "(docs/generate.md):"
+            )
+            shown = list(state.asked_nothing.items())
+            lines += [f"    {source}: {', '.join(why)}" for source, why in shown[:20]]
+            if len(shown) > 20:
+                lines.append(f"    ... and {len(shown) - 20} more (--json lists every one)")
         if state.decisions:
             lines.append(
                 "  decisions: " + ", ".join(f"{d} {n}" for d, n in state.decisions.items())

@@ -212,6 +212,22 @@ class MotionFactsRecord(Record):
     events: list[MotionEvent]
 
 
+class NotAskedRecord(Record):
+    """Why a picture was not asked one template kind's questions: a row per picture, dimension
+    and template kind that asked it nothing (the reasons are listed in docs/generate.md), or
+    `template` "*" with reason `no_facts` for a picture extract did not read. Written by generate;
+    whether the picture got any question at all is in `candidates`."""
+
+    table: ClassVar[str] = "not_asked"
+    key: ClassVar[tuple[str, ...]] = ("image_id", "dimension", "template")
+
+    image_id: str
+    source: str  # the picture's origin as ingested (its path, a table's row, a package's photo)
+    dimension: str
+    template: str
+    reason: str
+
+
 class CandidateRecord(Record):
     """A multiple-choice question about one image. `answer` is the letter of the right option."""
 
@@ -427,6 +443,7 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     VisualFactsRecord,
     MotionFactsRecord,
     CandidateRecord,
+    NotAskedRecord,
     TranslationRecord,
     JudgementRecord,
     ScoredRecord,

@@ -164,7 +164,7 @@ STAGES: dict[str, Stage] = {
                 "spec:taxonomy",
                 "spec:models",
             ),
-            outputs=("candidates", "quarantine"),
+            outputs=("candidates", "not_asked", "quarantine"),
             requires=("visual_facts", "extract"),
             uses=("taxonomy", "models", "catalogue"),
         ),

@@ -13,6 +13,7 @@ from benchfoundry.core.reasons import Rejection
 from benchfoundry.core.records import (
     CandidateRecord,
     ImageRecord,
+    NotAskedRecord,
     QuarantineRecord,
     SegmentRecord,
     VisualFactsRecord,
@@ -112,6 +113,7 @@ def generate_all(
     drafts: list[Draft] = []
     rejections: list[Rejection] = []
     not_asked: Counter[tuple[str, str]] = Counter()
+    per_image: list[tuple[str, str, str, str]] = []  # image, dimension, template, reason
     if options.templates:
         pool = sorted({line.text for f in facts for line in f.ocr_lines})
         sizes = image_sizes(run)
@@ -119,6 +121,8 @@ def generate_all(
             made = template_drafts(record, taxonomy, pool, options.seed, sizes.get(record.image_id))
             drafts += made.drafts
             not_asked.update(made.not_asked.items())
+            per_image += why_not(record.image_id, taxonomy, made.kinds)
+        per_image += unread_pictures(run, {f.image_id for f in facts}, taxonomy)
     outcomes: Counter[tuple[str, str]] = Counter()
     if options.templates:
         segments = run.table(SegmentRecord).records()
@@ -151,9 +155,72 @@ def generate_all(
     summary = finish(
         run, drafts, rejections, taxonomy, options, requested, gateway, seed_refusals, not_asked
     )
+    if options.templates:
+        summary.images_without_questions, summary.commonest_why_not = store_why_not(run, per_image)
     for (dimension, outcome), n in outcomes.items():  # where the distractors came from
         summary.per_dimension.setdefault(dimension, {})[outcome] = n
     return summary
+
+
+def why_not(image: str, taxonomy: Taxonomy, kinds: dict) -> list[tuple[str, str, str, str]]:
+    """(image, dimension, template, reason) for every template kind of a dimension that asked
+    this picture nothing, with the kind's own reason."""
+    rows = []
+    for dimension in taxonomy.leaves():
+        if "segments" in dimension.needs:
+            continue  # a clip's segments are asked, not pictures
+        for kind in dimension.templates:
+            asked = kinds.get(kind)
+            if asked is not None and not asked.questions and asked.why_not:
+                rows.append((image, dimension.id, kind, asked.why_not))
+    return rows
+
+
+def unread_pictures(
+    run: RunFolder, read: set[str], taxonomy: Taxonomy
+) -> list[tuple[str, str, str, str]]:
+    """A row for each stored picture (not a clip's keyframe) that has no facts to ask from:
+    extract refused it or has not run on it."""
+    table = run.table(ImageRecord).read(columns=["image_id", "source_kind"])
+    pictures = {r["image_id"] for r in table.to_pylist() if r["source_kind"] != KEYFRAME}
+    return [(i, "*", "*", "no_facts") for i in sorted(pictures - read)]
+
+
+def store_why_not(
+    run: RunFolder, rows: list[tuple[str, str, str, str]], n_reasons: int = 5
+) -> tuple[int, list[dict]]:
+    """Write the `not_asked` table (each picture's origin named) and say, of the pictures that
+    got no question at all, how many there are and the commonest reasons (with up to three
+    files each)."""
+    sources = run.table(ImageRecord).read(columns=["image_id", "source"]).to_pylist()
+    source_of = {r["image_id"]: r["source"] for r in sources}
+    run.table(NotAskedRecord).append(
+        [
+            NotAskedRecord(
+                image_id=image,
+                source=source_of.get(image, ""),
+                dimension=dim,
+                template=kind,
+                reason=reason,
+            )  # fmt: skip
+            for image, dim, kind, reason in rows
+        ]
+    )
+    asked = set(run.table(CandidateRecord).read(columns=["image_id"]).column(0).to_pylist())
+    bare = {image for image, *_ in rows} - asked
+    reasons: dict[str, list[str]] = {}
+    for image, _, _, reason in sorted(rows):
+        if image in bare and image not in reasons.setdefault(reason, []):
+            reasons[reason].append(image)
+    top = sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:n_reasons]
+    return len(bare), [
+        {
+            "reason": reason,
+            "images": len(images),
+            "examples": [source_of.get(i, i).rsplit("/", 1)[-1] for i in images[:3]],
+        }
+        for reason, images in top
+    ]
 
 
 def annotation_sets(segments: list[SegmentRecord]) -> dict[str, list[str]]:

@@ -24,6 +24,17 @@ class GenerateSummary(StageSummary):
     not_asked: dict[
         str, dict[str, int]
     ] = {}  # dimension -> why its templates asked nothing -> images
+    # Pictures the templates asked nothing at all, and the commonest reasons among them, each
+    # with how many pictures it held back and up to three of their files (the whole story, per
+    # picture, dimension and template, is the run's `not_asked` table).
+    images_without_questions: int = 0
+    commonest_why_not: list[dict] = []
+
+    def _why_not(self) -> str:
+        return "; ".join(
+            f"{w['reason']} {w['images']} (e.g. {', '.join(w['examples'])})"
+            for w in self.commonest_why_not
+        )
 
     def _not_asked(self) -> str:
         return (
@@ -83,6 +94,9 @@ class GenerateSummary(StageSummary):
             "By generator: " + ", ".join(f"{k} {v}" for k, v in self.by_generator.items()),
             "Images a dimension's templates could not ask about, by reason (docs/generate.md): "
             + self._not_asked(),
+            f"Pictures asked nothing at all: {self.images_without_questions}"
+            + (f"; commonest reasons: {self._why_not()}" if self.commonest_why_not else "")
+            + " (each picture's reasons: the run's `not_asked` table, `benchfoundry status`)",
         ]
         return "\n".join(lines) + "\n"
 
@@ -99,5 +113,13 @@ class GenerateSummary(StageSummary):
             "  seed questions refused: "
             + (", ".join(f"{k} {v}" for k, v in self.seeds_refused_by_reason.items()) or "none"),
             "  not asked, per dimension, by reason (docs/generate.md): " + self._not_asked(),
+            *(
+                [
+                    f"  pictures asked nothing at all: {self.images_without_questions}"
+                    + (f"; commonest reasons: {self._why_not()}" if self.commonest_why_not else "")
+                ]
+                if self.images_without_questions
+                else []
+            ),
             *([f"  {self.warning()}"] if self.warning() else []),
         ]

@@ -9,6 +9,7 @@ a display rotation gives upright keyframes and an upright cut."""
 from __future__ import annotations
 
 import io
+import json
 import re
 import subprocess
 import sys
@@ -62,6 +63,7 @@ def _files(folder: Path) -> None:
     grey16 = (np.asarray(upright.convert("L"), dtype=np.uint16) * 257).astype(np.uint16)
     (folder / "scene-grey16.png").write_bytes(_png(Image.fromarray(grey16)))
     (folder / "scene-palette.png").write_bytes(_png(upright.convert("P", palette=1)))
+    (folder / "blank-page.png").write_bytes(_png(Image.new("RGB", (300, 200), "white")))
 
 
 def _build(tmp_path: Path, folder: str) -> subprocess.CompletedProcess:
@@ -95,7 +97,7 @@ def built(tmp_path_factory):
         questions[c["image_id"]][(c["generator"], c["question"])] = (key, c["evidence"])
     by_name = {name: rows[i] for name, i in id_of.items()}
     asked = {name: questions[i] for name, i in id_of.items()}
-    return by_name, asked, done.stdout
+    return by_name, asked, done.stdout, tmp_path
 
 
 VARIANTS = [f"exif{o}" for o in range(1, 9)] + ["transparent", "cmyk", "grey16", "palette"]
@@ -103,7 +105,7 @@ VARIANTS = [f"exif{o}" for o in range(1, 9)] + ["transparent", "cmyk", "grey16",
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_variant_is_stored_upright_in_rgb(built, variant):
-    by_name, _, _ = built
+    by_name, *_ = built
     row = by_name[f"scene-{variant}"]
     assert (row["width"], row["height"]) == (WIDTH, HEIGHT)
     pixels = np.asarray(Image.open(io.BytesIO(row["bytes"])).convert("RGB"), dtype=int)
@@ -119,7 +121,7 @@ def test_every_variant_is_stored_upright_in_rgb(built, variant):
 
 
 def test_each_normalising_step_is_recorded(built):
-    by_name, _, stdout = built
+    by_name, _, stdout, _ = built
     for orientation in range(2, 9):
         steps = by_name[f"scene-exif{orientation}"]["normalised"]
         assert steps[0].startswith("EXIF orientation "), steps
@@ -139,7 +141,7 @@ def test_each_normalising_step_is_recorded(built):
 
 @pytest.mark.parametrize("variant", [f"exif{o}" for o in range(1, 9)] + ["transparent", "cmyk"])
 def test_questions_and_keys_are_the_upright_pictures(built, variant):
-    _, asked, _ = built
+    _, asked, *_ = built
     upright = {q: key for q, (key, _) in asked["scene-upright"].items()}
     assert len(upright) >= 10
     assert upright[("template:position", "Where in the image is the blue rectangular object?")] == (
@@ -150,12 +152,31 @@ def test_questions_and_keys_are_the_upright_pictures(built, variant):
 
 
 def test_the_evidence_lies_where_the_object_was_drawn(built):
-    _, asked, _ = built
+    _, asked, *_ = built
     question = ("template:position", "Where in the image is the blue rectangular object?")
     for orientation in range(1, 9):
         _, evidence = asked[f"scene-exif{orientation}"][question]
         box = [float(v) for v in re.search(r"\[([^\]]+)\]", evidence[0]).group(1).split(",")]
         assert all(abs(a - b) <= 3 for a, b in zip(box, BLUE_BOX, strict=True)), (orientation, box)
+
+
+def test_why_a_picture_was_asked_nothing_is_said_per_picture(built):
+    *_, stdout, tmp_path = built
+    line = next(x for x in stdout.splitlines() if "pictures asked nothing at all" in x)
+    assert line.strip().startswith("pictures asked nothing at all: 1; commonest reasons:")
+    assert "no_objects 1 (e.g. blank-page.png)" in line
+    status = subprocess.run(
+        [sys.executable, "-m", "benchfoundry", "status", "--out", "runs/photos", "--json"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert status.returncode == 0, status.stderr
+    nothing = json.loads(status.stdout)["asked_nothing"]
+    assert list(nothing) == [str(tmp_path / "photos" / "blank-page.png")]
+    assert "no_objects" in nothing[str(tmp_path / "photos" / "blank-page.png")]
+    rows = ds.dataset(tmp_path / "runs" / "photos" / "not_asked").to_table().to_pylist()
+    blank = {(r["dimension"], r["template"]): r["reason"] for r in rows if "blank" in r["source"]}
+    assert blank[("instances_counting", "count")] == "no_objects"
+    assert blank[("text_understanding", "read_text")] == "no_text"
 
 
 def test_a_folder_without_an_image_stops_the_build_naming_what_it_found(tmp_path):
