@@ -19,6 +19,7 @@ from benchfoundry.core.records import (
     TranslationRecord,
 )
 from benchfoundry.core.taxonomy import Taxonomy
+from benchfoundry.decisions.outcomes import english_change
 from benchfoundry.decisions.reviews import AUTO, candidate_hash, latest, outcome
 from benchfoundry.decisions.twins import twin_candidate
 
@@ -182,6 +183,19 @@ def settle(
     return None, counting, state, who
 
 
+def _rewritten(counting: ReviewRecord | None, english: dict[str, ReviewRecord]) -> bool:
+    """Whether a twin's deciding decision wrote it again after its English item changed in
+    review: a person's edit made after that change (its key is checked against the item's)."""
+    change = english_change(english)
+    return (
+        counting is not None
+        and change is not None
+        and counting.decision == "edit"
+        and counting.reviewer != AUTO
+        and counting.decided_at > change.decided_at
+    )
+
+
 def twin_rows(
     rows: Sequence[ReleaseRow],
     twins: Sequence[TranslationRecord],
@@ -192,10 +206,12 @@ def twin_rows(
     """The released English rows' twins (each with its English item's index and question id,
     as MMBench's CN file pairs with its EN file), and why others are left out: a
     twin is released only beside its English item, with its key, written from the item as it was
-    released (a move to another dimension changes neither), and as its own review decided (an edit of its text applied; accepted by the
+    released (a move to another dimension changes neither) or written again by a person after the
+    item changed in review, and as its own review decided (an edit of its text applied; accepted by the
     automatic reviewer only with `include_auto`, which the row's `review_state` says)."""
     by_key = {(t.question_id, t.language): t for t in twins}
     current = latest(r for r in reviews if r.language is not None)
+    english = latest(r for r in reviews if r.language is None)
     out: list[ReleaseRow] = []
     left: Counter[str] = Counter()
     for language in sorted({t.language for t in twins}):
@@ -204,19 +220,23 @@ def twin_rows(
             if twin is None:
                 left[f"{language}: no twin (refused or not translated)"] += 1
                 continue
-            if twin.answer != r.answer or set(r.review_changes) - {"dimension"}:
-                left[
-                    f"{language}: the English item changed in review after its twin was written"
-                ] += 1
-                continue
             item = twin_candidate(candidates[r.question_id], twin)
             why, counting, state, who = settle(
                 item, current.get(item.question_id, {}), include_auto
             )
+            outdated = twin.answer != r.answer or set(r.review_changes) - {"dimension"}
+            if outdated and not _rewritten(counting, english.get(r.question_id, {})):
+                left[
+                    f"{language}: the English item changed in review after its twin was written"
+                ] += 1
+                continue
             if counting is None:
                 left[f"{language}: twin {why or 'not decided in review yet'}"] += 1
                 continue
             final, changes = apply(item, counting)
+            if final.answer != r.answer:  # a twin always keeps its English item's key
+                left[f"{language}: twin's key differs from its English item's"] += 1
+                continue
             out.append(
                 r.model_copy(
                     update={
