@@ -1,5 +1,6 @@
 import io
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -79,3 +80,58 @@ def test_perceptual_hash_sees_near_duplicates(image_bytes):
         recompressed.phash, imaging.hashes_array([other.phash, original.phash])
     )
     assert index == 1 and bits <= 4
+
+
+def _swapped_profile() -> bytes:
+    """An RGB profile whose red and blue primaries trade places (its description no longer
+    says sRGB): pixels stored red are, by it, blue."""
+    import struct
+
+    from PIL import ImageCms
+
+    data = bytearray(ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes())
+    entries = {}
+    for i in range(struct.unpack(">I", data[128:132])[0]):
+        at = 132 + 12 * i
+        sig, offset, size = struct.unpack(">4sII", data[at : at + 12])
+        entries[sig] = (at, offset, size)
+    red, blue = entries[b"rXYZ"], entries[b"bXYZ"]
+    struct.pack_into(">4sII", data, red[0], b"rXYZ", blue[1], blue[2])
+    struct.pack_into(">4sII", data, blue[0], b"bXYZ", red[1], red[2])
+    desc = entries[b"desc"]
+    text = bytes(data[desc[1] : desc[1] + desc[2]])
+    swapped = text.replace(b"sRGB", b"SWAP").replace(
+        "sRGB".encode("utf-16-be"), "SWAP".encode("utf-16-be")
+    )
+    data[desc[1] : desc[1] + desc[2]] = swapped
+    return bytes(data)
+
+
+def test_an_embedded_colour_profile_is_applied_and_srgb_kept_as_given():
+    from PIL import ImageCms
+
+    red = Image.new("RGB", (40, 40), (220, 20, 20))
+    out = io.BytesIO()
+    red.save(out, format="PNG", icc_profile=_swapped_profile())
+    shown = imaging.normalise(out.getvalue())
+    pixel = Image.open(io.BytesIO(shown.data)).convert("RGB").getpixel((20, 20))
+    assert pixel[2] > 150 and pixel[0] < 80, pixel  # by its profile the stored red is blue
+    assert shown.steps[0].startswith("colour profile '") and "converted to sRGB" in shown.steps[0]
+    srgb = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    out = io.BytesIO()
+    red.save(out, format="PNG", icc_profile=srgb)
+    kept = imaging.normalise(out.getvalue())
+    assert kept.steps == () and kept.data == out.getvalue()
+
+
+def test_float_and_opaque_alpha_pictures():
+    grey = Image.fromarray(np.linspace(-2.0, 6.0, 64 * 64, dtype=np.float32).reshape(64, 64))
+    out = io.BytesIO()
+    grey.save(out, format="TIFF")
+    shown = imaging.normalise(out.getvalue())
+    values = np.asarray(Image.open(io.BytesIO(shown.data)))
+    assert (values.min(), values.max()) == (0, 255)
+    assert shown.steps[0] == "floating-point grey stretched to 8 bits"
+    opaque = io.BytesIO()
+    Image.new("RGBA", (40, 40), (10, 200, 30, 255)).save(opaque, format="PNG")
+    assert imaging.normalise(opaque.getvalue()).steps == ()  # read alike everywhere: kept
