@@ -14,6 +14,7 @@ from benchfoundry.tasks.generate.templates import (
     Question,
     asked,
     box_text,
+    boxes_text,
     each,
     named,
     named_by_colour,
@@ -32,6 +33,13 @@ def _colours(objects: list[Instance]) -> Counter[str]:
 
 def _tally(colours: Counter[str]) -> str:
     return ", ".join(f"{n} {c}" for c, n in sorted(colours.items()))
+
+
+def _of_colour(colour: str, objects: list[Instance]) -> list[str]:
+    """The evidence line listing every object of a colour that a count counted (none: no line),
+    so the desk draws each one."""
+    counted = [i for i in objects if parts(i)[0] == colour]
+    return [f"{len(counted)} {colour}: {boxes_text(counted)}"] if counted else []
 
 
 def compare_counts(
@@ -59,7 +67,11 @@ def compare_counts(
                 named(first) | named(second, "other"),
                 correct,
                 [o for o in options if o != correct],
-                [f"instances by colour: {_tally(colours)}"],
+                [
+                    f"instances by colour: {_tally(colours)}",
+                    *_of_colour(first, objects),
+                    *_of_colour(second, objects),
+                ],
             )
         ]
     )
@@ -86,7 +98,7 @@ def most_common_colour(
                 {},
                 {"colour": winner},
                 each("colour", wrong),
-                [f"instances by colour: {_tally(colours)}"],
+                [f"instances by colour: {_tally(colours)}", *_of_colour(winner, objects)],
             )
         ]
     )
@@ -106,7 +118,10 @@ def remove_and_count(rng: random.Random, objects: list[Instance]) -> Asked:
                 {"colour": colour},
                 {"number": str(left)},
                 each("number", numbers(left, 3)),
-                [f"{len(objects)} instances, {colours[colour]} of them {colour}"],
+                [
+                    f"{len(objects)} instances; {colours[colour]} {colour} taken away",
+                    f"{left} remain: " + boxes_text([i for i in objects if parts(i)[0] != colour]),
+                ],
             )
         ]
     )
@@ -145,6 +160,8 @@ def count_beside(rng: random.Random, objects: list[Instance], margin: float = 3.
             continue
         side = rng.choice(rng.choice(axes))
         n = sum(side in s for s in others)
+        rest = [o for o in objects if o is not reference]
+        counted = [o for o, s in zip(rest, others, strict=True) if side in s]
         out.append(
             Question(
                 "count_beside",
@@ -152,7 +169,8 @@ def count_beside(rng: random.Random, objects: list[Instance], margin: float = 3.
                 {"number": str(n)},
                 each("number", numbers(n, 3)),
                 [
-                    f"{n} of {len(others)} other instances lie wholly {side} the box {box_text(reference)}"
+                    f"{n} of {len(others)} other instances lie wholly {side} the box {box_text(reference)}",
+                    *([f"counted: {boxes_text(counted)}"] if counted else []),
                 ],
             )
         )

@@ -89,6 +89,37 @@ def test_a_count_cites_every_object_it_counted_and_only_those():
     assert [s["box"][0] for s in shapes if s["cited"]] == [100.0, 200.0]
 
 
+def test_the_reasoning_counts_cite_what_they_counted():
+    """Counting by colour, after removing a colour and beside an object: each cites the boxes it
+    counted, so the overlay draws them (red at 10, greys at 100 and 200)."""
+    import random
+
+    from benchfoundry.tasks.generate.templates_reasoning import (
+        compare_counts,
+        count_beside,
+        most_common_colour,
+        remove_and_count,
+    )
+
+    objects = facts().instances
+    stored = [facts()]
+
+    def cited(question) -> list[float]:
+        return sorted(s["box"][0] for s in overlay_shapes(question.evidence, stored) if s["cited"])
+
+    (compared,) = compare_counts(random.Random(0), objects, objects).questions
+    assert cited(compared) == [10.2, 100.0, 200.0]
+    (common,) = most_common_colour(random.Random(0), objects, objects).questions
+    assert common.key_slots == {"colour": "grey"} and cited(common) == [100.0, 200.0]
+    for seed in range(6):
+        (removed,) = remove_and_count(random.Random(seed), objects).questions
+        expected = [100.0, 200.0] if removed.slots["colour"] == "red" else [10.2]
+        assert cited(removed) == expected
+    (beside,) = count_beside(random.Random(0), objects).questions
+    n = int(beside.key_slots["number"])
+    assert len(cited(beside)) == n + 1  # the reference object and every one counted
+
+
 def test_the_facts_record_that_matches_the_evidence_is_drawn_and_none_draws_the_boxes_alone():
     other = facts("c2", [Instance(box=[1.0, 1.0, 9.0, 9.0], mask_area=1, label="cup",
                                   attributes=["blue", "x", "y"], dense_caption=None, score=1.0)])  # fmt: skip
