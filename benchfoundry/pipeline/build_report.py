@@ -10,11 +10,11 @@ from pydantic import BaseModel, SerializeAsAny
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import (
     CandidateRecord,
-    NotAskedRecord,
     QuarantineRecord,
     ScoredRecord,
 )
 from benchfoundry.core.summary import StageSummary
+from benchfoundry.storage.not_asked import asked_nothing
 from benchfoundry.storage.tables import RunFolder
 
 
@@ -58,17 +58,6 @@ class RunState(BaseModel):
     # Pictures the generator asked nothing at all: origin -> the reasons its template kinds gave
     # (the `not_asked` table, docs/generate.md lists what each means).
     asked_nothing: dict[str, list[str]] = {}
-
-
-def asked_nothing(run: RunFolder) -> dict[str, list[str]]:
-    """Each picture that got no question, by its origin, with the distinct reasons why."""
-    rows = run.table(NotAskedRecord).read(columns=["image_id", "source", "reason"]).to_pylist()
-    asked = set(run.table(CandidateRecord).read(columns=["image_id"]).column(0).to_pylist())
-    found: dict[str, set[str]] = {}
-    for row in rows:
-        if row["image_id"] not in asked:
-            found.setdefault(row["source"] or row["image_id"], set()).add(row["reason"])
-    return {source: sorted(reasons) for source, reasons in sorted(found.items())}
 
 
 def run_state(run: RunFolder, n_examples: int = 3) -> RunState:

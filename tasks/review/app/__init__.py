@@ -140,7 +140,7 @@ def create_app(
         return HTMLResponse(env.get_template(name).render(signed_in=signed_in, **values))
 
     async def index(request: Request) -> Response:
-        return render("index.html", batches=data.all_progress())
+        return render("index.html", batches=data.all_progress(), asked_nothing=data.asked_nothing())
 
     async def batch_page(request: Request) -> Response:
         batch = data.batch(request.path_params["batch_id"])

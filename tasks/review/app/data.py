@@ -28,6 +28,7 @@ from benchfoundry.decisions.outcomes import as_decided, english_change, why_outd
 from benchfoundry.decisions.reviews import medium_of
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.decisions.twins import language_of, twin_candidates, twin_parts
+from benchfoundry.storage.not_asked import asked_nothing
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.review.app.evidence import overlay_shapes
 from benchfoundry.tasks.review.app.provenance import origin, taxonomy_path
@@ -492,6 +493,14 @@ class ReviewData:
             "decided": decided,
             "total": len(batch.question_ids),
         }
+
+    def asked_nothing(self) -> list[dict[str, Any]]:
+        """The pictures the build asked nothing at all, each with why (the `not_asked` table):
+        what an annotator looks for when a picture they expected is not in any batch."""
+        return [
+            {"source": source, "reasons": reasons}
+            for source, reasons in asked_nothing(self.run).items()
+        ]
 
     def all_progress(self) -> list[dict[str, Any]]:
         pairs = self.decided_pairs()

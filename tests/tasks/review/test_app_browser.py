@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from benchfoundry.core.records import CandidateRecord, ScoredRecord
+from benchfoundry.core.records import CandidateRecord, NotAskedRecord, ScoredRecord
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.storage.tables import RunFolder
 
@@ -43,6 +43,7 @@ def chromium() -> str:
 
 
 TOKEN = "alice-browser-token-0123456789abcdef"  # alice, the annotator
+ODD_SOURCE = "/photos/<b>blank</b> page.png"  # a file name holding HTML, shown as text
 LEAD_TOKEN = "lead-browser-token-0123456789abcdef"  # lead, an adjudicator
 
 
@@ -101,6 +102,13 @@ def _served(tmp, image_bytes, store_raw_image, candidate_record, scored_record) 
     )
     assert result.exit_code == 0, result.output
     ReviewStore.open(run).add_user("alice", "annotator", token=TOKEN)
+    run.table(NotAskedRecord).append(  # a picture the build asked nothing, as generate says
+        [
+            NotAskedRecord(image_id="blank", source=ODD_SOURCE, dimension=d, template=t, reason=r)
+            for d, t, r in [("instances_counting", "count", "no_objects"),
+                            ("text_understanding", "read_text", "no_text")]
+        ]
+    )  # fmt: skip
     return (run, *_serve(run))
 
 
@@ -235,6 +243,11 @@ def test_a_reviewer_signs_in_with_the_token_and_out_again(served):
         page.keyboard.press("Enter")
         expect(page).to_have_url(url + "/")
         expect(page.locator("table.batches a.reviewer")).to_have_count(1)
+        nothing = page.locator("details.asked-nothing")
+        expect(nothing.locator("summary")).to_have_text("1 picture asked nothing, and why")
+        nothing.locator("summary").click()
+        expect(nothing.locator("td.source")).to_have_text(ODD_SOURCE)
+        expect(nothing.locator("td").nth(1)).to_have_text("no_objects, no_text")
         assert page.evaluate("document.cookie") == ""  # http-only: no script can read it
         (cookie,) = page.context.cookies()
         assert (cookie["name"], cookie["httpOnly"], cookie["sameSite"]) == (
