@@ -25,16 +25,45 @@ def _fill(instance: Instance) -> float:
     return instance.mask_area / max(1.0, (x1 - x0) * (y1 - y0))
 
 
-def outline(inst: Instance, instances: list[Instance], edge: float = 4.0) -> bool:
-    """A thin region of another region's colour hugging its box on every side: the blurred edge
-    of that object, cut out as a region of its own, not a second object."""
+def outline(
+    inst: Instance, instances: list[Instance], edge: float = 4.0, ink: float = 10.0
+) -> bool:
+    """A thin region hugging another region's box on every side: of its colour, the blurred
+    edge of that object cut out as a region of its own; of any colour and around it (within
+    `ink`), the line a cartoon draws round a filled shape. Not a second object."""
+
+    def hugs(other: Instance) -> bool:
+        pairs = list(zip(inst.box, other.box, strict=True))
+        if _colour(other) == _colour(inst) and all(abs(p - q) <= edge for p, q in pairs):
+            return True
+        around = inst.box[0] <= other.box[0] and inst.box[1] <= other.box[1]
+        around = around and other.box[2] <= inst.box[2] and other.box[3] <= inst.box[3]
+        return around and all(abs(p - q) <= ink for p, q in pairs)
+
     return _fill(inst) < 0.3 and any(
-        other is not inst
-        and _fill(other) >= 0.3
-        and _colour(other) == _colour(inst)
-        and all(abs(p - q) <= edge for p, q in zip(inst.box, other.box, strict=True))
-        for other in instances
+        other is not inst and _fill(other) >= 0.3 and hugs(other) for other in instances
     )
+
+
+def shadow(inst: Instance, instances: list[Instance], shift: float = 0.3) -> bool:
+    """A grey or black region that is another object's copy pushed a little aside and mostly
+    hidden behind it (a drop shadow): its box the other's size (within 15%), moved by under
+    `shift` of it, and it shows under 40% of the other's area. A person sees no object there."""
+    if not (_colour(inst) or "").startswith(("grey", "black")):
+        return False
+    x0, y0, x1, y1 = inst.box
+    w, h = x1 - x0, y1 - y0
+    for other in instances:
+        ox0, oy0, ox1, oy1 = other.box
+        ow, oh = ox1 - ox0, oy1 - oy0
+        if other is inst or _colour(other) in ("grey", "black") or min(ow, oh) <= 0:
+            continue
+        same = abs(w - ow) <= 0.15 * ow and abs(h - oh) <= 0.15 * oh
+        dx, dy = x0 - ox0, y0 - oy0
+        moved = max(abs(dx), abs(dy)) >= 1 and abs(dx) <= shift * ow and abs(dy) <= shift * oh
+        if same and moved and inst.mask_area <= 0.4 * other.mask_area:
+            return True
+    return False
 
 
 def sliver(inst: Instance, width: float = 3.0) -> bool:
@@ -59,7 +88,7 @@ def objects_of(facts: VisualFactsRecord) -> list[Instance]:
     """Instances that are objects: not the glyphs of a text line (an instance mostly inside an
     OCR line of two or more letters or digits; a shape that OCR misreads as one character is
     still an object), nor the outline of another object, nor the overlap of two translucent
-    shapes (`blends`: its colour is theirs blended)."""
+    shapes (`blends`: its colour is theirs blended), nor a drop shadow (`shadow`)."""
 
     def glyph(inst: Instance, line: OcrLine) -> bool:
         x0, y0, x1, y1 = inst.box
@@ -73,6 +102,7 @@ def objects_of(facts: VisualFactsRecord) -> list[Instance]:
         for i in facts.instances
         if len(i.attributes) >= 3
         and BLEND not in i.attributes
+        and not shadow(i, facts.instances)
         and not any(glyph(i, line) for line in lines)
         and not outline(i, facts.instances)
     ]

@@ -121,3 +121,18 @@ def test_a_small_icon_is_read_as_its_drawing_is():
         for d, found in zip(drawing, regions, strict=True)
     ]
     assert np.allclose(shares[0], shares[1], atol=0.01)
+
+
+def test_a_drop_shadow_and_a_cartoon_outline_are_no_objects():
+    red = _box(40, 40, 100, 100, "red")
+    shade = _box(46, 46, 106, 106, "grey")
+    shade = shade.model_copy(update={"mask_area": 700})  # the L a shadow shows behind the red
+    blue = _box(200, 60, 260, 120, "blue")
+    line = _box(195, 55, 265, 125, "black").model_copy(update={"mask_area": 1300})
+    facts = VisualFactsRecord(
+        image_id="b" * 64, config_hash="c", captions=[], instances=[red, shade, blue, line],
+        ocr_lines=[], extractors=[], second_instances=[], second_ocr_lines=[],
+    )  # fmt: skip
+    assert objects_of(facts) == [red, blue]
+    grey_square = _box(150, 150, 210, 210, "grey")  # a grey object of its own is one
+    assert grey_square in objects_of(facts.model_copy(update={"instances": [red, grey_square]}))
