@@ -8,17 +8,21 @@ them, and onto the CPU past that. Packed likelihood passes are sized from free G
 
 A model's `options` override each choice: `dtype` (`bfloat16`, `float16`, `float32`),
 `device_map` (any value `from_pretrained` takes), `attention` (`sdpa`, `eager`, ...),
-`row_tokens` and `pass_tokens`.
+`row_tokens` and `pass_tokens`. On a CPU, the environment variable `BENCHFOUNDRY_CPU_DTYPE`
+(`float32` or `bfloat16`) replaces the default for every model that names no `dtype` of its
+own: `BENCHFOUNDRY_CPU_DTYPE=float32 make demo` runs a machine with AMX as one without.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from benchfoundry.gateway.errors import ModelConfigError
 
 _DTYPES = ("bfloat16", "float16", "float32")
+CPU_DTYPE_VARIABLE = "BENCHFOUNDRY_CPU_DTYPE"
 CPU_ROW_TOKENS = 1024
 CPU_PASS_TOKENS = 4096
 MAX_PASS_TOKENS = 131072
@@ -33,6 +37,13 @@ def choose_dtype(config: Any, device: str, options: dict[str, Any]) -> Any:
             raise ModelConfigError(f"dtype {asked!r}: give one of {', '.join(_DTYPES)}")
         return getattr(torch, asked)
     if not device.startswith("cuda"):
+        if forced := os.environ.get(CPU_DTYPE_VARIABLE, "").strip():
+            if forced not in ("bfloat16", "float32"):
+                raise ModelConfigError(
+                    f"{CPU_DTYPE_VARIABLE}={forced!r}: give float32 or bfloat16 (or leave it "
+                    "unset: bfloat16 where the CPU has AMX, float32 elsewhere)"
+                )
+            return getattr(torch, forced)
         return torch.bfloat16 if cpu_has_bfloat16_units() else torch.float32
     bf16 = torch.cuda.is_bf16_supported()
     named = _named_dtype(config)

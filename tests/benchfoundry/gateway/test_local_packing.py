@@ -139,3 +139,23 @@ def test_models_that_cannot_take_a_tree_mask_are_not_packed():
     assert can_pack(
         model(_attn_implementation="sdpa", sliding_window=32, use_sliding_window=False), [item]
     )
+
+
+def test_the_environment_forces_a_cpu_precision_for_models_that_name_none(monkeypatch):
+    """BENCHFOUNDRY_CPU_DTYPE=float32 runs a CPU with AMX as one without (a model's own dtype
+    still wins; a GPU is not concerned); an unknown value is refused, saying what it takes."""
+    import torch
+
+    from benchfoundry.gateway.errors import ModelConfigError
+    from benchfoundry.gateway.local_placement import cpu_precision
+
+    monkeypatch.setenv("BENCHFOUNDRY_CPU_DTYPE", "float32")
+    assert choose_dtype(None, "cpu", {}) == torch.float32
+    assert cpu_precision("cpu", {}) == {}  # float32 answers keep their cache keys
+    assert choose_dtype(None, "cpu", {"dtype": "bfloat16"}) == torch.bfloat16
+    monkeypatch.setenv("BENCHFOUNDRY_CPU_DTYPE", "bfloat16")
+    assert choose_dtype(None, "cpu", {}) == torch.bfloat16
+    assert cpu_precision("cpu", {}) == {"dtype": "bfloat16"}
+    monkeypatch.setenv("BENCHFOUNDRY_CPU_DTYPE", "fp16")
+    with pytest.raises(ModelConfigError, match="BENCHFOUNDRY_CPU_DTYPE='fp16': give float32"):
+        choose_dtype(None, "cpu", {})
