@@ -3,7 +3,8 @@
 its timeout and holds back no other (their CircularEval passes go on while it waits), a slow
 answer likewise; the refusals of a few neighbouring questions (an image's questions together,
 vLLM's image limit) do not stop a working model; and a model whose server fails every call is
-cut short by its breaker after the breaker's count, the rest counted as not asked."""
+cut short by its breaker after the breaker's count, the rest counted as not asked; one whose
+key is revoked mid-run is stopped after five refusals in a row."""
 
 from __future__ import annotations
 
@@ -74,6 +75,8 @@ def test_no_question_waits_on_another_and_a_dead_server_is_cut_short(tmp_path, i
     script = Script(
         rules=[
             Rule(Refusal(500, "internal error"), model="dead", pattern="Question"),
+            # answers the preflight's tiny question, then refuses every question: key revoked
+            Rule(Refusal(403, "key revoked"), model="revoked", pattern="Question"),
             Rule(limit, model="patient", pattern=pattern),
             Rule(patient, model="patient", pattern="Question"),
         ]
@@ -86,7 +89,9 @@ def test_no_question_waits_on_another_and_a_dead_server_is_cut_short(tmp_path, i
             f"  - {{name: patient, provider: openai, model: patient, base_url: '{server.base_url}',"
             f" timeout_s: {TIMEOUT_S}, concurrency: 4}}\n"
             f"  - {{name: dead, provider: openai, model: dead, base_url: '{server.base_url}',"
-            " concurrency: 4, breaker_after: 10}\n",
+            " concurrency: 4, breaker_after: 10}\n"
+            f"  - {{name: revoked, provider: openai, model: revoked, base_url: '{server.base_url}',"
+            " concurrency: 4}\n",
             encoding="utf-8",
         )
         spec = tmp_path / "spec.yaml"
@@ -99,6 +104,7 @@ def test_no_question_waits_on_another_and_a_dead_server_is_cut_short(tmp_path, i
             done = subprocess.run(
                 [sys.executable, "-m", "benchfoundry", "evaluate", "--out", str(tmp_path / "run"),
                  "--dataset", str(tsv), "--model", "patient", "--model", "dead",
+                 "--model", "revoked",
                  "--spec", str(spec), "--json"],
                 cwd=REPO, capture_output=True, text=True, timeout=240, env=dict(os.environ),
             )  # fmt: skip
@@ -106,6 +112,7 @@ def test_no_question_waits_on_another_and_a_dead_server_is_cut_short(tmp_path, i
             patient.released.set()
         took = time.monotonic() - started
         dead_requests = server.stats.by_model["dead"]
+        revoked_requests = server.stats.by_model["revoked"] - 1  # less the preflight's
     assert done.returncode == 3, done.stderr[-3000:]
     scores = {s["model"]: s for s in json.loads(done.stdout)["scores"]}
 
@@ -138,4 +145,14 @@ def test_no_question_waits_on_another_and_a_dead_server_is_cut_short(tmp_path, i
     assert reasons["not asked: server failing"] >= DEAD - 10
     stored = RunFolder(tmp_path / "run").table(CallFailureRecord).records()
     assert sum(r.model == "dead" for r in stored) == DEAD
-    assert "server failing" in done.stderr
+    assert "server failing" in done.stderr and "--allow-failures" in done.stderr
+
+    # The model whose key was revoked: stopped after five refusals in a row about the model.
+    revoked = scores["revoked"]
+    assert 5 <= revoked_requests <= 5 + 3, "five refusals, and the calls then in flight"
+    assert revoked["failed"] == DEAD and revoked["vanilla"]["accuracy"] == 0.0
+    assert revoked["failed_by_reason"] == {
+        "HTTP 403": revoked_requests,
+        "not asked": DEAD - revoked_requests,
+    }
+    assert "stopped after 5 calls in a row refused with HTTP 403" in revoked["stopped"]
