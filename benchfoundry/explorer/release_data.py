@@ -98,16 +98,16 @@ def _cited(evidence: list[str], facts: list[VisualFactsRecord]) -> list[dict[str
     """The boxes the evidence names (instances as `[x0, y0, x1, y1]`) and the OCR lines it
     quotes, found in the image's facts: what the key rests on, in image pixels."""
     shapes: list[dict[str, Any]] = []
-    for line in evidence:
+    for number, line in enumerate(evidence, start=1):  # labelled by the line they come from
         for match in BOX.finditer(line):
             box = [float(v) for v in match.groups()]
-            label = line[: match.start()].strip(" :,-") or "evidence"
-            shapes.append({"box": box, "label": label[-60:]})
+            shapes.append({"box": box, "label": str(number)})
         if quoted := OCR_LINE.search(line):
             for facts_record in facts:
                 for ocr in facts_record.ocr_lines:
                     if ocr.text == quoted.group(1):
-                        shapes.append({"box": [float(v) for v in ocr.box], "label": ocr.text})
+                        box = [float(v) for v in ocr.box]
+                        shapes.append({"box": box, "label": f"{number}: {ocr.text}"})
                         break
                 else:
                     continue

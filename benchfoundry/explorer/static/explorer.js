@@ -306,7 +306,10 @@
     var models = S.meta.models;
     if (!models.length) return el("p", { cls: "note", text: "No model answers in this explorer." });
     var rows = [el("tr", null, ["model", "language", "pass", "options shown", "reply", "read as", "verdict"].map(function (h) { return el("th", { text: h }); }))];
-    Object.keys(it.texts).forEach(function (l) {
+    // the languages someone was asked in (the build's judgements are of English items only)
+    Object.keys(it.texts).filter(function (l) {
+      return Object.keys(it.answers[l] || {}).length || Object.keys(it.failures[l] || {}).length;
+    }).forEach(function (l) {
       models.forEach(function (m, i) {
         var passes = (it.answers[l] || {})[i] || [], failure = (it.failures[l] || {})[i];
         if (!passes.length) {
@@ -379,7 +382,7 @@
       v.appendChild(el("section", null, [el("h2", { text: it.clip ? "Clip (plays only the stretch the question may show)" : "Image, with the facts the key rests on" }), media(it)]));
       v.appendChild(el("section", { id: "texts" }, [el("h2", { text: "Question and options, every language" }), texts(it)]));
       var ev = el("section", { id: "evidence" }, [el("h2", { text: "What the key rests on" })]);
-      if (it.evidence.length) ev.appendChild(el("ul", null, it.evidence.map(function (e) { return el("li", { text: e }); })));
+      if (it.evidence.length) ev.appendChild(el("ol", null, it.evidence.map(function (e) { return el("li", { text: e }); })));  // numbered as on the image
       else ev.appendChild(el("p", { cls: "note", text: "No evidence recorded for this item." }));
       v.appendChild(ev);
       v.appendChild(el("section", null, [el("h2", { text: "Every model's reply, per pass" }), answers(it, lang)]));
