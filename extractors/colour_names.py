@@ -101,6 +101,11 @@ def ranked(rgb: tuple[float, float, float]) -> list[tuple[float, str]]:
 def colour_name(rgb: tuple[float, float, float]) -> str:
     """The basic colour name of an RGB value (0-255) where people agree on it; otherwise the two
     nearest basic names joined ("blue-green"), which is not `clear`."""
+    return _named(tuple(round(float(v)) for v in rgb[:3]))  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=8192)  # a drawing's few colours are named once
+def _named(rgb: tuple[int, int, int]) -> str:
     lab = lab_of(rgb)
     if float(np.hypot(lab[1], lab[2])) < NEUTRAL:  # black, grey or white, by lightness
         band = next((name for low, high, name in GREY_SCALE if low <= lab[0] < high), None)
