@@ -46,9 +46,11 @@ def outline(
 
 
 def shadow(inst: Instance, instances: list[Instance], shift: float = 0.3) -> bool:
-    """A grey or black region that is another object's copy pushed a little aside and mostly
-    hidden behind it (a drop shadow): its box the other's size (within 15%), moved by under
-    `shift` of it, and it shows under 40% of the other's area. A person sees no object there."""
+    """A grey or black region that peeks out from behind another object, as that object's copy
+    pushed a little aside would (a drop shadow): it spans most of the other's box (half of it
+    or more, at most 15% more, on each axis), lies within that box grown by `shift` of its size
+    on every side, reaches out of it on some side, and shows under 40% of the other's area. A
+    person sees no object there."""
     if not (_colour(inst) or "").startswith(("grey", "black")):
         return False
     x0, y0, x1, y1 = inst.box
@@ -58,10 +60,11 @@ def shadow(inst: Instance, instances: list[Instance], shift: float = 0.3) -> boo
         ow, oh = ox1 - ox0, oy1 - oy0
         if other is inst or _colour(other) in ("grey", "black") or min(ow, oh) <= 0:
             continue
-        same = abs(w - ow) <= 0.15 * ow and abs(h - oh) <= 0.15 * oh
-        dx, dy = x0 - ox0, y0 - oy0
-        moved = max(abs(dx), abs(dy)) >= 1 and abs(dx) <= shift * ow and abs(dy) <= shift * oh
-        if same and moved and inst.mask_area <= 0.4 * other.mask_area:
+        spans = 0.5 * ow <= w <= 1.15 * ow and 0.5 * oh <= h <= 1.15 * oh
+        near = x0 >= ox0 - shift * ow and x1 <= ox1 + shift * ow
+        near = near and y0 >= oy0 - shift * oh and y1 <= oy1 + shift * oh
+        out = max(ox0 - x0, oy0 - y0, x1 - ox1, y1 - oy1) >= 1
+        if spans and near and out and inst.mask_area <= 0.4 * other.mask_area:
             return True
     return False
 
