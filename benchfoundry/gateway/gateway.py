@@ -68,6 +68,9 @@ class Gateway:
         # Whether a model whose server fails every attempt is cut short (`breaker.py`): an
         # evaluation turns it on; a build's stages retry each call to its end.
         self.breakers_on = False
+        # How often a call that timed out is asked again when its model does not say
+        # (`timeout_retries`): None, up to `max_attempts`; an evaluation asks it once more.
+        self.timeout_retries: int | None = None
         self._lock = threading.Lock()
 
     # --- models -------------------------------------------------------------------------------
@@ -230,7 +233,12 @@ class Gateway:
                 if too_long:
                     message += f" (the server asks to wait {exc.retry_after:g}s, more than max_retry_wait_s={spec.max_retry_wait_s:g})"
                 # A call left hanging is asked again `timeout_retries` times, not to the end.
-                hung = exc.kind == "timeout" and errors["timeout"] > spec.timeout_retries
+                allowed = (
+                    spec.timeout_retries
+                    if spec.timeout_retries is not None
+                    else self.timeout_retries
+                )
+                hung = exc.kind == "timeout" and allowed is not None and errors["timeout"] > allowed
                 if not exc.transient or too_long or hung or attempt + 1 == spec.max_attempts:
                     self.ledger.record(
                         self.stage, spec.name, Usage(calls=1, attempts=attempt + 1, errors=errors)

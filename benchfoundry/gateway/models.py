@@ -51,12 +51,13 @@ class ModelSpec(BaseModel):
     tpm: float | None = Field(default=None, gt=0, description="tokens per minute")
     timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=5, ge=1)
-    timeout_retries: int = Field(
-        default=1,
+    timeout_retries: int | None = Field(
+        default=None,
         ge=0,
         description="times a call that got no answer within timeout_s is asked again (within "
-        "max_attempts): a request a server leaves hanging mostly hangs again, so it costs its "
-        "question this many more timeouts, not max_attempts of them",
+        "max_attempts); default: up to max_attempts in a build's stages, once in an "
+        "evaluation (a request a server leaves hanging mostly hangs again: each try costs its "
+        "question a whole timeout)",
     )
     breaker_after: int = Field(
         default=10,

@@ -205,6 +205,7 @@ def evaluate_model(
     dataset = asked_dataset(run_root, path, options)
     gateway = gateway_for_run(run_root, stage="evaluate", catalogue_path=catalogue)
     gateway.breakers_on = True  # a server failing every call is cut short
+    gateway.timeout_retries = 1  # a hung call is asked once more, not max_attempts times
     if options.concurrency is not None:  # the command's setting, over the catalogue's
         gateway.catalogue[model] = gateway.spec(model).model_copy(
             update={"concurrency": options.concurrency}

@@ -63,13 +63,14 @@ def _files_holding(root: Path, needle: bytes) -> list[str]:
 
 
 def _setup(folder: Path, server: TestServer, concurrency: int = 8) -> Path:
-    """The corpus, the catalogue (every model on `server`, keyed from the environment) and the
-    spec of a whole build in `folder`; returns the spec."""
+    """The corpus, the catalogue (every model on `server`, keyed from the environment; a
+    timeout retried like any fault, also in the evaluation, which otherwise asks a timed-out
+    call once more only) and the spec of a whole build in `folder`; returns the spec."""
     write_corpus(folder / "scenes", n_objects=3, n_text=1, seed=5)
     entries = [
         f"  - {{name: {name}, provider: openai, model: {name}, base_url: '{server.base_url}',"
         f" api_key_env: BENCHFOUNDRY_FAKE_KEY, roles: [{role}], timeout_s: 1.0,"
-        f" max_attempts: 10, concurrency: {concurrency}}}"
+        f" max_attempts: 10, timeout_retries: 9, concurrency: {concurrency}}}"
         for name, role in (("writer", "generator"), ("reader", "text_only"),
                            ("looker", "vlm"), ("grader", "judge"))
     ]  # fmt: skip

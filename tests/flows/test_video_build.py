@@ -271,12 +271,17 @@ def test_a_killed_evaluation_of_images_and_clips_makes_no_call_twice(video_build
         )  # fmt: skip
         assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
         resumed = cli(tmp_path / "run")
-        assert server.stats.requests - whole_requests == whole_requests
+        # The served model's questions go side by side (4 at once): the calls still in flight
+        # when the process was killed are asked again, and nothing else is.
+        again = server.stats.requests - 2 * whole_requests
+        assert 0 <= again <= 4
     assert any(s["reused"] > 0 for s in resumed["scores"]), "the kill left answers to reuse"
     calls = {
         out: {m: u.calls for m, u in read_journal(tmp_path / out)["evaluate"].items()}
         for out in ("whole", "run")
     }
-    assert calls["run"] == calls["whole"] and set(calls["whole"]) == {"served", "local"}
+    assert set(calls["whole"]) == {"served", "local"}
+    assert calls["run"]["local"] == calls["whole"]["local"]
+    assert 0 <= calls["run"]["served"] - calls["whole"]["served"] <= 4
     clips = [b for b in server.stats.bodies if len(b["messages"][-1]["content"]) == 4]
     assert clips, "the served model was shown three frames of each clip's stretch"

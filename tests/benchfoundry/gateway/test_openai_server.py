@@ -114,19 +114,19 @@ def test_each_transient_fault_is_retried(server, secret, fault):
 
 
 def test_timeouts_and_exhausted_attempts_fail_with_a_typed_error(server, secret):
-    # A call left hanging is asked once more (timeout_retries: 1), not max_attempts times:
-    # a hung request mostly hangs again, and each try costs its question a whole timeout.
-    server.inject("slow", times=2, delay=1.0)
-    with pytest.raises(ModelCallError) as caught:
-        Gateway().generate(_spec(server, timeout_s=0.3, max_attempts=3), "too slow")
-    assert (caught.value.kind, caught.value.attempts) == ("timeout", 2)
-    assert server.stats.requests == 2
     server.inject("slow", times=3, delay=1.0)
     with pytest.raises(ModelCallError) as caught:
-        Gateway().generate(
-            _spec(server, timeout_s=0.3, max_attempts=3, timeout_retries=5), "too slow"
-        )
+        Gateway().generate(_spec(server, timeout_s=0.3, max_attempts=3), "too slow")
     assert (caught.value.kind, caught.value.attempts) == ("timeout", 3)
+    # With timeout_retries (an evaluation's gateway: 1), a call left hanging is asked once
+    # more, not max_attempts times: a hung request mostly hangs again.
+    server.inject("slow", times=2, delay=1.0)
+    with pytest.raises(ModelCallError) as caught:
+        Gateway().generate(
+            _spec(server, timeout_s=0.3, max_attempts=3, timeout_retries=1), "too slow"
+        )
+    assert (caught.value.kind, caught.value.attempts) == ("timeout", 2)
+    assert server.stats.requests == 5
     server.inject("503", times=2)
     with pytest.raises(ModelCallError, match="server_error"):
         Gateway().generate(_spec(server, max_attempts=2), "down")
