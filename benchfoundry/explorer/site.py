@@ -18,16 +18,15 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import shutil
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
-
-from benchfoundry.storage.atomic import atomic_write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -148,17 +147,26 @@ def _row(item: Item, language: str, n: int, models: int) -> dict[str, Any]:
 
 
 def _detail(item: Item) -> dict[str, Any]:
-    out = asdict(item)
+    """An item's page as JSON values (shallow: the passes are already plain)."""
+    out = {f.name: getattr(item, f.name) for f in fields(item)}
+    out["texts"] = {lang: vars(t) for lang, t in item.texts.items()}
     out["answers"] = {
-        lang: {
-            str(m): [asdict(p) for p in sorted(ps, key=lambda p: p.index)] for m, ps in by.items()
-        }
+        lang: {str(m): [vars(p) for p in sorted(ps, key=lambda p: p.index)] for m, ps in by.items()}
         for lang, by in item.answers.items()
     }
     out["failures"] = {
         lang: {str(m): r for m, r in by.items()} for lang, by in item.failures.items()
     }
     return out
+
+
+def _write(path: Path, data: bytes) -> None:
+    """`data` to `path` under a temporary name, then renamed: never a torn file. Not synced one
+    by one (thousands of media files): a release is synced whole before it is renamed into
+    place, and an evaluation's explorer is written again by the next report."""
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def _script(kind: str, n: int, value: Any) -> bytes:
@@ -185,9 +193,7 @@ def write_site(site: Site, out: Path) -> Path:
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir()
     for name in STATIC:
-        atomic_write_bytes(
-            out / name, resources.files(__package__).joinpath("static", name).read_bytes()
-        )
+        _write(out / name, resources.files(__package__).joinpath("static", name).read_bytes())
     languages = _languages(site.items)
     rows = [
         _row(item, lang, n, len(site.models))
@@ -197,13 +203,13 @@ def write_site(site: Site, out: Path) -> Path:
     ]
     row_chunks = [rows[i : i + ROWS_PER_CHUNK] for i in range(0, len(rows), ROWS_PER_CHUNK)]
     for n, chunk in enumerate(row_chunks):
-        atomic_write_bytes(data / f"rows-{n:03d}.js", _script("rows", n, chunk))
+        _write(data / f"rows-{n:03d}.js", _script("rows", n, chunk))
     details = [_detail(i) for i in site.items]
     item_chunks = [
         details[i : i + ITEMS_PER_CHUNK] for i in range(0, len(details), ITEMS_PER_CHUNK)
     ]
     for n, chunk in enumerate(item_chunks):
-        atomic_write_bytes(data / f"items-{n:03d}.js", _script("items", n, chunk))
+        _write(data / f"items-{n:03d}.js", _script("items", n, chunk))
     meta = {
         "title": site.title,
         "kind": site.kind,
@@ -223,7 +229,7 @@ def write_site(site: Site, out: Path) -> Path:
         "notes": site.notes,
         "links": site.links,
     }
-    atomic_write_bytes(data / "meta.js", _script("meta", 0, meta))
+    _write(data / "meta.js", _script("meta", 0, meta))
     return out / "index.html"
 
 
@@ -243,14 +249,15 @@ class Media:
         ext = Path(name or "").suffix.lower() or ".png"
         full = f"media/images/{image_id}{ext}"
         thumb = f"media/thumbs/{image_id}.jpg"
-        atomic_write_bytes(self.out / full, data)
+        _write(self.out / full, data)
         with Image.open(io.BytesIO(data)) as im:
             width, height = im.size
+            im.draft("RGB", (THUMB_PX, THUMB_PX))  # a JPEG decodes at a fraction of its size
             small = im.convert("RGB")
             small.thumbnail((THUMB_PX, THUMB_PX))
             buffer = io.BytesIO()
             small.save(buffer, "JPEG", quality=75)
-        atomic_write_bytes(self.out / thumb, buffer.getvalue())
+        _write(self.out / thumb, buffer.getvalue())
         self.seen[image_id] = (full, thumb, width, height)
         return self.seen[image_id]
 

@@ -9,7 +9,7 @@
   var BINS = { tough: 0, hard: 1, medium: 2, easy: 3 };
   var WORDS = { R: "right", W: "wrong", U: "unparsed", F: "failed", "-": "not asked" };
   var S = {
-    meta: null, rows: [], items: {}, loading: {}, shown: [], page: 0,
+    meta: null, rows: [], items: {}, loading: {}, shown: [], page: 0, drawn: 0,
     filters: { dim: "", lang: "", bin: "", model: "", outcome: "", disagree: false, suspect: false, allWrong: false, text: "" },
     sort: { key: "n", dir: 1 }
   };
@@ -212,6 +212,7 @@
     if (!body) return;
     var frag = document.createDocumentFragment();
     var start = S.page * PAGE, rows = S.shown.slice(start, start + PAGE), n = S.meta.models.length;
+    var thumbs = [];  // added once the rows are drawn, so that a filter's answer comes first
     var proto = document.createElement("tr");  // cloned per row: cheaper than building each
     for (var c = 0; c < 13; c++) proto.appendChild(document.createElement("td"));
     if (n) { proto.children[8].colSpan = n; proto.children[8].className = "strip"; }
@@ -219,7 +220,7 @@
     rows.forEach(function (r) {
       var tr = proto.cloneNode(true), td = tr.children;
       tr.setAttribute("data-id", r.id);
-      if (r.thumb) td[0].appendChild(el("img", { cls: "thumb", src: r.thumb, loading: "lazy", alt: r.clip ? "clip" : "image" }));
+      if (r.thumb) thumbs.push([td[0], r]);
       td[1].textContent = r.n;
       td[2].appendChild(link(itemHref(r), r.id));
       td[3].textContent = r.dim;
@@ -235,6 +236,13 @@
       frag.appendChild(tr);
     });
     clear(body).appendChild(frag);
+    var drawn = ++S.drawn;
+    setTimeout(function () {
+      if (drawn !== S.drawn) return;  // the table changed again meanwhile
+      thumbs.forEach(function (x) {
+        x[0].appendChild(el("img", { cls: "thumb", src: x[1].thumb, loading: "lazy", alt: x[1].clip ? "clip" : "image" }));
+      });
+    }, 0);
     var pages = Math.max(1, Math.ceil(S.shown.length / PAGE));
     document.getElementById("count").textContent = S.shown.length + " of " + S.all.length + " rows";
     var pager = clear(document.getElementById("pager"));
