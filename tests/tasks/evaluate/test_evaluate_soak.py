@@ -19,7 +19,7 @@ from benchfoundry.tasks.evaluate.options import EvaluateOptions
 from benchfoundry.tasks.evaluate.stage import evaluate_model
 
 N = 400
-TIMEOUT_S = 1.0
+TIMEOUT_S = 2.0  # generous: a loaded machine must not time out a call answered at once
 pytestmark = pytest.mark.slow
 
 
