@@ -6,8 +6,8 @@ them; orientation 1 is the upright JPEG itself), resized to a quarter and to fou
 size, re-encoded (JPEG 90, WebP, BMP, GIF, TIFF, CMYK JPEG, palette PNG, RGBA with a transparent
 background) and padded with a margin of its own border's colour. All of them go through ingest, extract and the
 template generator in one run folder; each variant's questions are then compared with the
-picture's own: the share of its questions asked again, and among those the share whose key is
-the same answer. No truth is needed, so it runs on any picture, photographs included.
+picture's own: the share of its items asked again (the same question with the same options, in
+any order), and among those the share whose key is the same answer. No truth is needed, so it runs on any picture, photographs included.
 """
 
 from __future__ import annotations
@@ -145,10 +145,14 @@ class Invariance:
     by_variant: dict[str, VariantOutcome] = field(default_factory=dict)
 
 
-def _keys(candidates: list[CandidateRecord]) -> dict[tuple[str, str], str]:
-    """(template, question) -> the key's option text."""
+Item = tuple[str, str, frozenset[str]]  # (template, question, its options in any order)
+
+
+def _keys(candidates: list[CandidateRecord]) -> dict[Item, str]:
+    """Each template item (its question and its set of options: the same question offered with
+    other options is another item) -> the key's option text."""
     return {
-        (c.generator, c.question): c.options[index_of(c.answer)]
+        (c.generator, c.question, frozenset(c.options)): c.options[index_of(c.answer)]
         for c in candidates
         if c.generator.startswith("template:")
     }
