@@ -158,6 +158,9 @@
       check("suspect", "suspect")
     ]));
     m.notes.forEach(function (n) { v.appendChild(el("p", { cls: "note", text: n })); });
+    if (m.models.some(function (x) { return x.in_build.length; })) {
+      v.appendChild(el("p", { cls: "note", text: "† took part in building the release (its score there may be biased; the model's page says how)" }));
+    }
     if (m.models.length) {
       v.appendChild(el("p", { cls: "note" }, ["Models: "].concat(m.models.map(function (x, i) {
         return el("span", null, [link("#/model/" + i, x.label), i < m.models.length - 1 ? " · " : ""]);
@@ -176,7 +179,10 @@
     head.appendChild(el("th", { text: "" }));
     [["n", "#"], ["id", "item"], ["dim", "dimension"], ["binRank", "bin"], ["lang", "lang"], ["key", "key"], ["text", "question"]]
       .forEach(function (c) { head.appendChild(th(c[0], c[1])); });
-    m.models.forEach(function (x, i) { head.appendChild(el("th", { cls: "model", title: x.label, text: x.label })); });
+    m.models.forEach(function (x) {  // † a model that took part in building the release
+      var built = x.in_build.length ? "† " : "";
+      head.appendChild(el("th", { cls: "model", title: x.label + (built ? "; in the build: " + x.in_build.join("; ") : ""), text: built + x.label }));
+    });
     head.appendChild(th("right", "right"));
     head.appendChild(th("diff", "difficulty", null, "IRT difficulty"));
     head.appendChild(th("disc", "discrim.", null, "IRT discrimination"));
