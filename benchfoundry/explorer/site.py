@@ -204,11 +204,9 @@ def write_site(site: Site, out: Path) -> Path:
     row_chunks = [rows[i : i + ROWS_PER_CHUNK] for i in range(0, len(rows), ROWS_PER_CHUNK)]
     for n, chunk in enumerate(row_chunks):
         _write(data / f"rows-{n:03d}.js", _script("rows", n, chunk))
-    details = [_detail(i) for i in site.items]
-    item_chunks = [
-        details[i : i + ITEMS_PER_CHUNK] for i in range(0, len(details), ITEMS_PER_CHUNK)
-    ]
-    for n, chunk in enumerate(item_chunks):
+    item_chunks = range(0, len(site.items), ITEMS_PER_CHUNK)
+    for n, start in enumerate(item_chunks):  # one chunk's JSON at a time
+        chunk = [_detail(i) for i in site.items[start : start + ITEMS_PER_CHUNK]]
         _write(data / f"items-{n:03d}.js", _script("items", n, chunk))
     meta = {
         "title": site.title,
