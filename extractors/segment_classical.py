@@ -108,9 +108,15 @@ class ClassicalSegmenter(Segmenter):
                 continue
             median = np.median(colours[mask], axis=0)
             near = None if background is None else float(np.linalg.norm(median - background))
-            if near is not None and near < self.background_distance and (touches or near < FAINT):
+            faint = not touches and near is not None and near >= FAINT and share >= 0.005
+            faint = faint and area >= 0.35 * (x1 - x0) * (y1 - y0)
+            if faint:  # of one flat colour, not letters with the paper between them
+                spread = np.linalg.norm(colours[mask] - median, axis=-1)
+                faint = bool(np.mean(spread <= self.merge_distance / 2) >= 0.9)
+            if near is not None and near < self.background_distance and not faint:
                 # of the background's colour (seen through a gap, or a leftover of it); a faint
-                # shape standing inside the image (beige on white) is still a shape
+                # shape standing inside the image (beige on white: a compact flat region of
+                # half a percent of the image or more) is still a shape
                 continue
             # The box and area of the region's own colour: the blended edge pixels it absorbed
             # (a pixel or two on each side) would widen its box into its neighbours'.
