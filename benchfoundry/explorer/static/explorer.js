@@ -115,6 +115,32 @@
     drawRows();
   }
 
+  // --- the table's state in the address: a filtered view can be bookmarked, shared, reloaded ------
+  var SORTS = ["n", "id", "dim", "binRank", "lang", "key", "text", "right", "diff", "disc", "suspect"];
+  function tableHash() {
+    var q = [];
+    Object.keys(S.filters).forEach(function (k) {
+      var v = S.filters[k];
+      if (v !== "" && v !== false) q.push(k + "=" + encodeURIComponent(v === true ? "1" : v));
+    });
+    if (S.sort.key !== "n" || S.sort.dir !== 1) q.push("sort=" + S.sort.key + (S.sort.dir < 0 ? ":desc" : ""));
+    if (S.page) q.push("page=" + (S.page + 1));
+    return "#/" + (q.length ? "?" + q.join("&") : "");
+  }
+  function readTableHash() {
+    var f = { dim: "", lang: "", bin: "", model: "", outcome: "", disagree: false, suspect: false, allWrong: false, text: "" };
+    var sort = { key: "n", dir: 1 }, page = 0;
+    (location.hash.split("?")[1] || "").split("&").forEach(function (kv) {
+      var at = kv.indexOf("="), k = kv.slice(0, at), v;
+      if (at < 0) return;
+      try { v = decodeURIComponent(kv.slice(at + 1)); } catch (e) { return; }
+      if (Object.prototype.hasOwnProperty.call(f, k)) f[k] = typeof f[k] === "boolean" ? v === "1" : v;
+      else if (k === "sort" && SORTS.indexOf(v.split(":")[0]) >= 0) sort = { key: v.split(":")[0], dir: v.split(":")[1] === "desc" ? -1 : 1 };
+      else if (k === "page") page = Math.max(0, (parseInt(v, 10) || 1) - 1);
+    });
+    S.filters = f; S.sort = sort; S.page = page;
+  }
+
   // --- the table --------------------------------------------------------------------------------
   function select(name, values, labels, current) {
     var s = el("select", { id: "f-" + name, "data-filter": name });
@@ -255,6 +281,10 @@
     pager.appendChild(el("button", { text: "previous", disabled: S.page === 0, onclick: function () { S.page--; drawRows(); } }));
     pager.appendChild(el("span", { text: "page " + (S.page + 1) + " of " + pages }));
     pager.appendChild(el("button", { text: "next", disabled: S.page >= pages - 1, onclick: function () { S.page++; drawRows(); } }));
+    S.tableHash = tableHash();  // "← the table" comes back to this view
+    if (location.hash !== S.tableHash) {
+      try { history.replaceState(null, "", S.tableHash); } catch (e) { /* a browser that refuses it keeps the view in memory */ }
+    }
     if (!S.readyAt) S.readyAt = performance.now();  // the bench's "open" figure
     document.body.setAttribute("data-ready", "table");
   }
@@ -385,7 +415,7 @@
     withItem(qid, function (it) {
       var v = view();
       var at = S.shown.findIndex(function (r) { return r.q === qid && r.lang === lang; });
-      var nav = el("p", null, [link("#/", "← the table")]);
+      var nav = el("p", null, [link(S.tableHash || "#/", "← the table")]);
       S.prev = at > 0 ? itemHref(S.shown[at - 1]) : null;
       S.next = at >= 0 && at < S.shown.length - 1 ? itemHref(S.shown[at + 1]) : null;
       if (S.prev) nav.appendChild(el("span", null, [" · ", link(S.prev, "previous (k)")]));
@@ -463,7 +493,7 @@
     lang = lang || (langs.length > 1 ? langs[0] : "all");
     function hashFor(o, l) { return "#/model/" + m + "/" + l + (o !== null && o !== "" ? "/vs/" + o : ""); }
     var rows = lang === "all" ? S.all : S.all.filter(function (r) { return r.lang === lang; });
-    v.appendChild(el("p", null, [link("#/", "← the table")]));
+    v.appendChild(el("p", null, [link(S.tableHash || "#/", "← the table")]));
     v.appendChild(el("h1", { text: me.label }));
     if (me.served_at) v.appendChild(el("p", { cls: "note", text: "served at " + me.served_at }));
     if (me.in_build.length) v.appendChild(el("p", { cls: "note", text: "In the build: " + me.in_build.join("; ") }));
@@ -510,6 +540,7 @@
       var lang = parts[2] && parts[2] !== "vs" ? parts[2] : null, vs = parts.indexOf("vs");
       return drawModel(Number(parts[1]), vs > 0 ? Number(parts[vs + 1]) : null, lang);
     }
+    readTableHash();
     drawTable();
     window.scrollTo(0, 0);
   }
@@ -526,7 +557,7 @@
       if (document.body.getAttribute("data-ready") !== "item" || e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
       if (e.key === "j" && S.next) location.hash = S.next;
       else if (e.key === "k" && S.prev) location.hash = S.prev;
-      else if (e.key === "Escape") location.hash = "#/";
+      else if (e.key === "Escape") location.hash = S.tableHash || "#/";
     });
     route();
   }

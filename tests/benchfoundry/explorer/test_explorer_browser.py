@@ -214,6 +214,10 @@ def test_the_filters_return_the_items_the_models_got_right_and_wrong(written, pa
     good = next(i for i, m in enumerate(models) if m.startswith("openai/good"))
     _filter(page, "allWrong", True)
     assert set(_shown(page)) == {"q05", _twin("q05"), _twin("q06")}
+    page.reload()  # the view is in the address: a reload (or a bookmark) shows it again
+    page.wait_for_selector("body[data-ready=table]")
+    assert set(_shown(page)) == {"q05", _twin("q05"), _twin("q06")}
+    assert page.is_checked("#f-allWrong")
     _filter(page, "allWrong", False)
     _filter(page, "model", good)
     _filter(page, "outcome", "W")
