@@ -484,8 +484,19 @@ def test_the_card_names_the_models_that_did_the_hit_counting(run, tmp_path):
     ]
     rows.append(rows[0].model_copy(update={"question_id": "q07", "model": "only-on-q07"}))
     run.table(JudgementRecord).append(rows)
-    summary = publish(run, _options(tmp_path, letter_tolerance=0.5, allow_unreviewed=True))
-    card = (tmp_path / "releases" / "bench" / summary.version / "README.md").read_text()
+    spec = tmp_path / "bench.yaml"
+    spec.write_text(
+        "name: bench\nsources: [{kind: packaged}]\n"
+        "options: {publish: {to: releases, letter_tolerance: 0.5}}\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(  # as a user runs it, in its own process
+        [sys.executable, "-m", "benchfoundry", "publish", "--out", str(run.root), "--spec",
+         str(spec), "--allow-unreviewed", "--json"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    card = (Path(json.loads(done.stdout)["release"]) / "README.md").read_text()
     assert "text-only models smollm2; blind baselines blind/longest;" in card
     assert "vision-language models facts-smollm2-objects, facts-smollm2-text;" in card
     assert "only-on-q07" not in card  # q07 was rejected: not released, not counted
