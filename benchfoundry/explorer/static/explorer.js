@@ -5,6 +5,7 @@
   "use strict";
 
   var PAGE = 50;
+  var FIRST = 20;  // rows drawn before a filter returns: more than a screen holds
   var COL = 22;  // a model's column, in pixels
   var BINS = { tough: 0, hard: 1, medium: 2, easy: 3 };
   var WORDS = { R: "right", W: "wrong", U: "unparsed", F: "failed", "-": "not asked" };
@@ -244,12 +245,12 @@
     if (!body) return;
     var frag = document.createDocumentFragment();
     var start = S.page * PAGE, rows = S.shown.slice(start, start + PAGE), n = S.meta.models.length;
-    var thumbs = [];  // added once the rows are drawn, so that a filter's answer comes first
+    var thumbs = [];
     var proto = document.createElement("tr");  // cloned per row: cheaper than building each
     for (var c = 0; c < 13; c++) proto.appendChild(document.createElement("td"));
     if (n) { proto.children[8].colSpan = n; proto.children[8].className = "strip"; }
     else proto.children[8].hidden = true;
-    rows.forEach(function (r) {
+    function add(r, into) {
       var tr = proto.cloneNode(true), td = tr.children;
       tr.setAttribute("data-id", r.id);
       if (r.thumb) thumbs.push([td[0], r]);
@@ -265,12 +266,18 @@
       td[10].textContent = num(r.diff);
       td[11].textContent = num(r.disc);
       td[12].className = "suspect"; td[12].textContent = r.suspect || "";
-      frag.appendChild(tr);
-    });
+      into.appendChild(tr);
+    }
+    // a screenful first, so that a filter answers at once; the rest of the page and the
+    // thumbnails in the next task (unless the table changed again meanwhile)
+    rows.slice(0, FIRST).forEach(function (r) { add(r, frag); });
     clear(body).appendChild(frag);
     var drawn = ++S.drawn;
     setTimeout(function () {
-      if (drawn !== S.drawn) return;  // the table changed again meanwhile
+      if (drawn !== S.drawn) return;
+      var rest = document.createDocumentFragment();
+      rows.slice(FIRST).forEach(function (r) { add(r, rest); });
+      body.appendChild(rest);
       thumbs.forEach(function (x) {
         x[0].appendChild(el("img", { cls: "thumb", src: x[1].thumb, loading: "lazy", alt: x[1].clip ? "clip" : "image" }));
       });
