@@ -14,6 +14,7 @@ from benchfoundry.core.batches import INLINE, Mapper
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import (
     CandidateRecord,
+    ImageRecord,
     ReviewBatchRecord,
     ReviewRecord,
     ScoredRecord,
@@ -25,6 +26,7 @@ from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.decisions.suspects import read_suspects
 from benchfoundry.decisions.twins import language_of, twin_candidates
 from benchfoundry.extractors.agreement import agreement
+from benchfoundry.extractors.frame import framed
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.storage.visual_context import current_facts
 from benchfoundry.tasks.review.options import ReviewOptions
@@ -133,14 +135,24 @@ def plan(
     return batches, unassigned, cross
 
 
+def image_sizes(run: RunFolder) -> dict[str, tuple[float, float]]:
+    """Each stored image's width and height."""
+    rows = run.table(ImageRecord).read(columns=["image_id", "width", "height"]).to_pylist()
+    return {r["image_id"]: (float(r["width"]), float(r["height"])) for r in rows}
+
+
 def on_unplain_regions(
-    candidates: Sequence[CandidateRecord], facts: dict[str, VisualFactsRecord]
+    candidates: Sequence[CandidateRecord],
+    facts: dict[str, VisualFactsRecord],
+    sizes: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, str]:
     """Template questions whose image's facts do not (or no longer) support them: about objects,
     where the objects may not be counted, named or located (slivers, a photograph's unlabelled
     regions) or the two readings of them disagree or shapes are unclear; about text, where the
     two OCR readings share no whole line; or whose image has no facts to tell: question id ->
-    why. The automatic reviewer leaves them to people, whatever quality control said."""
+    why. The automatic reviewer leaves them to people, whatever quality control said. The facts
+    are measured in the frame the generator measured them in (`framed`, from the image's size
+    in `sizes`), so an image's size does not change what is withheld."""
     out = {}
     for c in candidates:
         if not c.generator.startswith("template:") or c.meta.get("video"):
@@ -149,6 +161,8 @@ def on_unplain_regions(
         if record is None:
             out[c.question_id] = "no_facts"
             continue
+        if sizes and c.image_id in sizes:
+            record, _ = framed(record, sizes[c.image_id])
         agreed = agreement(record)
         if c.generator == "template:read_text":
             why = agreed.lines_why_not or (None if agreed.lines else "extractors_disagree")
@@ -239,7 +253,7 @@ def export_batches(run_root: str, options: ReviewOptions, spec_hash: str) -> Rev
         selected = [c for c in candidates if c.question_id in scored]
         withheld = {
             q: why
-            for q, why in on_unplain_regions(selected, current_facts(run)).items()
+            for q, why in on_unplain_regions(selected, current_facts(run), image_sizes(run)).items()
             if scored[q].decision == "selected"
         }
         auto_now = auto_reviews(candidates, scored, done, withheld)

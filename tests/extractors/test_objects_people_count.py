@@ -136,3 +136,31 @@ def test_a_drop_shadow_and_a_cartoon_outline_are_no_objects():
     assert objects_of(facts) == [red, blue]
     grey_square = _box(150, 150, 210, 210, "grey")  # a grey object of its own is one
     assert grey_square in objects_of(facts.model_copy(update={"instances": [red, grey_square]}))
+
+
+def test_the_automatic_reviewer_withholds_alike_at_every_size(candidate_record):
+    """The automatic reviewer checks a template question's facts in the generator's frame:
+    three squares in a row, a hundredth of the picture's width apart (3 px at 384 px, 12 px at
+    1,536 px), meet in a chain (a pattern: not counted) at either size."""
+    from benchfoundry.tasks.review.stage import on_unplain_regions
+
+    def square(x: float, colour: str, k: float) -> Instance:
+        return Instance(
+            box=[x * k, 100 * k, (x + 60) * k, 160 * k], mask_area=round(3600 * k * k),
+            label=None, attributes=[colour, "rectangular", "square", "flat-coloured", "medium",
+                                    "middle left"], dense_caption=None, score=1.0,
+        )  # fmt: skip
+
+    withheld = []
+    for k in (1.0, 4.0):  # the same drawing at 384 x 288 px and at 1,536 x 1,152 px
+        row = [square(40, "red", k), square(103, "blue", k), square(166, "green", k)]
+        facts = VisualFactsRecord(
+            image_id="e" * 64, config_hash="c", captions=[], instances=row, ocr_lines=[],
+            extractors=[ExtractorInfo(role=r, backend="b", model=None, version="1",
+                                      config_hash="c") for r in ROLES],
+            second_instances=row, second_ocr_lines=[],
+        )  # fmt: skip
+        question = candidate_record("q", facts.image_id, generator="template:count")
+        sizes_ = {facts.image_id: (384 * k, 288 * k)}
+        withheld.append(on_unplain_regions([question], {facts.image_id: facts}, sizes_))
+    assert withheld == [{"q": "pattern"}, {"q": "pattern"}]
