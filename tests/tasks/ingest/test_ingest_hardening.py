@@ -17,6 +17,7 @@ from benchfoundry.sources.models import FolderSource, ParquetSource, TsvSource
 from benchfoundry.sources.tables import read_parquet, read_tsv
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.ingest.options import IngestOptions
+from benchfoundry.tasks.ingest.stage import NothingIngested
 from benchfoundry.tasks.ingest.stage import run as ingest_stage
 
 
@@ -243,13 +244,13 @@ def test_a_table_with_a_header_and_no_rows_is_said_out_loud(tmp_path):
     schema = pa.schema([("question", pa.string()), ("answer", pa.string()), ("image", pa.binary())])
     pq.write_table(schema.empty_table(), parquet)
     run = RunFolder(tmp_path / "run")
-    summary = ingest_stage(
-        StageRun.make(
-            run, sources=[TsvSource(path=tsv), ParquetSource(path=parquet)], ingest=IngestOptions()
-        )
+    stage = StageRun.make(
+        run, sources=[TsvSource(path=tsv), ParquetSource(path=parquet)], ingest=IngestOptions()
     )
-    assert summary.quarantined_by_reason == {"no_rows": 2}
-    assert len(summary.warnings) == 2 and all("no rows" in w for w in summary.warnings)
+    with pytest.raises(NothingIngested) as stopped:  # nothing to build from: the build stops
+        ingest_stage(stage)
+    assert "ingest kept no image" in str(stopped.value)
+    assert f"refused: no_rows 2 (e.g. {tsv}, {parquet})" in str(stopped.value)
     assert {q.source for q in run.table(QuarantineRecord).records()} == {str(tsv), str(parquet)}
     assert run.table(ImageRecord).records() == []
 
