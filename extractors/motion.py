@@ -1,6 +1,6 @@
 """Motion facts of a clip's segment, from the instances found in its keyframes: a simple tracker
-over boxes (objects of one colour matched frame to frame by the nearest centre), then what each
-track did: moved (which way, from where to where), grew or shrank, appeared or disappeared.
+over boxes (objects of one colour, or of a colour unclear beside it, matched frame to frame by
+the nearest centre), then what each track did: moved (which way, from where to where), grew or shrank, appeared or disappeared.
 
 It reads only what the image extractors found, so it runs with any segmenter; it is as good as
 the instances are, and says nothing where a track is too short to trust (a fragment seen once).
@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from benchfoundry.core.records import Instance, MotionEvent
+from benchfoundry.extractors.colour_names import UNCLEAR_JOIN
 
-TRACKER = "boxes-1"  # the tracker's version, part of the motion facts' configuration
+TRACKER = "boxes-2"  # the tracker's version, part of the motion facts' configuration
 MOVED = 0.08  # a centre that travels this share of the frame's side has moved
 MATCH = 0.35  # farthest a centre may travel between two keyframes, as a share of the diagonal
 GREW = 1.5  # area ratio last / first for grew (and its inverse for shrank)
@@ -44,6 +45,13 @@ def _name(instance: Instance) -> tuple[str, str]:
     return (f"{colour} {noun}".strip(), colour)
 
 
+def _alike(a: str, b: str) -> bool:
+    """Two keyframes' colour words for one object: the same name, or a name and a colour unclear
+    between it and a neighbour ("yellow" and "yellow-green": a compressed frame's pixels shift
+    a colour near the edge of its name across it and back)."""
+    return a == b or bool(set(a.split(UNCLEAR_JOIN)) & set(b.split(UNCLEAR_JOIN)))
+
+
 def _where(x: float, y: float, width: float, height: float) -> str:
     row = ("top", "middle", "bottom")[min(2, int(3 * y / height))]
     column = ("left", "centre", "right")[min(2, int(3 * x / width))]
@@ -61,7 +69,7 @@ def _tracks(
         for k, inst in enumerate(instances):
             name, colour = _name(inst)
             for t in open_tracks:
-                if t.colour == colour:
+                if _alike(t.colour, colour):
                     (x0, y0), (x1, y1) = _centre(t.seen[-1][2].box), _centre(inst.box)
                     if (d := math.hypot(x1 - x0, y1 - y0)) <= reach:
                         pairs.append((d, k, id(t), t))
