@@ -44,8 +44,12 @@ SLOWEST_FIRST = [
     "tasks/translate/test_translate.py",
     "flows/test_deployments.py",
     "tasks/publish/test_publish.py",
+    "benchfoundry/cli/test_first_contact.py",
+    "tasks/publish/test_publish_vlmevalkit_live.py",
     "tasks/evaluate/test_open_sets.py",
     "tasks/generate/test_generate.py",
+    "tasks/review/test_app_browser.py",
+    "tasks/ingest/test_ingest_as_shown.py",
 ]
 
 
