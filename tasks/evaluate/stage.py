@@ -258,9 +258,10 @@ def evaluate_model(
         answered, failed = _split(results, watch, image_of)
         kept += answered
         lost += failed
+        before = len(seen)
         seen.update(r.item.question_id for r in results)
         every += calls
-        progress.report(step, len(seen), len(todo))
+        progress.report(step, len(seen) - before, len(todo))  # what these results add
         if len(kept) + len(lost) >= options.batch_size:
             store()
     store()

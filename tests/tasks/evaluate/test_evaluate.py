@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benchfoundry.core import progress
 from benchfoundry.core.records import ResultRecord
 from benchfoundry.devtools.testserver import Rule, Script, TestServer
 from benchfoundry.pipeline.registry import STAGES, StageRun
@@ -83,10 +84,18 @@ def evaluate(run: Path, dataset: Path, models: list[str], **options) -> object:
 
 def test_results_are_exactly_as_scripted_per_category(tmp_path, image_bytes):
     tsv = write_tsv(tmp_path / "bench.tsv", image_bytes)
-    with TestServer(scripted()) as server:
+    done: dict[str, list[int]] = {}  # step -> [units reported done, the total it gives]
+
+    def listener(step: str, advance: int, total: int | None) -> None:
+        got = done.setdefault(step, [0, 0])
+        got[0] += advance
+        got[1] = total or got[1]
+
+    with TestServer(scripted()) as server, progress.listening(listener):
         model = f"openai/good@{server.base_url}"
         summary = evaluate(tmp_path / "run", tsv, [model], batch_size=4)
         first = server.stats.requests
+    assert done[f"evaluate {model}"] == [8, 8]  # progress counts each question once
     assert summary.dataset.format == "VLMEvalKit MCQ TSV" and summary.dataset.questions == 8
     assert summary.dataset.refused == {"answer_not_in_options": 1}
     (score,) = summary.scores
