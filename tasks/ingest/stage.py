@@ -460,8 +460,10 @@ class IngestRun:
 
 def _step_kind(step: str) -> str:
     """A normalising step without its particulars ('EXIF orientation 6 applied (...)' ->
-    'EXIF orientation applied'), for counting."""
-    return re.sub(r"orientation \d+", "orientation", step.split(" (")[0])
+    'EXIF orientation applied', "colour profile 'Adobe RGB (1998)' converted to sRGB" ->
+    'colour profile converted to sRGB'), for counting."""
+    general = re.sub(r"'[^']*' ", "", step)  # a colour profile's own name, which may hold " ("
+    return re.sub(r"orientation \d+", "orientation", general.split(" (")[0])
 
 
 class NothingIngested(UserError):

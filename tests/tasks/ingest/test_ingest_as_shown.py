@@ -224,3 +224,15 @@ def test_a_clip_stored_sideways_plays_upright():
     assert (video.inspect_clip(cut).width, video.inspect_clip(cut).height) == (48, 64)
     (again,) = video.frames_at(cut, [0.0])
     assert np.asarray(again, dtype=int)[:, :6].mean() > 200
+
+
+def test_the_summary_counts_steps_by_kind_whatever_a_profile_is_called():
+    from benchfoundry.tasks.ingest.stage import _step_kind
+
+    # the demo's packaged photos carry profiles such as "Adobe RGB (1998)" and "Dot Gain 20%"
+    assert _step_kind("colour profile 'Adobe RGB (1998)' converted to sRGB") == (
+        "colour profile converted to sRGB"
+    )
+    assert _step_kind("EXIF orientation 8 applied (rotated 90 degrees anticlockwise)") == (
+        "EXIF orientation applied"
+    )
