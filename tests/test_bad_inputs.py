@@ -64,7 +64,7 @@ def image_too_small(tmp: Path) -> str:
     (tmp / "f" / "tiny.png").write_bytes(png(size=(4, 4)))
     (tmp / "f" / "ok.png").write_bytes(png(1))
     from benchfoundry.core.imaging import ImageLimits
-    from benchfoundry.tasks.ingest.stage import decode_one
+    from benchfoundry.tasks.ingest.images import decode_one
 
     items = read_folder(FolderSource(path=tmp / "f"))
     found = [decode_one(raw, ImageLimits(min_side=32)) for raw in sorted(items.images, key=str)]
@@ -175,7 +175,7 @@ def parquet_broken_image_bytes(tmp: Path) -> str:
     from benchfoundry.core.imaging import ImageLimits
     from benchfoundry.sources.models import ParquetSource
     from benchfoundry.sources.tables import read_parquet
-    from benchfoundry.tasks.ingest.stage import decode_one
+    from benchfoundry.tasks.ingest.images import decode_one
 
     read = _parquet(
         tmp,
@@ -232,7 +232,7 @@ def spec_unknown_option(tmp: Path) -> str:
 
 def source_folder_missing(tmp: Path) -> str:
     from benchfoundry.sources.models import FolderSource
-    from benchfoundry.tasks.ingest.stage import read_source
+    from benchfoundry.tasks.ingest.reading import read_source
 
     return _raised(lambda: read_source(FolderSource(path=tmp / "nowhere")))
 

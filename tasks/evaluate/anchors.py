@@ -172,3 +172,37 @@ def estimate(
         high=min(1.0, mid + math.hypot(hi - mid, Z95 * spread)),
         ability=theta,
     )
+
+
+def anchor_lines(anchors: list[AnchorEstimate], table: str) -> list[str]:
+    """The anchor estimates, as the evaluation's summary shows them: as a Markdown table
+    (`table` "| ") or as lines."""
+    if not anchors:
+        return []
+    first = anchors[0]
+    head = (
+        f"Asked {first.anchors} anchor items standing for the release's {first.items} "
+        "(tinyBenchmarks); estimated first-pass accuracy on all of them:"
+    )
+    if table:
+        rows = [
+            f"| {_setting_label(a)} | {a.anchors} | {a.anchor_accuracy:.1%} | {a.weighted:.1%} | "
+            f"{a.irt:.1%} [{a.low:.1%}, {a.high:.1%}] |"
+            for a in anchors
+        ]
+        return [
+            head,
+            "",
+            "| model | anchors | on the anchors | weighted | IRT estimate [95% CI] |",
+            "|---|---|---|---|---|",
+            *rows,
+        ]
+    return [head] + [
+        f"  {_setting_label(a)}: {a.irt:.1%} [{a.low:.1%}, {a.high:.1%}] (weighted anchors "
+        f"{a.weighted:.1%}, {a.anchor_accuracy:.1%} right on the {a.anchors} anchors)"
+        for a in anchors
+    ]
+
+
+def _setting_label(a: AnchorEstimate) -> str:
+    return a.model + ("" if a.with_image else " (no image)")

@@ -16,7 +16,7 @@ from collections import Counter
 from pydantic import BaseModel
 
 from benchfoundry.core.summary import StageSummary
-from benchfoundry.tasks.evaluate.anchors import AnchorEstimate
+from benchfoundry.tasks.evaluate.anchors import AnchorEstimate, anchor_lines
 from benchfoundry.tasks.evaluate.board_columns import interval_legend
 from benchfoundry.tasks.evaluate.comparisons import Comparison, markdown_lines, setting
 from benchfoundry.tasks.evaluate.debias import Debiased, text_lines
@@ -239,7 +239,7 @@ class EvaluateSummary(StageSummary):
             ]
         lines += _probe_markdown(self)
         if self.anchors:
-            lines += ["", *_anchor_lines(self, "| "), ""]
+            lines += ["", *anchor_lines(self.anchors, "| "), ""]
         if self.comparisons or self.comparison_notes:
             lines += ["", *markdown_lines(self.comparisons, self.comparison_notes)]
         if self.language_gaps:
@@ -311,7 +311,7 @@ class EvaluateSummary(StageSummary):
                 f"gap {p.gap:+.1%}"
             )
         out += [f"  {x}" for x in [*_probe_sentences(self), *self.probe_notes]]
-        out += [f"  {x}" for x in _anchor_lines(self, "")]
+        out += [f"  {x}" for x in anchor_lines(self.anchors, "")]
         if d.refused:
             out.append("  rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items()))
         if self.mode != "open":
@@ -341,39 +341,6 @@ class EvaluateSummary(StageSummary):
 
 def _p(value: float | None) -> str:
     return "-" if value is None else f"p {value:.2g}"
-
-
-def _anchor_lines(summary: EvaluateSummary, table: str) -> list[str]:
-    """The anchor estimates: as a Markdown table (`table` "| ") or as lines."""
-    if not summary.anchors:
-        return []
-    first = summary.anchors[0]
-    head = (
-        f"Asked {first.anchors} anchor items standing for the release's {first.items} "
-        "(tinyBenchmarks); estimated first-pass accuracy on all of them:"
-    )
-    if table:
-        rows = [
-            f"| {_setting_label(a)} | {a.anchors} | {a.anchor_accuracy:.1%} | {a.weighted:.1%} | "
-            f"{a.irt:.1%} [{a.low:.1%}, {a.high:.1%}] |"
-            for a in summary.anchors
-        ]
-        return [
-            head,
-            "",
-            "| model | anchors | on the anchors | weighted | IRT estimate [95% CI] |",
-            "|---|---|---|---|---|",
-            *rows,
-        ]
-    return [head] + [
-        f"  {_setting_label(a)}: {a.irt:.1%} [{a.low:.1%}, {a.high:.1%}] (weighted anchors "
-        f"{a.weighted:.1%}, {a.anchor_accuracy:.1%} right on the {a.anchors} anchors)"
-        for a in summary.anchors
-    ]
-
-
-def _setting_label(a: AnchorEstimate) -> str:
-    return a.model + ("" if a.with_image else " (no image)")
 
 
 def _probe_sentences(summary: EvaluateSummary) -> list[str]:

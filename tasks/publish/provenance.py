@@ -14,11 +14,12 @@ from benchfoundry.decisions.reviews import status
 from benchfoundry.decisions.suspects import FILE as SUSPECTS_FILE
 from benchfoundry.decisions.suspects import since_analysis
 from benchfoundry.storage.tables import RunFolder
-from benchfoundry.tasks.publish.card import EMBEDDED_PROVIDERS
+from benchfoundry.tasks.publish.card import EMBEDDED_PROVIDERS, CardInputs
 from benchfoundry.tasks.publish.rows import ReleaseRow, short_path
 
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
+    from benchfoundry.tasks.publish.stage import Release
 
 
 def code_version() -> str:
@@ -240,3 +241,30 @@ def tiny_models(spec: dict[str, Any]) -> list[str]:
         except ValueError:
             continue
     return sorted(tiny)
+
+
+def card_inputs(release: Release, data: list[Path]) -> CardInputs:
+    """What the dataset card says of a release and how it was built, read from its run."""
+    options, run = release.stage.options.publish, release.run
+    manifest = run.read_manifest()
+    return CardInputs(
+        name=release.name,
+        pretty_name=options.pretty_name or release.name,
+        description=release.spec.get("description") or release.stage.description,
+        version=release.version,
+        code_version=code_version(),
+        license=options.license,
+        sources=[short_source(s) for s in manifest.get("ingest", {}).get("sources", [])],
+        extractors=extractors(run, {r.image_id for r in release.rows}),
+        qc=qc_lines(manifest, judged_by(run, {r.question_id for r in release.rows})),
+        review=review_lines(run, release.rows) + suspect_lines(run),
+        tiny_models=tiny_models(release.spec),
+        allow_unreviewed=options.allow_unreviewed,
+        num_bytes=sum(p.stat().st_size for p in data),
+        tsv_differences=len(release.tsv_differences),
+        languages=dict(sorted(Counter(t.language for t in release.twins).items())),
+        languages_by_people=dict(
+            Counter(t.language for t in release.twins if t.human_reviewed).items()
+        ),
+        results=release.results,
+    )

@@ -38,7 +38,7 @@ from benchfoundry.storage import releases
 from benchfoundry.storage.atomic import atomic_write_json
 from benchfoundry.storage.objects import Lease, Store
 from benchfoundry.storage.tables import RunFolder
-from benchfoundry.tasks.publish.card import CardInputs, write_card
+from benchfoundry.tasks.publish.card import write_card
 from benchfoundry.tasks.publish.clips import cut_clips, with_cuts
 from benchfoundry.tasks.publish.files import (
     copy_frames,
@@ -51,17 +51,10 @@ from benchfoundry.tasks.publish.files import (
 from benchfoundry.tasks.publish.lmms_eval_tasks import write_lmms_eval_tasks
 from benchfoundry.tasks.publish.placing import TMP_PREFIX, clean_stale, fsync_tree, locked
 from benchfoundry.tasks.publish.provenance import (
-    code_version,
-    extractors,
-    judged_by,
+    card_inputs,
     portable,
-    qc_lines,
-    review_lines,
-    short_source,
     source_roots,
     spec_of,
-    suspect_lines,
-    tiny_models,
 )
 from benchfoundry.tasks.publish.results import evaluation_of, results_lines
 from benchfoundry.tasks.publish.rows import (
@@ -274,32 +267,6 @@ def check(release: Release, spool: Path) -> GateResult:
     )
 
 
-def _card_inputs(release: Release, data: list[Path]) -> CardInputs:
-    options, run = release.stage.options.publish, release.run
-    manifest = run.read_manifest()
-    return CardInputs(
-        name=release.name,
-        pretty_name=options.pretty_name or release.name,
-        description=release.spec.get("description") or release.stage.description,
-        version=release.version,
-        code_version=code_version(),
-        license=options.license,
-        sources=[short_source(s) for s in manifest.get("ingest", {}).get("sources", [])],
-        extractors=extractors(run, {r.image_id for r in release.rows}),
-        qc=qc_lines(manifest, judged_by(run, {r.question_id for r in release.rows})),
-        review=review_lines(run, release.rows) + suspect_lines(run),
-        tiny_models=tiny_models(release.spec),
-        allow_unreviewed=options.allow_unreviewed,
-        num_bytes=sum(p.stat().st_size for p in data),
-        tsv_differences=len(release.tsv_differences),
-        languages=dict(sorted(Counter(t.language for t in release.twins).items())),
-        languages_by_people=dict(
-            Counter(t.language for t in release.twins if t.human_reviewed).items()
-        ),
-        results=release.results,
-    )
-
-
 def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes: Changes) -> None:
     """Every file of the release into `tmp`, the manifest last."""
     options, rows = release.stage.options.publish, release.rows
@@ -325,7 +292,7 @@ def write(release: Release, tmp: Path, spool: Path, parent: str | None, changes:
             raise PublishError(f"the VLMEvalKit TSV {tsv.name} is broken: {exc}") from None
     write_lmms_eval_tasks(tmp, release.name, release.version, languages)
     shutil.rmtree(spool)
-    inputs = _card_inputs(release, data)
+    inputs = card_inputs(release, data)
     write_card(rows, inputs, release.taxonomy, tmp)
     write_release_explorer(tmp, release.run, name=release.name, version=release.version)
     files = {

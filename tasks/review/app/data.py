@@ -27,9 +27,10 @@ from benchfoundry.core.records import (
 from benchfoundry.decisions.outcomes import as_decided, english_change, why_outdated
 from benchfoundry.decisions.reviews import medium_of
 from benchfoundry.decisions.store import ReviewStore
-from benchfoundry.decisions.twins import language_of, twin_candidates, twin_parts
+from benchfoundry.decisions.twins import twin_candidates, twin_parts
 from benchfoundry.storage.not_asked import asked_nothing
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.review.app.conflicts import open_conflicts
 from benchfoundry.tasks.review.app.evidence import overlay_shapes
 from benchfoundry.tasks.review.app.provenance import origin, taxonomy_path
 
@@ -438,45 +439,8 @@ class ReviewData:
         return out
 
     def conflicts(self) -> list[dict[str, Any]]:
-        """Questions in conflict, the longest waiting first (by the last person's decision), each
-        with every person's latest decision and its evidence overlay."""
-        from benchfoundry.decisions.reviews import AUTO, outcome
-
-        current = self.store.latest()
-        open_ = {q: by for q, by in current.items() if outcome(by)[0] == "conflict"}
-        every = self.items()
-        candidates = {q: every[q] for q in open_ if q in every}
-        overlays = self.overlays(list(candidates.values()))
-        out = []
-        for qid, by in open_.items():
-            if qid not in candidates:
-                continue
-            c = candidates[qid]
-            people = [r for name, r in sorted(by.items()) if name != AUTO]
-            out.append(
-                {
-                    "question_id": qid,
-                    "image_id": c.image_id,
-                    "dimension": c.dimension,
-                    "hint": c.hint,
-                    "question": c.question,
-                    "options": [{"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)],
-                    "answer": c.answer,
-                    "evidence": list(c.evidence),
-                    "overlay": overlays[qid],
-                    "medium": medium_of(c),
-                    "since": max(r.decided_at for r in people),
-                    "language": language_of(c),
-                    "english": None
-                    if language_of(c) is None
-                    else {
-                        "question_id": twin_parts(qid)[0],
-                        "question": every[twin_parts(qid)[0]].question,
-                    },
-                    "decisions": [r.model_dump(mode="json") for r in people],
-                }
-            )
-        return sorted(out, key=lambda c: (c["since"], c["question_id"]))
+        """The adjudicator's queue (`conflicts.open_conflicts`)."""
+        return open_conflicts(self)
 
     def progress(
         self, batch: ReviewBatchRecord, decided_pairs: set[tuple[str, str]] | None = None

@@ -200,7 +200,7 @@ def test_table_sources_at_a_url_name_their_rows_by_it(tmp_path, image_bytes):
     import pyarrow.parquet as pq
 
     from benchfoundry.sources.models import ParquetSource, TsvSource
-    from benchfoundry.tasks.ingest.stage import read_source
+    from benchfoundry.tasks.ingest.reading import read_source
 
     fs = fsspec.filesystem("memory")
     root = f"/tables-{uuid.uuid4().hex[:8]}"

@@ -7,7 +7,7 @@ from benchfoundry.devtools.broken_inputs import tiff_with_broken_second_frame, w
 from benchfoundry.pipeline.registry import StageRun
 from benchfoundry.sources.files import read_folder, read_packaged
 from benchfoundry.sources.models import FolderSource, PackagedSource
-from benchfoundry.tasks.ingest.stage import decode_batch
+from benchfoundry.tasks.ingest.images import decode_batch
 
 
 def test_folder_is_read_recursively_in_a_stable_order(tmp_path, image_bytes):
