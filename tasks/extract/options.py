@@ -98,6 +98,20 @@ class ExtractOptions(StageOptionsModel):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _second_readings_differ(self) -> ExtractOptions:
+        """A second reading by the first one's backend reads what the first read: the two always
+        agree, and a key resting on them rests on one reading."""
+        for second, first in (("second_segmenter", "segmenter"), ("second_ocr", "ocr")):
+            chosen = getattr(self, second)
+            if chosen != "none" and chosen == getattr(self, first):
+                raise ValueError(
+                    f"{second}: '{chosen}' is the {first} too, and a reading made twice always "
+                    f"agrees with itself; name another method for {second}, or none (then no "
+                    f"template asks what it would check)"
+                )
+        return self
+
     def settings(self, role: str) -> dict[str, object]:
         """The settings the chosen backend of `role` reads, as its registry entry names them
         (and nothing else, so that the configuration hash changes only when the facts would)."""
