@@ -253,7 +253,7 @@ class CandidateRecord(Record):
     flags: list[str] = []  # what the generate stage noticed (length outliers...)
     cost: float = 0.0  # what writing it cost (0 for templates and seeds)
     raw_output: str | None
-    # A template question's parts, as `core.phrasing` writes every language from them: the
+    # A template question's parts, as `benchfoundry.meaning` writes every language from them: the
     # question's, and one dict per option in `options`' order (so the key's are at the answer
     # letter's index; an option a model wrote has none). Empty for other items.
     slots: dict[str, str] = {}

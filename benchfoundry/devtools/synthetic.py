@@ -21,7 +21,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from benchfoundry.core import phrasing
+from benchfoundry import meaning
 from benchfoundry.core.letters import letter
 from benchfoundry.core.records import ImageRecord
 from benchfoundry.devtools.contact_scenes import contact_objects
@@ -206,7 +206,7 @@ def make_scenes(
 
 @dataclass(frozen=True)
 class ReferenceQuestion:
-    """A reference question as parts (its kind, slots and each option's slots, `core.phrasing`),
+    """A reference question as parts (its kind, slots and each option's slots, `benchfoundry.meaning`),
     so that its text in every language is written from them."""
 
     scene_id: str
@@ -219,11 +219,11 @@ class ReferenceQuestion:
 
     @property
     def question(self) -> str:
-        return phrasing.question(self.kind, self.slots, "en")
+        return meaning.question(self.kind, self.slots, "en")
 
     @property
     def options(self) -> list[str]:
-        return [phrasing.option(self.kind, o, "en") for o in self.option_slots]
+        return [meaning.option(self.kind, o, "en") for o in self.option_slots]
 
 
 def _mcq(rng: random.Random, correct: str, pool: list[str]) -> tuple[list[str], str]:
@@ -304,7 +304,7 @@ TSV_COLUMNS = [
     "l2-category",
     "split",
 ]
-# Beside VLMEvalKit's columns, each question's parts (`core.phrasing`; JSON), which a seed keeps
+# Beside VLMEvalKit's columns, each question's parts (`benchfoundry.meaning`; JSON), which a seed keeps
 # in its meta: its twins are written from them, as a template question's are.
 PART_COLUMNS = ["template_kind", "template_slots", "template_option_slots"]
 

@@ -51,7 +51,7 @@ class Draft:
     raw_output: str | None = None
     cost: float = 0.0
     meta: dict[str, str] = field(default_factory=dict)  # a clip's question: its video and stretch
-    # A template's parts (`core.phrasing`): the question's, and each option's, the correct
+    # A template's parts (`benchfoundry.meaning`): the question's, and each option's, the correct
     # option's first, then the distractors' in their order; empty for other drafts.
     slots: dict[str, str] = field(default_factory=dict)
     option_slots: list[dict[str, str]] = field(default_factory=list)

@@ -6,18 +6,23 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from benchfoundry import meaning
 from benchfoundry.core.ids import content_hash
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.core.taxonomy import Taxonomy
 from benchfoundry.extractors.agreement import REASONS as DISAGREEMENTS
 from benchfoundry.extractors.agreement import agreement
 from benchfoundry.extractors.objects import graphic_in_text
+from benchfoundry.meaning.kinds import ANY_SHAPE, COUNTS, KINDS, SEPARATE
+from benchfoundry.meaning.kinds import BY_COLOUR as BY_COLOUR_
 from benchfoundry.tasks.generate.drafts import Draft
+from benchfoundry.tasks.generate.facts_scene import FactsScene
 from benchfoundry.tasks.generate.geometry import framed
 from benchfoundry.tasks.generate.templates import (
     Asked,
+    Question,
     colour_questions,
     count_questions,
     position_questions,
@@ -62,56 +67,22 @@ NOT_ASKED = {
     **DISAGREEMENTS,
     "text_over_graphic": "a line of text runs over a graphic (a logo's disc in place of a letter), "
     "so whether the image holds objects beside its text has no plain answer",
+    "no_single_answer": "by what the question means (`benchfoundry.meaning`), the facts give it "
+    "no single answer, or another option is true as well",
     "unclear_colour": "an object's colour has no name people agree on (teal, navy, maroon, olive, "
     "beige...), so no object is named or counted by its colour and that object's colour is not "
     "asked",
 }
-# Kinds that treat the regions found as separate objects (counting, comparing or relating them);
-# the first six kinds keep asking about any regions, as they always have.
-NEED_SEPARATE = {
-    "identity",
-    "contain",
-    "overlap",
-    "touch",
-    "compare_counts",
-    "most_common_colour",
-    "remove_and_count",
-    "count_beside",
-    "scene_content",
-    "dominant_colour",
-    "layout",
-    "which_object",
-}
-# Kinds whose key counts the objects (or compares their number or sizes): not asked where an
-# object's outline names no shape (it may be two things run together).
-COUNTING = {
-    "count",
-    "size",
-    "compare_counts",
-    "most_common_colour",
-    "remove_and_count",
-    "count_beside",
-    "scene_content",
-}
-# Kinds that name objects by their colours (or answer with the colours objects have): not asked
-# where an object's colour has no name people agree on ("the blue object" beside a teal one).
-BY_COLOUR = {
-    "position",
-    "size",
-    "relative_position",
-    "which_object",
-    "contain",
-    "overlap",
-    "touch",
-    "compare_counts",
-    "most_common_colour",
-    "remove_and_count",
-    "count_beside",
-    "dominant_colour",
-}
-# Kinds that name no object by its description (a colour at a place, the colour that covers
-# most, which side things are on): still asked where a shape may be several things.
-UNCLEAR_SAFE = {"colour", "dominant_colour", "layout", "read_text"}
+# What asking each kind takes of the objects, as its entry in `benchfoundry.meaning` says: kinds
+# that treat the regions found as separate objects (the first six kinds keep asking about any
+# regions, as they always have); kinds whose key counts the objects (not asked where an
+# object's outline names no shape: it may be two things run together); kinds that name objects
+# by their colours (not asked where an object's colour has no name people agree on); kinds that
+# name no object by its description (still asked where a shape may be several things).
+NEED_SEPARATE = {k for k, v in KINDS.items() if SEPARATE in v.asks}
+COUNTING = {k for k, v in KINDS.items() if COUNTS in v.asks}
+BY_COLOUR = {k for k, v in KINDS.items() if BY_COLOUR_ in v.asks}
+UNCLEAR_SAFE = {k for k, v in KINDS.items() if ANY_SHAPE in v.asks}
 
 
 @dataclass(frozen=True)
@@ -145,7 +116,7 @@ class Seen:
         )
 
 
-KINDS: dict[str, Callable[[Seen], Asked]] = {
+MADE: dict[str, Callable[[Seen], Asked]] = {
     "identity": lambda s: identity_questions(s.rng("identity"), s.objects, s.size),
     "contain": lambda s: interaction_questions(
         "contain", s.rng("contain"), s.objects, s.facts.instances
@@ -216,6 +187,23 @@ def held_back(seen: Seen, kind: str) -> str | None:
     return None
 
 
+def keyed(kind: str, scene: FactsScene, q: Question) -> Question | None:
+    """The question with its key as the kind's meaning reads it from the facts
+    (`meaning.answer`); None where the facts give it no single answer, where the template's
+    choice of key is not what they say, or where a wrong option says it too."""
+    try:
+        read = meaning.answer(kind, scene, q.slots)
+    except (meaning.NoAnswer, meaning.Unsure):
+        return None
+    if meaning.fits(kind, read, q.key_slots) is not True:
+        return None
+    if any(meaning.fits(kind, read, w) for w in q.wrong_slots):
+        return None
+    if all(isinstance(v, str) for v in read.values()):  # one answer: the key is what it says
+        return replace(q, key_slots=dict(read))  # type: ignore[arg-type]
+    return q  # any of several is true: the template's pick among them
+
+
 @dataclass
 class TemplateDrafts:
     """One image's template drafts, and for each dimension that got none, why."""
@@ -255,6 +243,7 @@ def template_drafts(
         agreed.lines_why_not,
     )
     made = _first_kinds(seen)
+    scene = FactsScene(facts, seen.objects, seen.size)
     result = TemplateDrafts()
     for dimension in taxonomy.leaves():
         if "segments" in dimension.needs:
@@ -270,12 +259,16 @@ def template_drafts(
                     if kind in NEED_SEPARATE
                     and seen.objects
                     and not separate(seen.objects, seen.size)
-                    else KINDS[kind](seen)
+                    else MADE[kind](seen)
                 )
             asked = made[kind]
             if asked.why_not:
                 reasons[asked.why_not] += 1
             for q in asked.questions:
+                q = keyed(kind, scene, q)
+                if q is None:
+                    reasons["no_single_answer"] += 1
+                    continue
                 result.drafts.append(
                     Draft(
                         image_id=facts.image_id,

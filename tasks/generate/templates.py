@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from benchfoundry.core import phrasing
+from benchfoundry import meaning
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.extractors.colour_names import candidates, neighbours
 from benchfoundry.extractors.colour_names import clear as clear_colour
@@ -24,7 +24,7 @@ Slots = dict[str, str]
 class Question:
     """One template question as data: its kind and parts (`slots`), what its key and each wrong
     option is (`key_slots`, `wrong_slots`), and the facts it rests on. Its English is written
-    from them (`core.phrasing`), as every other language's is."""
+    from them (`benchfoundry.meaning`), as every other language's is."""
 
     kind: str
     slots: Slots
@@ -34,15 +34,15 @@ class Question:
 
     @property
     def question(self) -> str:
-        return phrasing.question(self.kind, self.slots, "en")
+        return meaning.question(self.kind, self.slots, "en")
 
     @property
     def correct(self) -> str:
-        return phrasing.option(self.kind, self.key_slots, "en")
+        return meaning.option(self.kind, self.key_slots, "en")
 
     @property
     def distractors(self) -> list[str]:
-        return [phrasing.option(self.kind, o, "en") for o in self.wrong_slots]
+        return [meaning.option(self.kind, o, "en") for o in self.wrong_slots]
 
 
 def each(key: str, values: Sequence[str]) -> list[Slots]:
@@ -209,7 +209,7 @@ def named(colour: str, key: str = "object") -> Slots:
 
 def name(colour: str) -> str:
     """An object's name in English (for evidence)."""
-    return phrasing.en.name(named(colour))
+    return meaning.en.name(named(colour))
 
 
 def separate(objects: list[Instance], size: tuple[float, float], margin: float = 2.0) -> bool:

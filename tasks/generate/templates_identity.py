@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import random
 
-from benchfoundry.core.phrasing.en import article
 from benchfoundry.core.records import Instance
 from benchfoundry.extractors.agreement import shape_of
 from benchfoundry.extractors.shapes import SHAPE_NAMES
+from benchfoundry.meaning.en import article
 from benchfoundry.tasks.generate.geometry import fill
 from benchfoundry.tasks.generate.templates import (
     Asked,

@@ -23,11 +23,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from benchfoundry.core import phrasing
+from benchfoundry import meaning
 from benchfoundry.core.ids import content_hash
-from benchfoundry.core.phrasing.parts import listed, listed_steps
 from benchfoundry.core.records import SegmentRecord
 from benchfoundry.core.taxonomy import Taxonomy
+from benchfoundry.meaning.parts import listed, listed_steps
 from benchfoundry.tasks.generate.drafts import Draft
 
 TEMPORAL_KINDS = ("action_label", "next_action", "action_order")
@@ -185,9 +185,9 @@ def _draft(
     return Draft(
         image_id=image,
         dimension=dimension,
-        question=phrasing.question(kind, slots, "en"),
-        correct=phrasing.option(kind, options[0], "en"),
-        distractors=[phrasing.option(kind, o, "en") for o in options[1:]],
+        question=meaning.question(kind, slots, "en"),
+        correct=meaning.option(kind, options[0], "en"),
+        distractors=[meaning.option(kind, o, "en") for o in options[1:]],
         generator=f"template:{kind}",
         evidence=_evidence(about),
         meta=_window(shown),

@@ -1,7 +1,7 @@
 """Twins written from an item's parts, with no model: a template question's kind and slots
 (`generator` `template:<kind>`, `slots`, `option_slots`), or a seed question whose source gave
 them as columns (`meta`: `template_kind`, `template_slots`, `template_option_slots`, JSON; the
-synthetic scenes' reference questions do). The language's grammar (`core.phrasing`) writes the
+synthetic scenes' reference questions do). The language's grammar (`benchfoundry.meaning`) writes the
 twin; an item with no parts, or with a part outside the language's vocabulary (an annotation
 label it does not know), has no native twin and goes to the translator model."""
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from benchfoundry.core import phrasing
+from benchfoundry import meaning
 from benchfoundry.core.records import CandidateRecord
 
 SEED_COLUMNS = ("template_kind", "template_slots", "template_option_slots")
@@ -65,7 +65,7 @@ def parts(candidate: CandidateRecord) -> Parts | None:
     if found is None or len(found.option_slots) != len(candidate.options):
         return None
     # Parts that do not write the item's own English are not its parts: no twin from them.
-    english = phrasing.written(found.kind, found.slots, found.option_slots, "en")
+    english = meaning.written(found.kind, found.slots, found.option_slots, "en")
     return found if english == (candidate.question, list(candidate.options)) else None
 
 
@@ -75,4 +75,4 @@ def twin(candidate: CandidateRecord, language: str) -> tuple[str, list[str]] | N
     found = parts(candidate)
     if found is None:
         return None
-    return phrasing.written(found.kind, found.slots, found.option_slots, language)
+    return meaning.written(found.kind, found.slots, found.option_slots, language)

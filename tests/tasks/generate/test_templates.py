@@ -127,10 +127,10 @@ def test_reasoning_and_scene_questions_rest_on_counts_areas_and_sides():
 
 
 def test_every_template_carries_its_parts_and_its_english_is_written_from_them():
-    """A draft's question and options are the English of its slots (`core.phrasing`); the
+    """A draft's question and options are the English of its slots (`benchfoundry.meaning`); the
     candidate keeps the slots with each option, in the options' order after the letter is
     placed."""
-    from benchfoundry.core import phrasing
+    from benchfoundry import meaning
     from benchfoundry.core.letters import index_of
     from benchfoundry.tasks.generate.drafts import Rules, to_candidate
 
@@ -147,11 +147,11 @@ def test_every_template_carries_its_parts_and_its_english_is_written_from_them()
     for d in drafts:
         kind = d.generator.removeprefix("template:")
         kinds.add(kind)
-        assert phrasing.question(kind, d.slots, "en") == d.question
-        written = [phrasing.option(kind, o, "en") for o in d.option_slots]
+        assert meaning.question(kind, d.slots, "en") == d.question
+        written = [meaning.option(kind, o, "en") for o in d.option_slots]
         assert written == [d.correct, *d.distractors], kind
         c = to_candidate(d, 5, Rules())
-        assert [phrasing.option(kind, o, "en") for o in c.option_slots] == c.options
+        assert [meaning.option(kind, o, "en") for o in c.option_slots] == c.options
         assert c.option_slots[index_of(c.answer)] == d.option_slots[0] and c.slots == d.slots
     assert len(kinds) >= 10 and {"count", "position", "contain", "read_text"} <= kinds
     read = next(d for d in drafts if d.generator == "template:read_text")

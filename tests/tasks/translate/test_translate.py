@@ -340,34 +340,34 @@ def test_a_template_twin_is_written_from_its_slots(tmp_path):
     """The Chinese comes from the parts, not from the English text: the same question with
     another colour in its slots is another Chinese question; a label outside the vocabulary
     (an annotation the demo's tables do not know) goes to the translator."""
-    from benchfoundry.core import phrasing
+    from benchfoundry import meaning
     from benchfoundry.tasks.translate.options import TranslateOptions
     from benchfoundry.tasks.translate.stage import translate_all
 
     options = [{"number": n} for n in ("2", "1", "3", "4")]
-    assert phrasing.written("count", {"colour": "red"}, options, "zh") == (
+    assert meaning.written("count", {"colour": "red"}, options, "zh") == (
         "图中有多少个红色物体？",
         ["2", "1", "3", "4"],
     )
-    assert phrasing.question("count", {"colour": "blue"}, "zh") == "图中有多少个蓝色物体？"
-    assert phrasing.question("count", {"colour": "blue"}, "en") == (
+    assert meaning.question("count", {"colour": "blue"}, "zh") == "图中有多少个蓝色物体？"
+    assert meaning.question("count", {"colour": "blue"}, "en") == (
         "How many blue objects are there in the image?"
     )
     relation = [{"relation": r} for r in ("above", "below", "to the left of", "to the right of")]
     named = {"object": "red", "other": "green"}
-    assert phrasing.written("relative_position", named, relation, "zh") == (
-        "红色物体相对于绿色物体在哪里？",
-        ["在它上方", "在它下方", "在它左边", "在它右边"],
+    assert meaning.written("relative_position", named, relation, "zh") == (
+        "红色物体在绿色物体的什么位置？",
+        ["上方", "下方", "左边", "右边"],
     )
     known = {"label": "Moving red circle up", "template": "Moving [something] up",
              "placeholders": '["red circle"]'}  # fmt: skip
-    assert phrasing.option("action_label", known, "zh") == "把红色圆形向上移动"
+    assert meaning.option("action_label", known, "zh") == "把红色圆形向上移动"
     step = {"label": "lift the blue square up", "verb": "lift-up", "action_noun": "blue square"}
-    assert phrasing.option("action_label", step, "zh") == "把蓝色正方形向上抬起"
-    with pytest.raises(phrasing.NoForm):
-        phrasing.option("action_label", {"label": "Moving red circle up"}, "zh")
-    with pytest.raises(phrasing.NoForm):
-        phrasing.option("action_label", {**known, "placeholders": '["kettle"]'}, "zh")
+    assert meaning.option("action_label", step, "zh") == "把蓝色正方形向上抬起"
+    with pytest.raises(meaning.NoForm):
+        meaning.option("action_label", {"label": "Moving red circle up"}, "zh")
+    with pytest.raises(meaning.NoForm):
+        meaning.option("action_label", {**known, "placeholders": '["kettle"]'}, "zh")
 
     run = RunFolder(tmp_path / "run")
     labels = ["Opening a kettle", "Closing a kettle", "Moving red circle up", "Pouring tea"]
@@ -393,11 +393,38 @@ def test_a_template_twin_is_written_from_its_slots(tmp_path):
     assert english["t-count"].question == "How many red objects are there in the image?"
 
 
+def test_the_chinese_reads_as_a_native_annotator_writes_it():
+    """Each kind's Chinese is written once, in its entry, as a person would ask it: no
+    「相对于…在哪里」, no chain of 「然后」, 「放下」 for put down, one word for a rectangle."""
+    from benchfoundry import meaning
+
+    assert meaning.question("action_label", {}, "zh") == "视频中的物体发生了什么动作？"
+    assert meaning.question("layout", {"axis": "x"}, "zh") == "物体在图像的左侧还是右侧？"
+    assert meaning.question("layout", {"axis": "y"}, "zh") == "物体在图像的上半部分还是下半部分？"
+    steps = [
+        {"label": "x", "verb": v, "action_noun": "red square"}
+        for v in ("lift-up", "move-left", "put-down", "make-bigger")
+    ]
+    order = {"actions": json.dumps(steps), "labels": json.dumps(["a", "b", "c", "d"])}
+    assert meaning.option("action_order", order, "zh") == (
+        "先把红色正方形向上抬起，再把红色正方形向左移动，然后把红色正方形放下，"
+        "最后把红色正方形变大"
+    )
+    three = {**order, "actions": json.dumps(steps[:3])}
+    assert meaning.option("action_order", three, "zh") == (
+        "先把红色正方形向上抬起，再把红色正方形向左移动，最后把红色正方形放下"
+    )
+    assert meaning.question("position", {"colour": "red", "shape": "rectangular"}, "zh") == (
+        "红色长方形物体在图中的什么位置？"
+    )
+    assert meaning.option("identity", {"noun": "rectangle"}, "zh") == "长方形"
+
+
 def test_the_chinese_vocabulary_covers_every_part_the_templates_use():
-    from benchfoundry.core.phrasing import zh
     from benchfoundry.devtools.synthetic_video import COLOURS as CLIP_COLOURS
     from benchfoundry.devtools.synthetic_video import STEPS, TEMPLATES
     from benchfoundry.extractors.shapes import SHAPE_NAMES
+    from benchfoundry.meaning import zh
     from benchfoundry.tasks.generate.templates import COLOURS, POSITIONS, RELATIONS, SHAPES
 
     assert set(COLOURS) | set(CLIP_COLOURS) <= set(zh.COLOURS)

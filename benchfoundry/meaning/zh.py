@@ -1,14 +1,15 @@
-"""The Chinese form of every template kind, written from the same slots as the English (so a
-template twin needs no model and keeps its key), and the vocabulary it is written with:
+"""The Chinese words the template kinds are written with (each kind's question is written in its
+entry, `meaning.kinds`, from the same slots as the English, so a template twin needs no model
+and keeps its key), as a native annotator writes them:
 colours, shape hints and names, positions, relations, and the actions of the annotation sets
 the demo's clips use (SSv2's templates, the procedures' verbs, the things they act on). A slot
 outside the vocabulary raises `NoForm`: that item is translated by a model."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
-from benchfoundry.core.phrasing.parts import NoForm, slot, steps, unlisted
+from benchfoundry.meaning.parts import NoForm, slot, steps, unlisted
 
 Slots = Mapping[str, str]
 
@@ -17,7 +18,11 @@ COLOURS = {
     "orange": "橙色", "purple": "紫色", "white": "白色", "grey": "灰色", "gray": "灰色",
     "pink": "粉色", "brown": "棕色", "cyan": "青色",
 }  # fmt: skip
-SHAPE_ADJECTIVES = {"round": "圆形", "rectangular": "矩形", "triangular": "三角形"}
+SHAPE_ADJECTIVES = {
+    "round": "圆形",
+    "rectangular": "长方形",
+    "triangular": "三角形",
+}  # one word a shape
 SHAPES = {
     "circle": "圆形", "square": "正方形", "triangle": "三角形", "hexagon": "六边形",
     "rectangle": "长方形", "oval": "椭圆形", "star": "星形", "pentagon": "五边形",
@@ -54,7 +59,7 @@ VERBS = {
     "move-right": "把{0}向右移动",
     "move-left": "把{0}向左移动",
     "lift-up": "把{0}向上抬起",
-    "put-down": "把{0}放低",
+    "put-down": "把{0}放下",
     "make-bigger": "把{0}变大",
     "make-smaller": "把{0}变小",
 }
@@ -99,63 +104,31 @@ def action(slots: Slots) -> str:
     return pattern.format(*things)
 
 
-def _order(s: Slots) -> str:
-    listed = "；".join(f"“{action(a)}”" for a in steps(slot(s, "actions")))
-    return f"视频中这些动作是按什么顺序进行的：{listed}？"
+# the words that join a procedure's steps: first, next, then, last (never a chain of 然后)
+ORDER_WORDS = ("先", "再", "然后", "接着", "最后")
 
 
-LAYOUTS = {
-    "x": "物体位于图像的哪一侧，左侧还是右侧？",
-    "y": "物体位于图像的哪一半，上半部分还是下半部分？",
-}
-EXTREMES = {"largest": "最大", "smallest": "最小"}
-
-QUESTIONS: dict[str, Callable[[Slots], str]] = {
-    "count": lambda s: f"图中有多少个{thing(s.get('colour'))}？",
-    "position": lambda s: f"{thing(slot(s, 'colour'), s.get('shape'))}在图中的什么位置？",
-    "colour": lambda s: (
-        f"图中{word(POSITIONS, slot(s, 'position'))}的{thing(None, s.get('shape'))}是什么颜色？"
-    ),
-    "size": lambda s: f"图中哪个物体{word(EXTREMES, slot(s, 'extreme'))}？",
-    "relative_position": lambda s: f"{named(s)}相对于{named(s, 'other')}在哪里？",
-    "read_text": lambda s: "图中写的是哪一段文字？",
-    "identity": lambda s: (
-        f"图中{word(POSITIONS, slot(s, 'position'))}的{thing(s.get('colour'))}是什么形状？"
-    ),
-    "contain": lambda s: f"哪个物体在{named(s)}里面？",
-    "overlap": lambda s: f"哪个物体与{named(s)}重叠？",
-    "touch": lambda s: f"哪个物体与{named(s)}相接触？",
-    "compare_counts": lambda s: f"图中是{named(s)}更多，{named(s, 'other')}更多，还是一样多？",
-    "most_common_colour": lambda s: "图中的物体最常见的是哪种颜色？",
-    "remove_and_count": lambda s: f"如果移除所有{thing(slot(s, 'colour'))}，还剩多少个物体？",
-    "count_beside": lambda s: f"{named(s)}的{word(RELATIONS, slot(s, 'side'))}有多少个物体？",
-    "which_object": lambda s: f"哪个物体在{named(s)}的{word(RELATIONS, slot(s, 'side'))}？",
-    "scene_content": lambda s: "图中包含什么？",
-    "dominant_colour": lambda s: "除背景外，哪种颜色在图中所占的面积最大？",
-    "layout": lambda s: word(LAYOUTS, slot(s, "axis")),
-    "action_label": lambda s: "视频中执行了什么动作？",
-    "next_action": lambda s: "视频展示了一项活动的前几个步骤。接下来最有可能发生什么？",
-    "action_order": _order,
-    "count_shape": lambda s: f"图中有多少个{word(SHAPES, slot(s, 'noun'))}？",
-    "shape_colour": lambda s: f"图中的{word(SHAPES, slot(s, 'noun'))}是什么颜色？",
-    "read_word": lambda s: "图中写的是哪个词？",
-}
+def in_order(actions: list[str]) -> str:
+    """`先A，再B，然后C，最后D`: steps in order as a person says them."""
+    if len(actions) == 1:
+        return actions[0]
+    if len(actions) == 2:
+        return f"先{actions[0]}，再{actions[1]}"
+    middle = ORDER_WORDS[1:4]
+    words = [ORDER_WORDS[0], *(middle[i % len(middle)] for i in range(len(actions) - 2))]
+    return "，".join(w + a for w, a in zip([*words, ORDER_WORDS[4]], actions, strict=True))
 
 
-def question(kind: str, slots: Slots) -> str:
-    return word(QUESTIONS, kind)(slots)
-
-
-def option(kind: str, slots: Slots) -> str:
+def option(slots: Slots) -> str:
     """An option from what it is; counts stay digits and printed text stays as printed."""
     if "fixed" in slots:
         if slots["fixed"] == "more":
             return f"{thing(slot(slots, 'colour'))}更多"
         return word(FIXED, slots["fixed"])
     if "actions" in slots:
-        return "，然后".join(action(a) for a in steps(slots["actions"]))
+        return in_order([action(a) for a in steps(slots["actions"])])
     if "relation" in slots:
-        return f"在它{word(RELATIONS, slots['relation'])}"
+        return word(RELATIONS, slots["relation"])
     if "object" in slots:
         return named(slots)
     if "number" in slots:
@@ -170,4 +143,4 @@ def option(kind: str, slots: Slots) -> str:
         return word(POSITIONS, slots["position"])
     if "label" in slots:
         return action(slots)
-    raise NoForm(f"no Chinese option of {kind!r} from {dict(slots)}")
+    raise NoForm(f"no Chinese option from {dict(slots)}")

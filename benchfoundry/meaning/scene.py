@@ -1,0 +1,108 @@
+"""What a template question is answered from: a scene. Three kinds of scene implement it: the
+facts the generator writes its keys from, the evidence reader's own reading of the pixels, and a
+bench's truth (the drawn objects, hand labels, a clip's drawn motions). Each answers the same
+small questions with its own geometry; what a question means is written once, over them
+(`meaning.answers`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Box = tuple[float, float, float, float]
+Place = Literal["on", "off", "across"]
+SIDES = ("to the left of", "to the right of", "above", "below")
+OPPOSITE = {SIDES[0]: SIDES[1], SIDES[1]: SIDES[0], SIDES[2]: SIDES[3], SIDES[3]: SIDES[2]}
+# The shapes a shape hint fits; the other shapes (a star, a hexagon, ...) fit none.
+HINT_NOUNS = {
+    "round": frozenset({"circle", "oval"}),
+    "rectangular": frozenset({"square", "rectangle"}),
+    "triangular": frozenset({"triangle"}),
+}
+
+
+@dataclass(frozen=True)
+class Thing:
+    """One object of a scene, as a question names it: its colour's name (None where people
+    would name none), its box and area, its place among the nine of the image, its shape's
+    name and hint where the scene knows them, a recogniser's label where one was given."""
+
+    colour: str | None
+    box: Box
+    area: float
+    position: str | None
+    noun: str | None = None
+    hint: str | None = None
+    label: str | None = None
+
+    def fits_hint(self, hint: str) -> bool:
+        """Whether the object could be called `hint` (round, rectangular, triangular): by its
+        hint where the scene gave one, else by its shape's name; an object of unknown shape
+        could be any."""
+        if self.hint is not None:
+            return self.hint == hint
+        if self.noun is not None:
+            return self.noun in HINT_NOUNS.get(hint, frozenset({hint}))
+        return True
+
+
+@dataclass(frozen=True)
+class Step:
+    """One action a clip shows: when, and what it is as its parts (a template and the things it
+    moves, or a verb and its noun)."""
+
+    start: float
+    end: float
+    slots: Mapping[str, str]
+
+
+class NoAnswer(Exception):
+    """The scene gives the question no single answer (the description fits no object, objects
+    of several answers, or lies across a line): the reason is the message."""
+
+
+class Unsure(Exception):
+    """The scene does not know what the question needs (a shape its outline does not name): no
+    verdict either way."""
+
+
+class Scene(Protocol):
+    """What every kind of scene answers."""
+
+    size: tuple[float, float]
+    area_margin: float  # how much more area the largest colour must cover for it to tell
+
+    def things(self, counted: bool = False) -> Sequence[Thing]:
+        """The objects; `counted` when the question counts them (NoAnswer where nobody can)."""
+        ...
+
+    def text_lines(self) -> Sequence[str]:
+        """The lines of text written in the image."""
+        ...
+
+    def text_ink(self) -> Mapping[str, float]:
+        """The area the letters of each colour cover (they are pixels of their colour too)."""
+        ...
+
+    def meets(self, a: Thing, b: Thing) -> str:
+        """How two objects meet: apart, touches, overlaps, contains (a holds b), inside or
+        unclear."""
+        ...
+
+    def place(self, thing: Thing, reference: Thing, side: str) -> Place:
+        """Where a thing lies to one side of another: wholly on it, wholly off it (no part past
+        the reference's edge), or across its edge."""
+        ...
+
+    def half(self, thing: Thing, axis: str) -> str | None:
+        """`before` (left, top) or `after` the image's middle line on `axis`; None across it."""
+        ...
+
+    def steps(self) -> Sequence[Step]:
+        """A clip's actions in order (none for a picture)."""
+        ...
+
+    def window(self) -> tuple[float, float]:
+        """The stretch of the clip the question shows."""
+        ...
