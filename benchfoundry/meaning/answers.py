@@ -30,13 +30,14 @@ def fits(read: Read, option: Slots) -> bool | None:
 
 
 def matching(things: Sequence[Thing], colour: str = "", hint: str = "", where: str = "") -> list:
-    return [
-        t
-        for t in things
-        if (not colour or t.colour == colour)
-        and (not hint or t.fits_hint(hint))
-        and (not where or t.position == where)
+    """The things a description fits. A thing whose place the scene does not know could be
+    anywhere: where a place is asked, the scene cannot tell (`Unsure`)."""
+    found = [
+        t for t in things if (not colour or t.colour == colour) and (not hint or t.fits_hint(hint))
     ]
+    if where and any(t.position is None for t in found):
+        raise Unsure("the place of a thing the description fits is not known")
+    return [t for t in found if not where or t.position == where]
 
 
 def shared(values: list, what: str) -> str:
@@ -44,7 +45,9 @@ def shared(values: list, what: str) -> str:
     are at the centre, whichever "the object" means)."""
     if not values:
         raise NoAnswer(f"no {what}")
-    if len(set(values)) > 1 or values[0] is None:
+    if None in values:
+        raise Unsure(f"the scene does not name what the question asks of the {what}")
+    if len(set(values)) > 1:
         raise NoAnswer(f"{len(values)} {what}, not alike")
     return values[0]
 

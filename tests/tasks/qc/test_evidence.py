@@ -71,9 +71,13 @@ def test_keys_set_wrong_are_flagged_with_what_the_reader_read(generated):
     scored = {s.question_id: s for s in run.table(ScoredRecord).records()}
     flagged = {q for q, s in scored.items() if "possibly_flawed" in s.flags}
     answered = {c.question_id for c in candidates if c.generator != "template:read_text"}
-    assert flagged == set(wrong) & answered and len(flagged) >= 4
+    # the hexagon straddles the cells of the top right: the reader names no place for it, so it
+    # abstains on what lies there (the two readings that wrote the key placed it)
+    unplaced = {c.question_id for c in candidates if c.slots.get("position") == "top right"}
+    assert unplaced and flagged == set(wrong) & answered - unplaced and len(flagged) >= 4
     assert summary.evidence["read_otherwise"] == len(flagged)
-    assert sum(summary.evidence.values()) == len(candidates)  # every one a template's
+    verdicts = ("confirmed", "read_otherwise", "not_answered")
+    assert sum(summary.evidence[v] for v in verdicts) == len(candidates)  # every one a template's
     assert summary.evidence_line() in "\n".join(summary.lines())
     reason = scored[sorted(flagged)[0]].reason
     assert "evidence reader's own reading of the pixels" in reason and "not the key's" in reason
