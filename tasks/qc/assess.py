@@ -21,6 +21,10 @@ from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions
 
 TEXT_MODE = "text_only"
 VLM_MODE = "consensus"
+# The possibly-flawed flag's two votes, each its own code in a verdict (and so in the scored
+# record's reason and the summary's counts)
+EVIDENCE_VOTE = "possibly_flawed_evidence"
+MODELS_VOTE = "possibly_flawed_models"
 
 
 @dataclass(frozen=True)
@@ -216,13 +220,17 @@ def judge_vlm(
     verdict: Verdict,
     evidence: Evidence | None = None,
 ) -> None:
-    """Difficulty from hits; possibly flawed when the evidence reader (for a template item)
-    reads something other than the key, or, where it does not answer, when no model answers
-    under CircularEval. Where the evidence reader reads what the key says, the models' misses
-    alone do not flag the item."""
+    """Difficulty from hits, and the possibly-flawed flag from two independent votes, each
+    recorded with its own code and reason: the evidence reader's (a template item whose key it
+    reads otherwise: `possibly_flawed_evidence`) and the models' consensus (no model answers it,
+    under CircularEval where known: `possibly_flawed_models`). Signals add; none silences
+    another: the reader confirming a key does not clear the models' miss (a blind spot shared
+    by the readings would otherwise silence the one signal that did not come from them), and
+    the models answering does not clear the reader's doubt. With the reader off (`evidence`
+    None) the models' vote flags exactly what it flagged alone."""
     if evidence is not None and not evidence.agrees:
         reason = f"possibly flawed: the evidence reader's own reading of the pixels {evidence.read}"
-        verdict.add("possibly_flawed", f"{reason}; review", "flagged", "possibly_flawed")
+        verdict.add(EVIDENCE_VOTE, f"{reason}; review", "flagged", "possibly_flawed")
     if hits is None:
         return
     n = hits.answered
@@ -230,8 +238,6 @@ def judge_vlm(
         _unassessed(verdict, hits, "vlm", "vision-language", "consensus")
         return
     verdict.difficulty = options.difficulty(hits.vanilla, n)
-    if evidence is not None:
-        return  # the evidence reader decided the flag
     # Flawed only when no model is right: under CircularEval where it is known, and a model
     # whose circular result is unknown counts as right when its first pass was.
     correct = (
@@ -239,11 +245,16 @@ def judge_vlm(
     )
     if correct == 0:
         how = "under CircularEval" if hits.circular is not None else "on the first pass"
+        beside = (
+            f" (the evidence reader {evidence.read}: the models' vote stands beside it)"
+            if evidence is not None and evidence.agrees
+            else ""
+        )
         reason = (
             f"possibly flawed: none of {n} vision-language models answered it {how} "
-            "(wrong key, ambiguous options, or simply hard); review"
+            f"(wrong key, ambiguous options, or simply hard){beside}; review"
         )
-        verdict.add("possibly_flawed", reason, "flagged", "possibly_flawed")
+        verdict.add(MODELS_VOTE, reason, "flagged", "possibly_flawed")
 
 
 def judge(

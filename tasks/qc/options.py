@@ -80,8 +80,8 @@ class ConsensusOptions(StageOptionsModel):
     evidence: bool = Field(
         default=True,
         description="check template keys with the evidence reader (its own reading of the "
-        "pixels): a key it reads otherwise is flagged possibly flawed, one it confirms is not "
-        "flagged for the models' misses alone",
+        "pixels): a key it reads otherwise is flagged possibly flawed, a vote beside the models' "
+        "(one it confirms is still flagged where no model answers it)",
     )
     ask_dropped: bool = Field(
         default=False,

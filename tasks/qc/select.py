@@ -149,6 +149,7 @@ def _selected_reason(item: Assessed, rank: int, dimension: str) -> str:
         )
     if item.text is not None and item.text.answered:
         parts.append(f"{item.text.vanilla} of {item.text.answered} text-only models right")
-    if item.verdict.flags:
+    if item.verdict.flags:  # selected though flagged (select_flagged): each vote's reason kept
         parts.append("flags: " + ", ".join(item.verdict.flags))
+        parts.extend(item.verdict.reasons)
     return "; ".join(parts)

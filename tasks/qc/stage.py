@@ -50,6 +50,7 @@ from benchfoundry.tasks.qc.options import (
 from benchfoundry.tasks.qc.options import STEPS as QC_STEPS
 from benchfoundry.tasks.qc.select import Assessed, select
 from benchfoundry.tasks.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
+from benchfoundry.tasks.qc.votes import evidence_counts, text_warning, vote_counts
 
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
@@ -358,15 +359,13 @@ def select_all(
         if c.generator.startswith("template:") and c.question_id not in refused
     ]
     if consensus_options.evidence and templates:
-        read = [evidence[q].agrees for q in templates if q in evidence]
-        summary.evidence = {
-            "confirmed": sum(read),
-            "read_otherwise": len(read) - sum(read),
-            "not_answered": len(templates) - len(read),
-        }
+        summary.evidence = evidence_counts(templates, evidence)
+        summary.votes = vote_counts(templates, items)
     summary.warnings = ensemble_warnings(
         vlm if vlm_expected else [], text_all if text_expected else [], consensus_options, catalogue
     )
+    if consensus_options.evidence and (unread := text_warning(all_candidates, refused)):
+        summary.warnings.append(unread)
     return summary
 
 

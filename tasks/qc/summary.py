@@ -147,16 +147,25 @@ class SelectSummary(StageSummary):
     plot: str | None = None
     # template items the evidence reader confirmed, read otherwise (flagged), or did not answer
     evidence: dict[str, int] = {}
+    # the template items each of the flag's votes flagged: reader_only, models_only, both
+    votes: dict[str, int] = {}
 
     def evidence_line(self) -> str | None:
         if not self.evidence:
             return None
         e = self.evidence
+        v = self.votes
+        votes = (
+            f"; flagged possibly flawed by the reader alone {v.get('reader_only', 0)}, by the "
+            f"models alone {v.get('models_only', 0)}, by both {v.get('both', 0)} (two votes: "
+            "neither clears the other)"
+            if v
+            else ""
+        )
         return (
             f"evidence reader on {sum(e.values())} template items: key confirmed "
-            f"{e.get('confirmed', 0)}, read otherwise (flagged possibly flawed) "
-            f"{e.get('read_otherwise', 0)}, not answered (the ensemble decides) "
-            f"{e.get('not_answered', 0)}"
+            f"{e.get('confirmed', 0)}, read otherwise {e.get('read_otherwise', 0)}, not "
+            f"answered {e.get('not_answered', 0)}{votes}"
         )
 
     def markdown_lines(self) -> list[str]:

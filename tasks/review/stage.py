@@ -182,7 +182,10 @@ def auto_reviews(
 ) -> list[ReviewRecord]:
     """The automatic reviewer's acceptances: candidates that passed every automatic check
     (selected, no flag, not `withheld`), once per candidate content; twins with their
-    English item's scores and `withheld`."""
+    English item's scores and `withheld`. No flag means that neither of the possibly-flawed
+    flag's votes doubts the item: the evidence reader does not read its key otherwise, and
+    some vision-language model answers it (a key the reader confirms is still left to people
+    when no model answers it, and the reverse)."""
     decided = now()
     out = []
     for c in candidates:

@@ -201,18 +201,59 @@ def test_outcomes_from_a_stored_table_read_by_columns_equal_those_from_records(t
     }
 
 
-def test_the_evidence_reader_decides_a_template_items_flag():
-    """Every fact reader missing an item flags it, unless the evidence reader read what the key
-    says; the evidence reader reading otherwise flags it whatever the readers did."""
+def test_the_flag_adds_two_votes_and_neither_clears_the_other():
+    """The evidence reader's verdict and the models' consensus are two votes, each with its own
+    code and reason: the reader confirming a key no longer clears the models' miss (issue 54),
+    the models answering does not clear the reader's doubt, and both can stand at once."""
     from benchfoundry.tasks.qc.evidence import Evidence
 
     options, consensus = FilterOptions(), ConsensusOptions()
     missed = _hits({"a": (False, False), "b": (False, False)})
     found = _hits({"a": (True, True), "b": (False, False)})
-    assert judge(None, missed, options, consensus).flags == ["possibly_flawed"]
     agrees = Evidence(True, "reads number 3, as the key says")
-    assert judge(None, missed, options, consensus, evidence=agrees).flags == []
     differs = Evidence(False, "reads number 2 (option B), not the key's number 3")
-    verdict = judge(None, found, options, consensus, evidence=differs)
-    assert verdict.flags == ["possibly_flawed"] and "evidence reader" in verdict.reasons[0]
-    assert judge(None, None, options, consensus, evidence=differs).flags == ["possibly_flawed"]
+
+    confirmed_but_missed = judge(None, missed, options, consensus, evidence=agrees)
+    assert confirmed_but_missed.status == "flagged"
+    assert confirmed_but_missed.flags == ["possibly_flawed"]
+    assert confirmed_but_missed.codes == ["possibly_flawed_models"]
+    assert "none of 2 vision-language models" in confirmed_but_missed.reasons[0]
+    assert "reads number 3, as the key says" in confirmed_but_missed.reasons[0]
+
+    doubted_but_answered = judge(None, found, options, consensus, evidence=differs)
+    assert doubted_but_answered.flags == ["possibly_flawed"]
+    assert doubted_but_answered.codes == ["possibly_flawed_evidence"]
+    assert "not the key's number 3" in doubted_but_answered.reasons[0]
+
+    both = judge(None, missed, options, consensus, evidence=differs)
+    assert both.flags == ["possibly_flawed"]
+    assert both.codes == ["possibly_flawed_evidence", "possibly_flawed_models"]
+    assert len(both.reasons) == 2
+
+    neither = judge(None, found, options, consensus, evidence=agrees)
+    assert neither.status == "eligible" and neither.flags == [] and neither.codes == []
+    only_reader = judge(None, None, options, consensus, evidence=differs)
+    assert only_reader.codes == ["possibly_flawed_evidence"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "flagged"),
+    [
+        ({"a": (False, False), "b": (False, False)}, True),  # no model right
+        ({"a": (True, False), "b": (False, False)}, True),  # right first, wrong rotated
+        ({"a": (True, True), "b": (False, False)}, False),
+        ({"a": (True, None), "b": (False, None)}, False),  # circular unknown: first pass
+        ({"a": (False, None), "b": (False, None)}, True),
+    ],
+)
+def test_with_the_reader_off_the_models_flag_what_they_flagged_alone(spec, flagged):
+    """Switching the evidence reader off loses no flag of the models: what they flag with the
+    reader confirming the key, they flag with the reader off, with the same code."""
+    from benchfoundry.tasks.qc.evidence import Evidence
+
+    options, consensus = FilterOptions(), ConsensusOptions()
+    hits = _hits(spec)
+    off = judge(None, hits, options, consensus)
+    on = judge(None, hits, options, consensus, evidence=Evidence(True, "reads it"))
+    assert off.codes == (["possibly_flawed_models"] if flagged else [])
+    assert on.codes == off.codes and on.flags == off.flags
