@@ -54,7 +54,7 @@ def main() -> None:
     asked: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for c in run.table(CandidateRecord).records():
         scene = scene_of[c.image_id]
-        verdict = check_field(c.question, c.options, c.answer, scene)
+        verdict = check_field(c, scene)
         kind = c.generator.removeprefix("template:")
         for tally in (by_kind[kind], by_family[scene["family"]]):
             tally[0] += verdict.right

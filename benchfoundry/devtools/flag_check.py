@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from benchfoundry.core.letters import LETTERS, index_of
 from benchfoundry.core.records import CandidateRecord
-from benchfoundry.devtools.truth_check import check as truth
+from benchfoundry.devtools.truth_check import check_item as truth
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.qc.evidence import check, readings
 
@@ -60,7 +60,7 @@ def flag_rates(run: RunFolder, scene_of: dict[str, dict]) -> FlagRates:
         kind = c.generator.removeprefix("template:")
         scene = scene_of[c.image_id]
         reading = read.get(c.image_id)
-        right = truth(c.question, c.options, c.answer, scene).right
+        right = truth(c, scene).right
         verdict = check(c, reading) if reading is not None else None
         flagged = None if verdict is None else not verdict.agrees
         result.add("right" if right else "wrong", kind, flagged)
@@ -70,7 +70,7 @@ def flag_rates(run: RunFolder, scene_of: dict[str, dict]) -> FlagRates:
         if not right and not flagged:
             result.missed.append(line)
         for letter in LETTERS[: len(c.options)]:
-            if letter == c.answer or truth(c.question, c.options, letter, scene).right:
+            if letter == c.answer or truth(c, scene, letter).right:
                 continue
             seeded = c.model_copy(update={"answer": letter})
             verdict = check(seeded, reading) if reading is not None else None

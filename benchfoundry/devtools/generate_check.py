@@ -13,8 +13,7 @@ from benchfoundry.core.taxonomy import load_taxonomy
 from benchfoundry.devtools.flag_check import FlagRates, flag_rates
 from benchfoundry.devtools.hard_drawings import write_hard_corpus
 from benchfoundry.devtools.synthetic import load_truth, write_corpus
-from benchfoundry.devtools.truth_check import check
-from benchfoundry.devtools.truth_check_more import Verdict
+from benchfoundry.devtools.truth_check import Verdict, check_item
 from benchfoundry.pipeline.registry import StageRun
 from benchfoundry.sources.models import FolderSource
 from benchfoundry.storage.tables import RunFolder
@@ -81,7 +80,7 @@ def truth_by_image(run: RunFolder, corpus: Path) -> dict[str, dict]:
 def judge(candidate: CandidateRecord, scene: dict) -> tuple[str, Verdict, str]:
     """A candidate's template kind, the truth's verdict on its key, and a line saying what was
     keyed against what the truth says."""
-    verdict = check(candidate.question, candidate.options, candidate.answer, scene)
+    verdict = check_item(candidate, scene)
     line = (
         f"{scene['scene_id']}: {candidate.question} keyed "
         f"{candidate.options[index_of(candidate.answer)]!r}, truth {verdict.expected!r} "

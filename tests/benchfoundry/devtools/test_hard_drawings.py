@@ -13,9 +13,11 @@ from benchfoundry.devtools.hard_drawings import FAMILIES, RGB, make_drawings
 from benchfoundry.devtools.hard_packaged import packaged_pictures
 from benchfoundry.devtools.hard_shapes import truth_mask
 from benchfoundry.devtools.truth_check import check
-from benchfoundry.devtools.truth_check_more import position
+from benchfoundry.devtools.truth_scene import position
 
-COUNT = "How many objects are there in the image?"
+
+def count(scene, letter, *numbers):
+    return check("count", {}, [{"number": n} for n in numbers], letter, scene)
 
 
 def _drawing(family: str, seed: int = 0):
@@ -59,8 +61,8 @@ def test_two_overlapping_circles_of_one_colour_are_two_objects():
     assert circles[0]["colour"] == circles[1]["colour"]
     n = len(scene["objects"])
     options = [str(n), str(n - 1), str(n + 1)]
-    assert check(COUNT, options, "A", scene).right
-    assert not check(COUNT, options, "B", scene).right  # the merged region's count
+    assert count(scene, "A", *options).right
+    assert not count(scene, "B", *options).right  # the merged region's count
 
 
 def test_identity_names_the_new_shapes_and_their_hints():
@@ -68,35 +70,39 @@ def test_identity_names_the_new_shapes_and_their_hints():
     hexagon = scene["objects"][0]
     assert hexagon["shape"] == "hexagon"
     where = position(hexagon["box"], scene["width"], scene["height"])
-    ask = f"What is the {hexagon['colour']} object at the {where} of the image?"
-    options = ["a hexagon", "a circle", "a star"]
-    assert check(ask, options, "A", scene).right
-    assert not check(ask, options, "B", scene).right
+    ask = {"colour": hexagon["colour"], "position": where}
+    options = [{"noun": n} for n in ("hexagon", "circle", "star")]
+    assert check("identity", ask, options, "A", scene).right
+    assert not check("identity", ask, options, "B", scene).right
     # no shape hint fits a hexagon: a "round" object of its colour is not there
-    round_one = f"Where in the image is the {hexagon['colour']} round object?"
-    assert check(round_one, [where, "top left"], "A", scene).expected is None
+    round_one = {"colour": hexagon["colour"], "shape": "round"}
+    places = [{"position": where}, {"position": "top left"}]
+    assert check("position", round_one, places, "A", scene).expected is None
     oval = _drawing("oval").truth
     shape = oval["objects"][0]
     where = position(shape["box"], oval["width"], oval["height"])
-    ask = f"Where in the image is the {shape['colour']} round object?"
-    assert check(ask, [where, "nowhere"], "A", oval).right  # an oval is round
-    ask = f"What is the {shape['colour']} object at the {where} of the image?"
-    assert check(ask, ["an oval", "a rectangle"], "A", oval).right
-    assert not check(ask, ["a circle", "a rectangle"], "A", oval).right
+    ask = {"colour": shape["colour"], "shape": "round"}
+    places = [{"position": where}, {"position": "nowhere"}]
+    assert check("position", ask, places, "A", oval).right  # an oval is round
+    ask = {"colour": shape["colour"], "position": where}
+    assert check("identity", ask, [{"noun": "oval"}, {"noun": "rectangle"}], "A", oval).right
+    assert not check("identity", ask, [{"noun": "circle"}, {"noun": "rectangle"}], "A", oval).right
 
 
 @pytest.mark.parametrize("name", ["astronaut.png", "chessboard_RGB.png"])
 def test_photographs_and_textures_have_no_count(name):
     scene = next(truth for n, _, truth in packaged_pictures() if n == name)
-    verdict = check(COUNT, ["64", "1", "0"], "A", scene)
+    verdict = count(scene, "A", "64", "1", "0")
     assert not verdict.right and verdict.expected is None
-    colour = "What colour is the rectangular object at the top left of the image?"
-    assert check(colour, ["white", "black"], "A", scene).expected is None
+    colour = {"shape": "rectangular", "position": "top left"}
+    colours = [{"colour": "white"}, {"colour": "black"}]
+    assert check("colour", colour, colours, "A", scene).expected is None
 
 
 def test_a_logo_reads_as_its_word():
     scene = _drawing("logo", seed=1).truth
     word = scene["text_lines"][0]["text"]
-    ask = "Which text is written in the image?"
-    assert check(ask, [word, word.replace("o", "a", 1)], "A", scene).right
-    assert not check(ask, [word.replace("o", "", 1), word], "A", scene).right
+    near = [{"text": word}, {"text": word.replace("o", "a", 1)}]
+    assert check("read_text", {}, near, "A", scene).right
+    cut = [{"text": word.replace("o", "", 1)}, {"text": word}]
+    assert not check("read_text", {}, cut, "A", scene).right

@@ -1,10 +1,12 @@
-"""The truth check is strict: a key is right only when it alone among the options is true."""
+"""The truth check is strict: a key is right only when it alone among the options is true. It
+reads a question's parts (kind, slots, each option's slots), never its text."""
 
 from dataclasses import asdict
 
 from benchfoundry.devtools.scene_shapes import SceneObject
 from benchfoundry.devtools.synthetic import Scene
 from benchfoundry.devtools.truth_check import check
+from benchfoundry.devtools.truth_scene import position
 
 
 def _scene(*objects):
@@ -23,31 +25,58 @@ SCENE = _scene(
 )
 
 
+def objects(*colours):
+    return [{"object": c} for c in colours]
+
+
 def test_interaction_keys_are_right_only_alone():
-    ask = "Which object touches the red object?"
-    options = ["the blue object", "the yellow object", "the purple object"]
-    assert check(ask, options, "A", SCENE).right
-    assert not check(ask, options, "B", SCENE).right
+    red = {"object": "red"}
+    options = objects("blue", "yellow", "purple")
+    assert check("touch", red, options, "A", SCENE).right
+    assert not check("touch", red, options, "B", SCENE).right
     # the green square overlaps the red one: it touches it too, so the key is not alone
-    assert not check(ask, [*options, "the green object"], "A", SCENE).right
-    overlap = "Which object overlaps the red object?"
-    assert check(overlap, ["the yellow object", "the green object"], "B", SCENE).right
-    assert not check(overlap, ["the blue object", "the yellow object"], "A", SCENE).right
+    assert not check("touch", red, [*options, {"object": "green"}], "A", SCENE).right
+    assert check("overlap", red, objects("yellow", "green"), "B", SCENE).right
+    assert not check("overlap", red, objects("blue", "yellow"), "A", SCENE).right
 
 
 def test_reasoning_and_scene_keys_follow_the_truth():
-    options = ["more red objects", "more blue objects", "as many of each"]
-    ask = "Are there more red objects, more blue objects, or as many of each in the image?"
-    assert check(ask, options, "C", SCENE).right and not check(ask, options, "A", SCENE).right
-    remove = "If the red objects were removed, how many objects would remain?"
-    assert check(remove, ["4", "3", "2"], "B", SCENE).right
-    beside = "How many objects are to the right of the yellow object?"
-    assert check(beside, ["2", "3", "4"], "B", SCENE).right
-    across = "How many objects are to the right of the red object?"  # the green one straddles
-    assert check(across, ["0", "1", "2"], "B", SCENE).expected is None
-    identity = "What is the object at the bottom left of the image?"
-    assert check(identity, ["a square", "a triangle", "a star"], "B", SCENE).right
-    content = "What does the image contain?"
-    assert check(content, ["several objects and no text", "text but no objects"], "A", SCENE).right
-    side = "Which side of the image are the objects on, left or right?"
-    assert check(side, ["only the left side", "both sides"], "A", SCENE).right
+    more = [{"fixed": "more", "colour": "red"}, {"fixed": "more", "colour": "blue"}]
+    compare = {"object": "red", "other": "blue"}
+    options = [*more, {"fixed": "as_many"}]
+    assert check("compare_counts", compare, options, "C", SCENE).right
+    assert not check("compare_counts", compare, options, "A", SCENE).right
+    numbers = [{"number": n} for n in ("4", "3", "2")]
+    assert check("remove_and_count", {"colour": "red"}, numbers, "B", SCENE).right
+    beside = {"side": "to the right of", "object": "yellow"}
+    assert check("count_beside", beside, [{"number": n} for n in "234"], "B", SCENE).right
+    across = {"side": "to the right of", "object": "red"}  # the green one straddles its edge
+    assert (
+        check("count_beside", across, [{"number": n} for n in "012"], "B", SCENE).expected is None
+    )
+    shapes = [{"noun": n} for n in ("square", "triangle", "star")]
+    assert check("identity", {"position": "bottom left"}, shapes, "B", SCENE).right
+    contents = [{"fixed": "several_objects_no_text"}, {"fixed": "text_no_objects"}]
+    assert check("scene_content", {}, contents, "A", SCENE).right
+    sides = [{"fixed": "left_only"}, {"fixed": "both_sides"}]
+    assert check("layout", {"axis": "x"}, sides, "A", SCENE).right
+
+
+def test_a_circle_is_an_oval_too_and_a_label_is_no_shape():
+    scene = _scene(("circle", "red", (40, 40, 80, 80)), ("square", "blue", (300, 200, 340, 240)))
+    where = {"position": "top left"}
+    assert check("identity", where, [{"noun": "oval"}, {"noun": "square"}], "A", scene).right
+    both = [{"noun": "circle"}, {"noun": "oval"}]  # two true options: no single key
+    assert not check("identity", where, both, "A", scene).right
+    # a recogniser's label, where the truth knows shapes only: no truth to judge it by
+    labels = [{"name": "cup"}, {"name": "plate"}]
+    verdict = check("identity", where, labels, "A", scene)
+    assert not verdict.right and "true options: []" in verdict.why
+
+
+def test_positions_are_the_cells_of_the_drawing_grid():
+    assert position((0, 0, 40, 40), 384, 288) == "top left"
+    assert position((172, 124, 212, 164), 384, 288) == "center"
+    assert position((300, 120, 340, 160), 384, 288) == "middle right"
+    assert position((172, 250, 212, 287), 384, 288) == "bottom center"
+    assert position((124, 0, 132, 10), 384, 288) == "top center"  # centre on the line: right

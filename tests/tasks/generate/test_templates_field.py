@@ -86,7 +86,7 @@ def test_field_pictures_get_keys_people_agree_on_through_the_cli(tmp_path):
     asked: dict[str, list[CandidateRecord]] = {}
     for c in run.table(CandidateRecord).records():
         asked.setdefault(scene_of[c.image_id]["family"], []).append(c)
-        verdict = check_field(c.question, c.options, c.answer, scene_of[c.image_id])
+        verdict = check_field(c, scene_of[c.image_id])
         assert verdict.right, (c.question, c.options[index_of(c.answer)], verdict.why)
     off = asked["off_palette"]
     assert any(c.generator == "template:count" and not c.slots for c in off)
