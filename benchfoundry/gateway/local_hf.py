@@ -17,7 +17,7 @@ from typing import Any
 from benchfoundry.gateway.batching import MicroBatcher
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, ProviderError, permanent
-from benchfoundry.gateway.local_packing import can_pack, score_packed
+from benchfoundry.gateway.local_packing import Layout, can_pack, score_packed
 from benchfoundry.gateway.local_placement import (
     cpu_precision,
     load_arguments,
@@ -88,6 +88,8 @@ class TransformersModel(Provider):
         self.device = str(spec.options.get("device") or device())
         # Option scoring continues each prompt from the prefix it shares with a recent one.
         self._prefixes = PrefixCache(size=int(spec.options.get("prefix_cache", 4)))
+        # How packed scoring laid out every call so far (tokens run, padding): for the bench.
+        self.layout = Layout()
 
     @property  # type: ignore[override]
     def sees(self) -> str:
@@ -342,7 +344,9 @@ class TransformersModel(Provider):
             ready = [item for item in prepared if isinstance(item, ScoringItem)]
             if self.spec.options.get("pack", True) and ready and can_pack(model, ready):
                 row, per_pass = pack_sizes(model, self.device, self.spec.options)
-                return score_packed(model, self.device, pad, prepared, row, per_pass)
+                return score_packed(
+                    model, self.device, pad, prepared, row, per_pass, self._prefixes, self.layout
+                )
             return score_many(model, self.device, pad, self._prefixes, prepared)
 
     def _score_alone(

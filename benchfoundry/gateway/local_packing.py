@@ -1,22 +1,30 @@
 """Option scoring by packed prefix trees: many questions' likelihoods in a few large forward
-passes, with no padding inside a row and no token run twice.
+passes, with no token run twice and little padding.
 
 The prompts of a batch of questions and their options' tokens are laid out as a tree of
-tokens (a trie: the chat template's opening, an image's facts, one question's words, then each
-option's tokens but its last). Every node appears once. Several trees share one row of the
-forward pass; a 4D attention mask lets each token see exactly its ancestors, and each token's
-position is its depth, so every token computes what it would compute in its own question's
-prompt run alone (tested against that, up to float rounding). Logits are taken only at the
-nodes that predict an option token: the end of each prompt and the inner tokens of options.
+tokens (a trie: an image's facts, one question's words, then each option's tokens but its
+last). The prompt's opening that every question of the call shares (the chat template's
+system turn, the facts' heading) is run once and kept in the model's `PrefixCache`: every row
+continues from its keys and values, so it is neither repeated per row nor recomputed by the
+next call. Below it, every node appears once. An image's questions form one tree, and trees
+are packed into rows of about `row_tokens` nodes (largest first, each into the first row with
+room), rows into passes of about `pass_tokens` nodes (rows of like length together, so that
+little of a pass is padding). A 4D attention mask lets each token see the shared opening and
+exactly its ancestors, and each token's position is the opening's length plus its depth, so
+every token computes what it would compute in its own question's prompt run alone (tested
+against that, up to float rounding). Logits are taken only at the nodes that predict an option
+token: the end of each prompt and the inner tokens of options.
 
-Rows are filled up to `row_tokens` nodes and passes up to `pass_tokens` nodes in all (the
-caller sizes both: a CPU wants a few thousand tokens a pass, a GPU as many as its memory
-holds). A model that cannot take a custom mask (flash attention) or whose sliding window is
-shorter than a prompt is scored by `local_scoring` instead (`can_pack`).
+Short rows keep attention cheap (a row's cost grows with its length squared) while the shared
+opening costs nothing per row. The caller sizes both (a CPU wants a few thousand tokens a
+pass, a GPU as many as its memory holds). A model that cannot take a custom mask (flash
+attention) or whose sliding window is shorter than a prompt is scored by `local_scoring`
+instead (`can_pack`).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 from collections.abc import Sequence
@@ -24,7 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchfoundry.gateway.errors import ProviderError, permanent
-from benchfoundry.gateway.local_scoring import ScoringItem, option_scores
+from benchfoundry.gateway.local_scoring import (
+    PrefixCache,
+    ScoringItem,
+    cache_argument,
+    common_prefix,
+    option_scores,
+    prefix_keys,
+)
 from benchfoundry.gateway.types import OptionScores
 
 
@@ -55,26 +70,67 @@ class _Row:
             nodes.append(at)
         return nodes
 
-    def add(self, index: int, item: ScoringItem) -> None:
-        end = self.path(-1, item.prompt)[-1]
+    def add(self, index: int, item: ScoringItem, shared: int) -> None:
+        """Lay out `item`'s prompt below the shared opening (`shared` tokens), then its options."""
+        end = self.path(-1, item.prompt[shared:])[-1]
         options = [self.path(end, ids[:-1]) for ids in item.encoded]
         self.items.append((index, end, options))
 
-    def cost(self, item: ScoringItem) -> int:
-        """The nodes `item` would add to this row (at most)."""
-        at, shared = -1, 0
-        for token in item.prompt:
-            if (at, token) not in self.children:
-                break
-            at, shared = self.children[(at, token)], shared + 1
-        return len(item.prompt) - shared + sum(len(ids) - 1 for ids in item.encoded)
+
+@dataclass
+class Layout:
+    """How a call's questions were laid out: what the bench and the docs count."""
+
+    shared: int = 0  # tokens of the opening every question shares, run once (or kept)
+    passes: int = 0
+    rows: int = 0
+    nodes: int = 0  # tokens run below the opening: every node once
+    padding: int = 0  # places of the passes that hold no token
 
 
-def _starts_row(row: _Row, item: ScoringItem, last: ScoringItem, row_tokens: int) -> bool:
-    """Whether `item` goes to a new row: it would make the row longer than `row_tokens` and
-    is not about the image of the question before it (an image's questions share a row, so
-    that the image's part of the prompt is never run twice)."""
-    return len(row.tokens) + row.cost(item) > row_tokens and item.group != last.group
+def _rows(items: Sequence[ScoringItem | ProviderError], shared: int, row_tokens: int) -> list[_Row]:
+    """An image's questions as one tree (its facts once), trees packed into rows of about
+    `row_tokens` nodes: largest first, each into the first row with room (a tree larger than
+    a row has a row of its own)."""
+    groups: dict[str, list[int]] = {}
+    for i in sorted(
+        (i for i, item in enumerate(items) if not isinstance(item, ProviderError)),
+        key=lambda i: (repr(items[i].group), items[i].prompt),  # type: ignore[union-attr]
+    ):
+        groups.setdefault(repr(items[i].group), []).append(i)  # type: ignore[union-attr]
+    trees = []
+    for members in groups.values():
+        tree = _Row()
+        for i in members:
+            tree.add(i, items[i], shared)  # type: ignore[arg-type]
+        trees.append((len(tree.tokens), members))
+    trees.sort(key=lambda t: -t[0])
+    rows: list[tuple[int, list[int]]] = []  # (nodes, item indices)
+    for size, members in trees:
+        at = next((k for k, (n, _) in enumerate(rows) if n + size <= row_tokens), None)
+        if at is None:
+            rows.append((size, list(members)))
+        else:
+            rows[at] = (rows[at][0] + size, rows[at][1] + members)
+    laid = []
+    for _, members in rows:
+        row = _Row()
+        for i in members:
+            row.add(i, items[i], shared)  # type: ignore[arg-type]
+        laid.append(row)
+    return laid
+
+
+def _passes(rows: list[_Row], pass_tokens: int) -> list[list[_Row]]:
+    """Rows into passes of at most `pass_tokens` places (a row longer than that alone), the
+    longest rows together so that a pass's padding (up to its longest row) stays small."""
+    passes: list[list[_Row]] = []
+    for row in sorted(rows, key=lambda r: -len(r.tokens)):
+        if passes and (len(passes[-1]) + 1) * len(passes[-1][0].tokens) <= pass_tokens:
+            passes[-1].append(row)
+        else:
+            passes.append([row])
+    return passes
 
 
 def can_pack(model: Any, items: Sequence[ScoringItem]) -> bool:
@@ -97,38 +153,44 @@ def score_packed(
     items: Sequence[ScoringItem | ProviderError],
     row_tokens: int,
     pass_tokens: int,
+    prefixes: PrefixCache | None = None,
+    layout: Layout | None = None,
 ) -> list[OptionScores | ProviderError]:
     """Scores for every item, in order; an item that is already a `ProviderError` stays one,
-    and a pass that fails fails its own questions alone."""
+    and a pass that fails fails its own questions alone. With `prefixes`, the opening every
+    question shares is run once, continued from (and kept in) that cache. `layout`, when
+    given, is told how the questions were laid out."""
+    import torch
+
     results: list[OptionScores | ProviderError | None] = [
         item if isinstance(item, ProviderError) else None for item in items
     ]
-    # An image's questions side by side, and neighbours in token order share the most.
-    order = sorted(
-        (i for i, item in enumerate(items) if not isinstance(item, ProviderError)),
-        key=lambda i: (repr(items[i].group), items[i].prompt),  # type: ignore[union-attr]
-    )
-    rows: list[_Row] = []
-    last: ScoringItem | None = None
-    for i in order:
-        item = items[i]
-        assert isinstance(item, ScoringItem)
-        if last is None or _starts_row(rows[-1], item, last, row_tokens):
-            rows.append(_Row())
-        rows[-1].add(i, item)
-        last = item
-    passes: list[list[_Row]] = []
-    for row in rows:
-        if passes:
-            width = max(len(r.tokens) for r in [*passes[-1], row])
-            if (len(passes[-1]) + 1) * width <= pass_tokens:
-                passes[-1].append(row)
-                continue
-        passes.append([row])
+    ready = [item for item in items if isinstance(item, ScoringItem)]
+    if not ready:
+        return results  # type: ignore[return-value]
+    shared, past = 0, None
+    if prefixes is not None:
+        opening = common_prefix([item.prompt for item in ready])
+        if opening >= prefixes.min_shared:
+            try:
+                with torch.no_grad():
+                    past = prefix_keys(model, device, prefixes, tuple(ready[0].prompt[:opening]))
+                shared = opening
+            except (RuntimeError, ValueError):  # the passes run the opening in every row
+                past = None
+    passes = _passes(_rows(items, shared, row_tokens), pass_tokens)
+    if layout is not None:
+        layout.shared += shared
+        layout.passes += len(passes)
+        layout.rows += sum(len(p) for p in passes)
+        layout.nodes += sum(len(r.tokens) for p in passes for r in p)
+        layout.padding += sum(
+            len(p) * len(p[0].tokens) - sum(len(r.tokens) for r in p) for p in passes
+        )
     while passes:
         chosen = passes.pop(0)
         try:
-            for index, scores in _run_pass(model, device, pad_id, chosen, items):
+            for index, scores in _run_pass(model, device, pad_id, chosen, items, shared, past):
                 results[index] = scores
         except (RuntimeError, ValueError) as exc:
             if _out_of_memory(exc) and len(chosen) > 1:  # halve the pass and go on
@@ -175,7 +237,11 @@ def _run_pass(
     pad_id: int,
     rows: Sequence[_Row],
     items: Sequence[ScoringItem | ProviderError],
+    shared: int = 0,
+    past: Any = None,
 ) -> list[tuple[int, OptionScores]]:
+    """One forward pass over `rows`, continuing from `past` (the keys and values of the
+    `shared` opening, copied for each row) where there is one."""
     import numpy as np
     import torch
 
@@ -198,16 +264,22 @@ def _run_pass(
             for nodes in options:
                 keep[r, nodes] = True
     dtype = next(model.parameters()).dtype
-    mask = torch.zeros((len(rows), 1, width, width), dtype=dtype)
-    mask.masked_fill_(~torch.from_numpy(allowed)[:, None], torch.finfo(dtype).min)
+    # Every token sees the shared opening (the first `shared` keys), then its ancestors.
+    mask = torch.zeros((len(rows), 1, width, shared + width), dtype=dtype)
+    mask[..., shared:].masked_fill_(~torch.from_numpy(allowed)[:, None], torch.finfo(dtype).min)
     keep_t = torch.from_numpy(keep)
+    extra: dict[str, Any] = {"use_cache": False}
+    if past is not None:
+        cache = copy.deepcopy(past)
+        cache.batch_repeat_interleave(len(rows))
+        extra = {"use_cache": True, cache_argument(model): cache}
     with torch.no_grad():
         sliced = _keeps_positions(model)
         logits = model(
             input_ids=torch.from_numpy(ids).to(device),
             attention_mask=mask.to(device),
-            position_ids=torch.from_numpy(positions).to(device),
-            use_cache=False,
+            position_ids=torch.from_numpy(positions + shared).to(device),
+            **extra,
             **({"logits_to_keep": keep_t.to(device)} if sliced else {}),
         ).logits
         if not sliced:  # a model that computes every position's logits: keep the ones needed

@@ -74,7 +74,7 @@ def score_many(
     # would leave its padding rows nothing to attend to: its questions are scored one by one.
     split: list[list[int]] = []
     for members in groups.values():
-        if _common_prefix([items[i].prompt for i in members]) == 0:  # type: ignore[union-attr]
+        if common_prefix([items[i].prompt for i in members]) == 0:  # type: ignore[union-attr]
             split.extend([i] for i in members)
         else:
             split.append(members)
@@ -95,9 +95,9 @@ def _score_group(
 ) -> list[OptionScores]:
     import torch
 
-    shared = _common_prefix([item.prompt for item in items])
+    shared = common_prefix([item.prompt for item in items])
     with torch.no_grad():
-        cache = _prefix_cache(model, device, prefixes, tuple(items[0].prompt[:shared]))
+        cache = prefix_keys(model, device, prefixes, tuple(items[0].prompt[:shared]))
         first, cache, lengths = _tails(model, device, pad_id, cache, shared, items)
         later = _continuations(model, device, pad_id, cache, shared, lengths, items)
     out = []
@@ -123,7 +123,7 @@ def option_scores(item: ScoringItem, summed: list[float]) -> OptionScores:
     )
 
 
-def _common_prefix(prompts: Sequence[list[int]]) -> int:
+def common_prefix(prompts: Sequence[list[int]]) -> int:
     """Tokens every prompt shares at its start, leaving each at least its last token to run."""
     shortest = min(len(p) for p in prompts)
     n = 0
@@ -132,7 +132,7 @@ def _common_prefix(prompts: Sequence[list[int]]) -> int:
     return n
 
 
-def _prefix_cache(model: Any, device: str, prefixes: PrefixCache, prefix: tuple[int, ...]) -> Any:
+def prefix_keys(model: Any, device: str, prefixes: PrefixCache, prefix: tuple[int, ...]) -> Any:
     """Keys and values of `prefix` (None when empty), continued from the longest prefix a
     recent group kept, and kept in turn for the next."""
     import torch

@@ -47,11 +47,27 @@ def _provider(**options):
 def test_packed_scores_equal_unpacked_ones_however_rows_and_passes_are_cut():
     reference = _provider(pack=False).score_options_many(_items())
     for cut in ({}, {"row_tokens": 40, "pass_tokens": 60}, {"row_tokens": 1, "pass_tokens": 1}):
-        packed = _provider(**cut).score_options_many(_items())
+        provider = _provider(**cut)
+        packed = provider.score_options_many(_items())
         for a, b in zip(packed, reference, strict=True):
             assert a.n_tokens == b.n_tokens
             assert a.summed == pytest.approx(b.summed, abs=1e-3), cut
             assert a.best(normalised=True) == b.best(normalised=True)
+        # SmolLM2's chat template opens every prompt with the same system turn (about thirty
+        # tokens): run once before the rows, not once per row.
+        layout = provider.layout
+        assert layout.shared > 20, (cut, layout)
+        if cut.get("row_tokens") == 1:  # a row per image (and one for the question without)
+            assert layout.rows == 3, layout
+        asked_alone = sum(
+            len(provider._inputs(parts, None)["input_ids"][0]) for parts, _ in _items()
+        )
+        assert layout.shared + layout.nodes < asked_alone, "no prompt token is run twice"
+    # The next call continues from the opening kept by the model: it is not run again.
+    hits = provider._prefixes.hits
+    again = provider.score_options_many(_items()[:2])
+    assert provider._prefixes.hits == hits + 1
+    assert again[1].summed == pytest.approx(reference[1].summed, abs=1e-3)
 
 
 def test_a_pass_out_of_memory_is_halved_until_it_fits():
@@ -75,7 +91,8 @@ def test_a_pass_out_of_memory_is_halved_until_it_fits():
         packed = provider.score_options_many(_items())
     finally:
         model.forward = forward
-    assert rows_seen[0] > 1 and 1 in rows_seen, "a wide pass was tried, then halved"
+    # (the shared opening runs first, in one row of its own)
+    assert max(rows_seen) > 1 and rows_seen[-1] == 1, "a wide pass was tried, then halved"
     reference = _provider(pack=False).score_options_many(_items())
     for a, b in zip(packed, reference, strict=True):
         assert a.summed == pytest.approx(b.summed, abs=1e-3)
