@@ -2,10 +2,14 @@
 
     python bench/release_keys.py datasets/releases/demo/latest [--truth FOLDER ...]
 
-The truth comes from the synthetic corpora's `truth.jsonl` (the demo's own by default, and any
-`--truth` folder written by `benchfoundry synth` or `devtools.hard_drawings`, matched by file
-name) and from the hand-written truth of packaged pictures (`devtools.hard_packaged`); a clip
-question's key is checked against the annotation files of the demo's clips. Prints, per
+Each row is judged by what its kind means (`benchfoundry.meaning`) from the parts its question
+was written from: its candidate in the run the release was built from (`--run`, the demo's by
+default), where those parts still write the row's text (not where review edited it). The truth
+comes from the synthetic corpora's `truth.jsonl` (the demo's own by default, and any `--truth`
+folder written by `benchfoundry synth` or `devtools.hard_drawings`, matched by file name) and
+from the hand-written truth of packaged pictures (`devtools.hard_packaged`); a clip question's
+key is checked against what the demo's clips were drawn to show (`drawn.jsonl`, not the
+annotation files the generator read). Prints, per
 template kind, keys checked, right, and those with no truth to check them by (listed, with their
 image, for a person to look at), then every wrong key.
 """
@@ -13,15 +17,15 @@ image, for a person to look at), then every wrong key.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 DEMO = Path(__file__).resolve().parents[1] / "benchfoundry" / "data" / "demo"
+RUN = Path(__file__).resolve().parents[1] / "datasets" / "runs" / "demo"
 
 
 def truths(folders: list[Path]) -> dict[str, dict]:
@@ -36,45 +40,49 @@ def truths(folders: list[Path]) -> dict[str, dict]:
     return out
 
 
-def annotated() -> dict[str, list[tuple[float, float, str]]]:
-    """The demo clips' annotated steps: video file -> (start, end, label), in time order."""
-    steps: dict[str, list[tuple[float, float, str]]] = {}
-    clips = DEMO / "video" / "clips" / "labels.json"
-    for entry in json.loads(clips.read_text(encoding="utf-8")):
-        steps[f"{entry['id']}.mp4"] = [(0.0, -1.0, entry["label"])]
-    with open(DEMO / "video" / "procedures" / "segments.csv", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            steps.setdefault(row["video"], []).append(
-                (float(row["start"]), float(row["end"]), row["label"])
-            )
-    return {video: sorted(s) for video, s in steps.items()}
+def drawn() -> dict[str, list]:
+    """The demo clips' truth as they were drawn (`devtools.clip_truth`): video file -> steps."""
+    from benchfoundry.devtools.clip_truth import load_drawn
+
+    video = DEMO / "video"
+    return load_drawn(video / "clips", "ssv2") | load_drawn(video / "procedures", "segments")
 
 
-def clip_truth(row: dict, steps: dict[str, list[tuple[float, float, str]]]) -> str | None:
-    video = (row.get("video_source") or "").rsplit("/", 1)[-1]
-    if video not in steps or row.get("clip_start") is None:
-        return None
-    start, end = float(row["clip_start"]), float(row["clip_end"])
-    kind = row["generator"].removeprefix("template:")
-    if kind == "action_label":
-        return next((lab for s, e, lab in steps[video] if s == start and e in (-1.0, end)), None)
-    if kind == "next_action":
-        return next((lab for s, _, lab in steps[video] if s >= end), None)
-    return ", then ".join(label for _, _, label in steps[video])
+@dataclass
+class Row:
+    """A released row with the parts its question was written from (the run's candidate)."""
+
+    generator: str
+    slots: dict[str, str]
+    option_slots: list[dict[str, str]]
+    answer: str
+    meta: dict[str, str]
+
+
+def parts_of(run: Path) -> dict[str, object]:
+    """The run's candidates by question id: a released row's parts."""
+    from benchfoundry.core.records import CandidateRecord
+    from benchfoundry.storage.tables import RunFolder
+
+    return {c.question_id: c for c in RunFolder(run).table(CandidateRecord).records()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("release", type=Path, help="a release's version folder (or latest)")
     parser.add_argument("--truth", type=Path, action="append", default=[])
+    parser.add_argument("--run", type=Path, default=RUN, help="the run the release was built from")
     args = parser.parse_args()
     import pandas as pd
 
+    from benchfoundry import meaning
     from benchfoundry.core.letters import index_of
-    from benchfoundry.devtools.truth_check import check
+    from benchfoundry.devtools.generate_check import clip_verdict
+    from benchfoundry.devtools.truth_check import check_item
 
     known = truths([DEMO / "synthetic", *args.truth])
-    steps = annotated()
+    steps = drawn()
+    candidates = parts_of(args.run)
     release = args.release.resolve()
     if release.is_file():  # `latest`: a pointer holding the version's name
         release = release.parent / release.read_text(encoding="utf-8").strip()
@@ -90,14 +98,28 @@ def main() -> None:
         options = list(row["options"])
         keyed = options[index_of(row["answer"])]
         name = str(row["image_source"]).rsplit("/", 1)[-1]
-        if isinstance(row.get("video"), str) and row["video"]:
-            expected = clip_truth(row, steps)
-            ok = None if expected is None else keyed == expected
-        elif name in known:
-            verdict = check(row["question"], options, row["answer"], known[name])
+        c = candidates.get(row["question_id"])
+        language = row.get("language") or "en"
+        parts = (
+            Row(
+                row["generator"],
+                dict(c.slots),
+                [dict(o) for o in c.option_slots],
+                row["answer"],
+                dict(c.meta),
+            )  # fmt: skip
+            if c is not None
+            and meaning.written(kind, c.slots, c.option_slots, language)
+            == (row["question"], options)
+            else None
+        )  # none where review edited the text, or the run is not the release's
+        ok = expected = None
+        if parts is not None and isinstance(row.get("video"), str) and row["video"]:
+            verdict = clip_verdict(parts, steps)
+            ok, expected = verdict.right, verdict.why
+        elif parts is not None and name in known:
+            verdict = check_item(parts, known[name])
             ok, expected = verdict.right, verdict.expected
-        else:
-            ok = None
         if ok is None:
             unchecked[kind] += 1
             unknown.append(f"[{kind}] {row['image_source']}: {row['question']} keyed {keyed!r}")

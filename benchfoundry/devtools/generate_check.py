@@ -7,14 +7,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchfoundry import meaning
 from benchfoundry.core.letters import index_of
 from benchfoundry.core.records import CandidateRecord, ImageSourceRecord
 from benchfoundry.core.taxonomy import load_taxonomy
+from benchfoundry.devtools.clip_truth import ClipTruthScene, load_drawn
 from benchfoundry.devtools.flag_check import FlagRates, flag_rates
 from benchfoundry.devtools.hard_drawings import write_hard_corpus
 from benchfoundry.devtools.synthetic import load_truth, write_corpus
-from benchfoundry.devtools.truth_check import Verdict, check_item
-from benchfoundry.pipeline.registry import StageRun
+from benchfoundry.devtools.truth_check import Item, Verdict, check_item
+from benchfoundry.pipeline.registry import StageRun, stage_options
 from benchfoundry.sources.models import FolderSource
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.extract.options import ExtractOptions
@@ -63,8 +65,12 @@ def build_templates(
     )
     options = ExtractOptions(captioner="none")
     if single_reading:  # the older keys, emulated past the spec's refusal of such readings
-        options = options.model_copy(update=SINGLE_READING)
-    extract_stage(StageRun.make(run, extract=options))
+        sections = stage_options({}).model_copy(
+            update={"extract": options.model_copy(update=SINGLE_READING)}
+        )
+        extract_stage(StageRun(run=str(run.root), options=sections))
+    else:
+        extract_stage(StageRun.make(run, extract=options))
     return run, generate_all(run, GenerateOptions(llm=False), "seed_bench", {})
 
 
@@ -202,6 +208,22 @@ def hard_key_accuracy(
     return result
 
 
+def clip_verdict(item: Item, drawn: dict[str, list], answer: str | None = None) -> Verdict:
+    """A clip question's key against the clip's drawn steps, by what its kind means."""
+    kind = item.generator.removeprefix("template:")
+    steps = drawn.get(item.meta.get("video", "").rsplit("/", 1)[-1])
+    if steps is None or kind not in meaning.KINDS or not item.option_slots:
+        return Verdict(False, None, "no drawn truth for this clip")
+    scene = ClipTruthScene(steps, float(item.meta["start"]), float(item.meta["end"]))
+    try:
+        read = meaning.answer(kind, scene, item.slots)
+    except (meaning.NoAnswer, meaning.Unsure) as why:
+        return Verdict(False, None, f"truth: {why}")
+    true = [k for k, o in enumerate(item.option_slots) if meaning.fits(kind, read, o)]
+    keyed = index_of(answer or item.answer)
+    return Verdict(true == [keyed], None, f"drawn: {dict(read)}; true options {true}")
+
+
 @dataclass
 class TemporalAccuracy:
     """Keys of the temporal templates against the annotation files, and the time each stage
@@ -219,10 +241,9 @@ def temporal_key_accuracy(
     work: Path, clips: int, procedures: int, seed: int = 7, keyframes: int = 4
 ) -> TemporalAccuracy:
     """Render `clips` single-action clips and `procedures` procedure videos, build ingest,
-    extract and the template generator from them, and check every temporal key against the
-    annotation files themselves (not the run's tables)."""
-    import csv
-    import json
+    extract and the template generator from them, and check every temporal key against what
+    the clips were drawn to show (`clip_truth`: their drawn motions, not the annotation files
+    the generator read)."""
     import time
 
     from benchfoundry.core.records import ClipRecord, SegmentRecord
@@ -251,31 +272,19 @@ def temporal_key_accuracy(
     result.clips = len(run.table(ClipRecord).records())
     result.keyframes = len({f for s in run.table(SegmentRecord).records() for f in s.frames})
 
-    annotated: dict[str, list[tuple[float, float, str]]] = {}
+    drawn: dict[str, list] = {}
     if clips:
-        for entry in json.loads((work / "corpus" / "clips" / "labels.json").read_text()):
-            annotated[f"{entry['id']}.mp4"] = [(0.0, -1.0, entry["label"])]
+        drawn |= load_drawn(work / "corpus" / "clips", "ssv2")
     if procedures:
-        with open(work / "corpus" / "procedures" / "segments.csv", encoding="utf-8") as f:
-            for row in csv.DictReader(f):
-                annotated.setdefault(row["video"], []).append(
-                    (float(row["start"]), float(row["end"]), row["label"])
-                )
+        drawn |= load_drawn(work / "corpus" / "procedures", "segments")
     for c in run.table(CandidateRecord).records():
-        steps = sorted(annotated[c.meta["video"]])
-        start, end = float(c.meta["start"]), float(c.meta["end"])
         kind = c.generator.removeprefix("template:")
-        if kind == "action_label":
-            truth = next(label for s, e, label in steps if s == start and (e < 0 or e == end))
-        elif kind == "next_action":
-            truth = next(label for s, _, label in steps if s >= end)
-        else:
-            truth = ", then ".join(label for _, _, label in steps)
-        key = c.options[index_of(c.answer)]
+        verdict = clip_verdict(c, drawn)
         counts = result.by_kind.setdefault(kind, [0, 0])
         counts[1] += 1
-        counts[0] += key == truth
-        if key != truth:
-            result.wrong.append(f"{c.meta['video']} {kind}: keyed {key!r}, truth {truth!r}")
+        counts[0] += verdict.right
+        if not verdict.right:
+            key = c.options[index_of(c.answer)]
+            result.wrong.append(f"{c.meta['video']} {kind}: keyed {key!r}, {verdict.why}")
         result.repeated_options += len({o.casefold().strip() for o in c.options}) < len(c.options)
     return result

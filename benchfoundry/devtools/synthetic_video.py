@@ -5,7 +5,10 @@ with `id`, `label`, `template`, `placeholders`: the label is the template with i
 `[something]`s filled by the placeholders, in order), and multi-step procedures in the segments
 form with EPIC-KITCHENS' verb and noun columns (`procedures/<name>.mp4` and
 `procedures/segments.csv`: `video,start,end,label,verb,noun`): shapes that move, grow, shrink,
-appear and disappear. The label is the truth: the renderer draws what it says.
+appear and disappear. Beside each folder's annotations, `drawn.jsonl` is the clip's truth as
+the renderer drew it, not as the annotation words it: per video, each step's stretch, the thing
+moved (its colour and shape) and its drawn state before and after (x, y in shares of the frame,
+size, visible), and whether the box was drawn (`clip_truth` names the motion from them).
 """
 
 from __future__ import annotations
@@ -115,8 +118,19 @@ def single_action_clip(thing: Thing, template: str) -> bytes:
 Step = tuple[float, float, str, str, str]  # start, end, label, verb, noun
 
 
-def procedure_clip(rng: random.Random, steps: int) -> tuple[bytes, list[Step]]:
-    """A clip of `steps` actions, each on one of two or three shapes, with its segments."""
+def drawn_step(
+    start: float, end: float, thing: Thing, before: tuple, after: tuple, box: bool
+) -> dict:
+    """One step as drawn: its stretch, the thing it moves, its states before and after."""
+    return {"start": start, "end": end, "thing": {"colour": thing.colour, "shape": thing.shape},
+            "from": list(before), "to": list(after), "box": box}  # fmt: skip
+
+
+def procedure_clip(
+    rng: random.Random, steps: int, drawn: list[dict] | None = None
+) -> tuple[bytes, list[Step]]:
+    """A clip of `steps` actions, each on one of two or three shapes, with its segments (and
+    each step as drawn appended to `drawn`)."""
     things = [
         Thing(c, s)
         for c, s in zip(rng.sample(list(COLOURS), 3), rng.sample(SHAPES, 3), strict=True)
@@ -138,8 +152,11 @@ def procedure_clip(rng: random.Random, steps: int) -> tuple[bytes, list[Step]]:
         for state in _moves(states[thing.name], after, STEP_FRAMES):
             shown = [(t, state if t.name == thing.name else states[t.name]) for t in things]
             frames.append(_frame(shown, box=False))
+        end = round(len(frames) / FPS, 3)
+        if drawn is not None:
+            drawn.append(drawn_step(round(start, 3), end, thing, states[thing.name], after, False))
         states[thing.name] = after
-        segments.append((round(start, 3), round(len(frames) / FPS, 3), label, verb, thing.name))
+        segments.append((round(start, 3), end, label, verb, thing.name))
     return encode_clip(frames, FPS), segments
 
 
@@ -150,7 +167,7 @@ def write_clips(folder: Path, n_clips: int, n_procedures: int, seed: int = 0) ->
     counts = {"clips": 0, "procedures": 0, "segments": 0}
     if n_clips:
         (folder / "clips").mkdir(parents=True, exist_ok=True)
-        entries = []
+        entries, truth = [], []
         templates = list(TEMPLATES)
         for i in range(n_clips):
             thing = Thing(rng.choice(list(COLOURS)), rng.choice(SHAPES))
@@ -166,20 +183,31 @@ def write_clips(folder: Path, n_clips: int, n_procedures: int, seed: int = 0) ->
             entries.append(
                 {"id": clip_id, "label": label, "template": template, "placeholders": placeholders}
             )
+            start, end = TEMPLATES[template]
+            step = drawn_step(0.0, STEP_FRAMES / FPS, thing, start, end, template in BOXED)
+            truth.append({"video": f"{clip_id}.mp4", "steps": [step]})
         (folder / "clips" / "labels.json").write_text(json.dumps(entries, indent=1) + "\n")
+        _write_drawn(folder / "clips" / "drawn.jsonl", truth)
         counts["clips"] = n_clips
     if n_procedures:
         (folder / "procedures").mkdir(parents=True, exist_ok=True)
-        rows = []
+        rows, truth = [], []
         for i in range(n_procedures):
-            data, segments = procedure_clip(rng, steps=3 + i % 2)
+            drawn: list[dict] = []
+            data, segments = procedure_clip(rng, steps=3 + i % 2, drawn=drawn)
             name = f"procedure_{i:02d}.mp4"
+            truth.append({"video": name, "steps": drawn})
             (folder / "procedures" / name).write_bytes(data)
             rows += [(name, f"{s:g}", f"{e:g}", *parts) for s, e, *parts in segments]
         with open(folder / "procedures" / "segments.csv", "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow(["video", "start", "end", "label", "verb", "noun"])
             writer.writerows(rows)
+        _write_drawn(folder / "procedures" / "drawn.jsonl", truth)
         counts["procedures"] = n_procedures
         counts["segments"] = len(rows)
     return counts
+
+
+def _write_drawn(path: Path, videos: list[dict]) -> None:
+    path.write_text("".join(json.dumps(v) + "\n" for v in videos), encoding="utf-8")

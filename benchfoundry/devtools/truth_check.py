@@ -34,6 +34,7 @@ class Item(Protocol):
     slots: Mapping[str, str]
     option_slots: Sequence[Mapping[str, str]]
     answer: str
+    meta: Mapping[str, str]  # a clip question's video and stretch
 
 
 def _said(kind: str, read: meaning.Read, options: Sequence[Mapping[str, str]]) -> str:

@@ -89,7 +89,7 @@ def identity(scene: Scene, s: Slots) -> Read:
 
 
 def size(scene: Scene, s: Slots) -> Read:
-    things = scene.things(counted=True)
+    things = scene.things()
     ranked = sorted(things, key=lambda t: t.area, reverse=s.get("extreme") == "largest")
     if len(ranked) < 2 or abs(ranked[0].area - ranked[1].area) < 1e-6:
         raise NoAnswer("no single extreme object")
@@ -170,13 +170,7 @@ def which_object(scene: Scene, s: Slots) -> Read:
 
 
 def dominant_colour(scene: Scene, s: Slots) -> Read:  # noqa: ARG001
-    areas: Counter[str] = Counter()
-    for t in scene.things():
-        if t.colour:
-            areas[t.colour] += t.area
-    for c, ink in scene.text_ink().items():
-        areas[c] += ink
-    ranked = areas.most_common()
+    ranked = Counter({c: a for c, a in scene.covers().items() if c}).most_common()
     if not ranked or len(ranked) > 1 and ranked[0][1] <= scene.area_margin * ranked[1][1]:
         raise NoAnswer("no colour plainly covers the most")
     return {"colour": ranked[0][0]}
@@ -227,12 +221,15 @@ def text_fits(read: Read, option: Slots) -> bool | None:
 
 
 # --- clips: the actions a clip shows, in time ------------------------------------------------
+FRAME = 0.05  # s: times this close are one (less than a frame of a 12 fps clip)
+
+
 def action_label(scene: Scene, s: Slots) -> Read:  # noqa: ARG001
     start, end = scene.window()
     found = [
         st
         for st in scene.steps()
-        if abs(st.start - start) < 1e-3 and (st.end < 0 or abs(st.end - end) < 1e-3)
+        if abs(st.start - start) < FRAME and (st.end < 0 or abs(st.end - end) < FRAME)
     ]
     if len(found) != 1:
         raise NoAnswer(f"{len(found)} actions shown over {start:g}-{end:g} s")
@@ -241,7 +238,7 @@ def action_label(scene: Scene, s: Slots) -> Read:  # noqa: ARG001
 
 def next_action(scene: Scene, s: Slots) -> Read:  # noqa: ARG001
     _, end = scene.window()
-    later = [st for st in scene.steps() if st.start >= end - 1e-3]
+    later = [st for st in scene.steps() if st.start >= end - FRAME]
     if not later:
         raise NoAnswer("no action after the stretch shown")
     return dict(min(later, key=lambda st: st.start).slots)

@@ -29,12 +29,15 @@ from benchfoundry.core.records import SegmentRecord
 from benchfoundry.core.taxonomy import Taxonomy
 from benchfoundry.meaning.parts import listed, listed_steps
 from benchfoundry.tasks.generate.drafts import Draft
+from benchfoundry.tasks.generate.facts_scene import SegmentsScene
 
 TEMPORAL_KINDS = ("action_label", "next_action", "action_order")
 NOT_ASKED = {
     "single_segment": "the clip has one annotated action: nothing comes next",
     "few_segments": "fewer than three distinct key actions: no order to ask about",
     "repeated_actions": "an action repeats among the key actions, so orders are ambiguous",
+    "no_single_answer": "by what the question means (`benchfoundry.meaning`), the annotated "
+    "segments give it no single answer, or a wrong option says it too",
     "overlapping_segments": "annotated actions overlap in time (EPIC-KITCHENS' narrations often "
     "do), so what is shown would hold the next one, or the order is not one",
 }
@@ -172,6 +175,24 @@ def _evidence(segments: list[SegmentRecord]) -> list[str]:
     return [f"segment {s.start:g}-{s.end:g} s of {s.video}: {s.label}" for s in segments]
 
 
+def _meant(
+    kind: str,
+    slots: dict[str, str],
+    options: list[dict[str, str]],
+    shown: list[SegmentRecord],
+    about: list[SegmentRecord],
+) -> bool:
+    """Whether the key is what the kind means on the segments (`meaning.answer`, the clip's
+    annotated actions as the scene) and no wrong option says it too."""
+    scene = SegmentsScene([(s, action_slots(s)) for s in about], shown[0].start, shown[-1].end)
+    try:
+        read = meaning.answer(kind, scene, slots)
+    except (meaning.NoAnswer, meaning.Unsure):
+        return False
+    verdicts = [meaning.fits(kind, read, o) for o in options]
+    return verdicts[0] is True and not any(verdicts[1:])
+
+
 def _draft(
     kind: str,
     dimension: str,
@@ -180,8 +201,11 @@ def _draft(
     options: list[dict[str, str]],
     shown: list[SegmentRecord],
     about: list[SegmentRecord],
-) -> Draft:
-    """A draft written from its parts: `options` the key's slots first, then the wrong ones'."""
+) -> Draft | None:
+    """A draft written from its parts: `options` the key's slots first, then the wrong ones';
+    None where the key is not what the kind means on the segments."""
+    if not _meant(kind, slots, options, shown, about):
+        return None
     return Draft(
         image_id=image,
         dimension=dimension,
@@ -209,6 +233,12 @@ def _middle(segment: SegmentRecord) -> str:
 class TemporalDrafts:
     drafts: list[Draft] = field(default_factory=list)
     not_asked: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(self, dimension: str, draft: Draft | None) -> None:
+        if draft is None:
+            self.not_asked[(dimension, "no_single_answer")] += 1
+        else:
+            self.drafts.append(draft)
 
 
 def temporal_drafts(
@@ -240,8 +270,8 @@ def temporal_drafts(
             for s in clip:
                 wrong = [vocabulary.slots(w) for w in vocabulary.distractors(s.label, k)]
                 options = [action_slots(s), *wrong]
-                out.drafts.append(
-                    _draft("action_label", dimension, _middle(s), {}, options, [s], [s])
+                out.add(
+                    dimension, _draft("action_label", dimension, _middle(s), {}, options, [s], [s])
                 )
         if dimension := wanted.get("next_action"):
             if len(clip) < 2:
@@ -257,7 +287,8 @@ def temporal_drafts(
                     for w in vocabulary.distractors(answer.label, k, prefer=later)
                 ]
                 options = [action_slots(answer), *wrong]
-                out.drafts.append(
+                out.add(
+                    dimension,
                     _draft(
                         "next_action",
                         dimension,
@@ -266,7 +297,7 @@ def temporal_drafts(
                         options,
                         clip[:i],
                         clip[: i + 1],
-                    )
+                    ),
                 )
         if dimension := wanted.get("action_order"):
             order = _key_actions(clip)
@@ -281,7 +312,8 @@ def temporal_drafts(
                 rng = random.Random(content_hash({"clip": clip_id[0], "seed": seed}))
                 wrong = _wrong_orders(labels, k, rng)
                 parts = {s.label: action_slots(s) for s in order}
-                out.drafts.append(
+                out.add(
+                    dimension,
                     _draft(
                         "action_order",
                         dimension,
@@ -290,7 +322,7 @@ def temporal_drafts(
                         [_order(labels, parts), *(_order(w, parts) for w in wrong)],
                         clip,
                         order,
-                    )
+                    ),
                 )
     return out
 
