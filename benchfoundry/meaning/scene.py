@@ -81,8 +81,9 @@ class Scene(Protocol):
         """The lines of text written in the image."""
         ...
 
-    def text_ink(self) -> Mapping[str, float]:
-        """The area the letters of each colour cover (they are pixels of their colour too)."""
+    def covers(self) -> Mapping[str, float]:
+        """The area each colour covers in the image: its objects' (and its letters', which
+        are pixels of their colour too)."""
         ...
 
     def meets(self, a: Thing, b: Thing) -> str:

@@ -6,6 +6,7 @@ templates keep. A clip's actions are its annotated segments."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from benchfoundry import meaning
@@ -49,8 +50,12 @@ class FactsScene:
     def text_lines(self) -> list[str]:
         return self._lines
 
-    def text_ink(self) -> Mapping[str, float]:
-        return {}
+    def covers(self) -> Mapping[str, float]:
+        areas: Counter[str] = Counter()
+        for t in self._things:
+            if t.colour:
+                areas[t.colour] += t.area
+        return areas
 
     def meets(self, a: meaning.Thing, b: meaning.Thing) -> str:
         return relation(self.instance(a), self.instance(b))
@@ -99,7 +104,7 @@ class SegmentsScene:
     def text_lines(self) -> list[str]:
         return []
 
-    def text_ink(self) -> Mapping[str, float]:
+    def covers(self) -> Mapping[str, float]:
         return {}
 
     def meets(self, a: meaning.Thing, b: meaning.Thing) -> str:  # noqa: ARG002

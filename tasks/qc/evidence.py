@@ -11,6 +11,7 @@ one description), the item is flagged with what it read."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -52,8 +53,12 @@ class ReadingScene:
     def text_lines(self) -> list[str]:
         return self._lines or ["?"] * self._count  # lines read, their words or not
 
-    def text_ink(self) -> Mapping[str, float]:
-        return {}
+    def covers(self) -> Mapping[str, float]:
+        areas: Counter[str] = Counter()
+        for t in self._things:
+            if t.colour:
+                areas[t.colour] += t.area
+        return areas
 
     def meets(self, a: meaning.Thing, b: meaning.Thing) -> str:  # noqa: ARG002
         return "unclear"  # the reader does not judge contact
