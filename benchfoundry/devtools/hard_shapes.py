@@ -14,20 +14,6 @@ from PIL import Image, ImageDraw
 from benchfoundry.devtools.scene_shapes import SceneObject, draw_shape
 
 POLYGON_SIDES = {"pentagon": 5, "hexagon": 6, "octagon": 8}
-SHAPE_WORDS = (
-    "circle",
-    "oval",
-    "square",
-    "rectangle",
-    "triangle",
-    "diamond",
-    "pentagon",
-    "hexagon",
-    "octagon",
-    "star",
-    "cross",
-    "ring",
-)
 Point = tuple[float, float]
 
 
