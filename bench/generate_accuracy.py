@@ -12,7 +12,8 @@ kind, and prints the letter spread and, per dimension, candidates and why images
 
 With `--clips`/`--procedures` it renders video clips of known actions instead (SSv2-style single
 actions and multi-step procedures), builds ingest, extract and generate from them, checks each
-temporal key against the annotation files, and prints clips ingested and keyframes extracted per
+temporal key against what the clips were drawn to show (`drawn.jsonl`, `devtools/clip_truth`), not
+the annotation files the generator read, and prints clips ingested and keyframes extracted per
 second and the process's peak memory.
 
 With `--hard` it renders the hard drawings instead (`devtools/hard_drawings`: overlapping and
