@@ -6,7 +6,9 @@ Where the frame is mostly one colour, the pixels near it are the backdrop. Each 
 pixels are opened with a 3 x 3 square (a blended edge or a hair-line one or two pixels wide
 goes) and split into 4-connected pieces; pixels of unclear colour make pieces too, whose
 colour is `None`. Each piece is a `Thing` with its colour, its shape word (`shapes`, OpenCV),
-its box, its area and its place (`place_word`). Tesseract reads the text (`text`); the pieces
+its box, its area and its place (`place_word`), but for an outline drawn around other pieces
+(a cartoon's black line: `_outline`), which is part of what it surrounds, and a sliver with no shape along a larger
+piece (a drop shadow, a blended edge: `_sliver`). Tesseract reads the text (`text`); the pieces
 lying mostly inside a line of text are its letters, not things."""
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ SIDE = 384  # the longer side of the copy the reader reads things from
 _SQUARE = np.ones((3, 3), bool)
 _BACKDROP = 0.06  # OKLab distance: pixels this near a plain frame's colour are the backdrop
 _PLAIN = 0.6  # a frame is plain where this share of its pixels is near its median colour
+_HOLLOW = 0.5  # a piece whose holes are this share of its filled shape may be an outline
+_LARGER, _THIN = 3.0, 0.2  # a sliver: this many times smaller than, and thin against, its neighbour
 _CLEAR = 0.6  # a box's place is named where this share of it lies in one cell of the grid
 
 
@@ -86,6 +90,30 @@ def place_word(box: tuple[float, float, float, float], width: int, height: int) 
     return f"{row} {column}"
 
 
+def _outline(mask: np.ndarray, owner: np.ndarray, number: int) -> bool:
+    """Whether a piece is an outline drawn around other things (a cartoon's black line): its
+    holes are most of its filled shape, and other pieces fill most of the holes. A ring has a
+    hole too, but the backdrop fills it."""
+    filled = ndimage.binary_fill_holes(mask)
+    hole = filled & ~mask
+    if hole.sum() < _HOLLOW * filled.sum():
+        return False
+    inside = owner[hole]
+    return bool(np.mean((inside != 0) & (inside != number)) >= 0.5)
+
+
+def _sliver(full: np.ndarray, owner: np.ndarray, number: int, areas: list[int]) -> bool:
+    """Whether a piece with no shape is a sliver along a larger piece it touches (a drop
+    shadow, a blended edge): at least `_LARGER` times smaller, and thin against it (its
+    thickest point under `_THIN` of the larger piece's equivalent side)."""
+    touching = np.unique(owner[ndimage.binary_dilation(full, iterations=2) & ~full])
+    larger = [n for n in touching if n and n != number and areas[n - 1] >= _LARGER * full.sum()]
+    if not larger:
+        return False
+    thickness = 2 * float(ndimage.distance_transform_edt(full).max())
+    return thickness <= _THIN * np.sqrt(max(areas[n - 1] for n in larger))
+
+
 def _copy(image: Image.Image, side: int) -> tuple[np.ndarray, float]:
     rgb = image.convert("RGB")
     factor = side / max(rgb.size)
@@ -118,27 +146,37 @@ def read_pixels(
     read = read_text(image) if text else None
     lines = read.lines if read is not None else ()
     missing = read.missing if read is not None else "text was not read (text=False)"
-    things = []
+    pieces: list[tuple[int, tuple[slice, slice], np.ndarray]] = []
+    owner = np.zeros(names.shape, np.int32)  # which piece each pixel is in (0: none)
     for colour in np.unique(names[~backdrop]):
         opened = ndimage.binary_opening((names == colour) & ~backdrop, structure=_SQUARE)
         labels, _ = ndimage.label(opened)
         for piece, box in enumerate(ndimage.find_objects(labels), start=1):
             if box is None or (mask := labels[box] == piece).sum() < min_area:
                 continue
-            ys, xs = box
-            full = np.zeros(names.shape, bool)
-            full[box] = mask
-            scaled = (xs.start / factor, ys.start / factor, xs.stop / factor, ys.stop / factor)
-            if any(_inside(scaled, line.box) for line in lines):
-                continue  # a letter of a line of text
-            things.append(
-                Thing(
-                    colour=None if colour == UNCLEAR else NAMES[colour],
-                    noun=shape_word(full),
-                    box=scaled,
-                    area=int(mask.sum() / factor**2),
-                    position=place_word(scaled, image.width, image.height),
-                )
+            pieces.append((int(colour), box, mask))
+            owner[box][mask] = len(pieces)
+    things = []
+    for number, (colour, box, mask) in enumerate(pieces, start=1):
+        ys, xs = box
+        scaled = (xs.start / factor, ys.start / factor, xs.stop / factor, ys.stop / factor)
+        if any(_inside(scaled, line.box) for line in lines):
+            continue  # a letter of a line of text
+        if _outline(mask, owner[box], number):
+            continue  # a drawn outline around another thing, not a thing of its own
+        full = np.zeros(names.shape, bool)
+        full[box] = mask
+        noun = shape_word(full)
+        if noun is None and _sliver(full, owner, number, [p[2].sum() for p in pieces]):
+            continue  # a shadow or a blended edge along a larger thing
+        things.append(
+            Thing(
+                colour=None if colour == UNCLEAR else NAMES[colour],
+                noun=noun,
+                box=scaled,
+                area=int(mask.sum() / factor**2),
+                position=place_word(scaled, image.width, image.height),
             )
+        )
     things.sort(key=lambda t: -t.area)
     return Reading(things, image.size, background, len(lines), tuple(lines), missing)

@@ -118,3 +118,19 @@ def test_without_tesseract_the_reading_says_why_it_read_no_text(drawing, monkeyp
     assert read_text(drawing).missing == MISSING
     reading = read_pixels(drawing)
     assert reading.texts == () and reading.text_missing == MISSING
+
+
+def test_outlines_and_shadows_are_parts_of_their_things_not_things():
+    im = Image.new("RGB", (384, 288), "white")
+    d = ImageDraw.Draw(im)
+    d.ellipse([40, 60, 140, 160], fill=(240, 125, 15), outline=(0, 0, 0), width=4)  # cartoon
+    d.rectangle([238, 68, 338, 168], fill=(150, 150, 150))  # a drop shadow, offset 8 px
+    d.rectangle([230, 60, 330, 160], fill=(215, 38, 38))
+    d.ellipse([150, 200, 230, 280], fill=(35, 75, 215))  # a plain thing stays
+    reading = read_pixels(im, text=False)
+    assert sorted((t.colour, t.noun) for t in reading.things) == [
+        ("blue", "circle"),
+        ("orange", "circle"),
+        ("red", "square"),
+    ]
+    assert reading.text_missing == "text was not read (text=False)"
