@@ -22,11 +22,11 @@ def fits(read: Read, option: Slots) -> bool | None:
     shared = [k for k in read if k in option]
     if not shared:
         return None
-    return all(
-        option[k] in v if isinstance(v, frozenset) else option[k] == v
-        for k in shared
-        for v in (read[k],)
-    )
+    return all(_says(read[k], option[k]) for k in shared)
+
+
+def _says(value: str | frozenset[str], said: str) -> bool:
+    return said in value if isinstance(value, frozenset) else said == value
 
 
 def matching(things: Sequence[Thing], colour: str = "", hint: str = "", where: str = "") -> list:
