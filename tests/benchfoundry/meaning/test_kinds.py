@@ -185,3 +185,19 @@ def test_every_kind_is_written_in_each_language_and_answered_by_each_scene(name)
     for kind, scene in scenes.items():
         read = meaning.answer(name, scene, slots)
         assert _picked(name, read, options) == expected[kind], (kind, read)
+
+
+def test_an_identity_keyed_by_a_label_is_judged_by_its_name():
+    """A recogniser's label is the `name` slot everywhere: the facts that carry it answer by it,
+    and a reading that names shapes only has no verdict on it (it flagged such keys before)."""
+    facts = facts_scene()
+    labelled = [i.model_copy(update={"label": "ball"}) if i.attributes[0] == "blue" else i
+                for i in facts.instances]  # fmt: skip
+    record = VisualFactsRecord(image_id="i", config_hash="c", captions=[], instances=labelled,
+                               ocr_lines=[], extractors=[])  # fmt: skip
+    ask = {"position": "top right"}
+    options = each("name", "ball", "box")
+    read = meaning.answer("identity", FactsScene(record, labelled, (384.0, 288.0)), ask)
+    assert _picked("identity", read, options) == 0
+    read = meaning.answer("identity", reading_scene(), ask)
+    assert [meaning.fits("identity", read, o) for o in options] == [None, None]
