@@ -1,9 +1,10 @@
-"""The Chinese words the template kinds are written with (each kind's question is written in its
-entry, `meaning.kinds`, from the same slots as the English, so a template twin needs no model
-and keeps its key), as a native annotator writes them:
-colours, shape hints and names, positions, relations, and the actions of the annotation sets
-the demo's clips use (SSv2's templates, the procedures' verbs, the things they act on). A slot
-outside the vocabulary raises `NoForm`: that item is translated by a model."""
+"""The Chinese words the template kinds are written with, as a native annotator writes them:
+colours, shape hints and names (one word a shape: 长方形 for a rectangle everywhere), positions,
+relations, and the actions of the annotation sets the demo's clips use (SSv2's templates, the
+procedures' verbs, the things they act on), and an option from what it is. Each kind's question
+is written in its entry (`meaning.kinds`) from the same slots as the English, so a template twin
+needs no model and keeps its key. A slot outside the vocabulary raises `NoForm`: that item is
+translated by a model."""
 
 from __future__ import annotations
 
@@ -18,11 +19,7 @@ COLOURS = {
     "orange": "橙色", "purple": "紫色", "white": "白色", "grey": "灰色", "gray": "灰色",
     "pink": "粉色", "brown": "棕色", "cyan": "青色",
 }  # fmt: skip
-SHAPE_ADJECTIVES = {
-    "round": "圆形",
-    "rectangular": "长方形",
-    "triangular": "三角形",
-}  # one word a shape
+SHAPE_ADJECTIVES = {"round": "圆形", "rectangular": "长方形", "triangular": "三角形"}
 SHAPES = {
     "circle": "圆形", "square": "正方形", "triangle": "三角形", "hexagon": "六边形",
     "rectangle": "长方形", "oval": "椭圆形", "star": "星形", "pentagon": "五边形",
