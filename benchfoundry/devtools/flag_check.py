@@ -1,22 +1,28 @@
 """How much the "possibly flawed" flag means: the evidence reader's verdicts on template keys
 whose truth is known, as a hit rate on wrong keys and a false-alarm rate on right ones.
 
-Wrong keys are of two sorts: those the generator wrote (few, once keys rest on two readings)
-and seeded ones, each question asked again with one of its options the truth says is wrong
-put as its key (the measure of what the flag would catch). An abstention (a kind the reader
-does not answer, or a part it cannot read) flags nothing here; in a build, such an item falls
-back to the vision-language ensemble's verdict."""
+Wrong keys are of two sorts, kept apart: those the generator wrote itself (`wrong`: the ones
+that matter) and seeded ones (`seeded`), each question asked again with one of its options the
+truth says is wrong put as its key (the easy case: any reader of the truth catches them). An
+abstention (a kind the reader does not answer, or a part it cannot read) flags nothing here and
+counts as not caught; in a build, the models' vote still stands beside it (`tasks/qc/assess`).
+`truth` says whether a key (at a letter) is right: the truth checkers' `check_item` by default,
+the field pictures' `check_field` for them (a question a person would hesitate on is wrong)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from benchfoundry.core.letters import LETTERS, index_of
 from benchfoundry.core.records import CandidateRecord
-from benchfoundry.devtools.truth_check import check_item as truth
+from benchfoundry.devtools.truth_check import Verdict, check_item
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.qc.evidence import check, readings
+
+# Whether a candidate's key at a letter (its own where None) is right, against a scene's truth
+Truth = Callable[[CandidateRecord, dict, "str | None"], Verdict]
 
 
 @dataclass
@@ -45,10 +51,31 @@ class FlagRates:
             self.flagged[sort] += 1
             tally[f"{sort} flagged"] += 1
 
+    def merged(self, other: FlagRates) -> FlagRates:
+        """Both tallies together (sources pooled)."""
+        out = FlagRates(
+            self.keys + other.keys,
+            self.flagged + other.flagged,
+            self.abstained + other.abstained,
+            {},
+            self.false_alarms + other.false_alarms,
+            self.missed + other.missed,
+        )
+        for kind in {*self.by_kind, *other.by_kind}:
+            out.by_kind[kind] = self.by_kind.get(kind, Counter()) + other.by_kind.get(
+                kind, Counter()
+            )
+        return out
 
-def flag_rates(run: RunFolder, scene_of: dict[str, dict]) -> FlagRates:
+
+def key_truth(candidate: CandidateRecord, scene: dict, letter: str | None = None) -> Verdict:
+    """The truth checkers' verdict on the key (at `letter`)."""
+    return check_item(candidate, scene, letter)
+
+
+def flag_rates(run: RunFolder, scene_of: dict[str, dict], truth: Truth = key_truth) -> FlagRates:
     """The evidence reader's flag on every template key of `run`'s pictures (and on the seeded
-    wrong keys), judged by the truth `scene_of` (image id -> scene)."""
+    wrong keys), judged by `truth` against `scene_of` (image id -> scene)."""
     candidates = [
         c
         for c in run.table(CandidateRecord).records()
@@ -60,7 +87,7 @@ def flag_rates(run: RunFolder, scene_of: dict[str, dict]) -> FlagRates:
         kind = c.generator.removeprefix("template:")
         scene = scene_of[c.image_id]
         reading = read.get(c.image_id)
-        right = truth(c, scene).right
+        right = truth(c, scene, None).right
         verdict = check(c, reading) if reading is not None else None
         flagged = None if verdict is None else not verdict.agrees
         result.add("right" if right else "wrong", kind, flagged)
@@ -68,7 +95,7 @@ def flag_rates(run: RunFolder, scene_of: dict[str, dict]) -> FlagRates:
         if right and flagged:
             result.false_alarms.append(f"{line}: {verdict.read}")  # type: ignore[union-attr]
         if not right and not flagged:
-            result.missed.append(line)
+            result.missed.append(f"{line}{' (abstained)' if flagged is None else ''}")
         for letter in LETTERS[: len(c.options)]:
             if letter == c.answer or truth(c, scene, letter).right:
                 continue

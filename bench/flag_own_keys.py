@@ -1,0 +1,80 @@
+"""The possibly-flawed flag on the generator's own keys, on inputs it was not tuned on (issue 54):
+the field pictures with their truth and the packaged pictures, each with today's keys (two
+readings) and older single-reading keys, apart from seeded wrong keys.
+
+    python bench/flag_own_keys.py [--per-family 3] [--seed 0] [--sources field packaged]
+
+Prints, per source and pooled, the share of the generator's own wrong keys the evidence reader
+flags (goal: 90% or more; an abstention counts as not caught), its false alarms on right keys
+(goal: 10% or less), its hit rate on seeded wrong keys (the easy case), the abstentions, the
+counts behind each figure, and the missed keys and false alarms. The flag measured is the
+evidence reader's vote alone: offline the models' vote comes from a model that reads the
+facts, not the pixels, so it is no independent measure here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchfoundry.core import env  # noqa: E402
+
+
+def _row(name: str, flags) -> str:  # noqa: ANN001  (devtools.flag_check.FlagRates)
+    def share(sort: str) -> str:
+        n = flags.keys[sort]
+        return f"{flags.flagged[sort]}/{n} = {100 * flags.rate(sort):.1f}%" if n else "-"
+
+    abstained = ", ".join(f"{s} {flags.abstained[s]}" for s in ("wrong", "right", "seeded"))
+    return f"| {name} | {share('wrong')} | {share('right')} | {share('seeded')} | {abstained} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-family", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sources", nargs="+", default=["field", "packaged"])
+    parser.add_argument("--show", type=int, default=12, help="missed keys and false alarms shown")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-flag-"))
+    env.configure(work, console_level="CRITICAL")
+    from benchfoundry.devtools.flag_field import own_key_flags
+    from benchfoundry.evidence.text import available
+
+    started = time.perf_counter()
+    results = own_key_flags(work, args.seed, args.per_family, tuple(args.sources))
+    print(
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()} "
+        f"({platform.processor() or 'cpu'}), seed {args.seed}, {args.per_family} per family; "
+        f"Tesseract {'found' if available() else 'MISSING (text checks abstain)'}"
+    )
+    print(
+        "| keys | own wrong keys caught | right keys flagged | seeded wrong keys caught | "
+        "abstained |"
+    )
+    print("|---|---|---|---|---|")
+    pooled = None
+    for r in results:
+        name = f"{r.source}, {r.readings} ({r.pictures} pictures, {r.candidates} questions)"
+        print(_row(name, r.flags))
+        pooled = r.flags if pooled is None else pooled.merged(r.flags)
+    if pooled is not None:
+        print(_row("all of them", pooled))
+        print("\nper template kind (all sources):")
+        for kind, tally in sorted(pooled.by_kind.items()):
+            print(f"  {kind:<20} " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+        for line in pooled.missed[: args.show]:
+            print("  missed:", line)
+        for line in pooled.false_alarms[: args.show]:
+            print("  false alarm:", line)
+    print(f"took {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

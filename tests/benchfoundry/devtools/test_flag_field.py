@@ -1,0 +1,50 @@
+"""The flag bench's parts that need no build: the packaged corpus it writes with its truth,
+the field check of a key at another letter, and pooling two sources' tallies."""
+
+from __future__ import annotations
+
+import json
+
+from benchfoundry.devtools.flag_check import FlagRates
+from benchfoundry.devtools.flag_field import field_truth, write_packaged_corpus
+from benchfoundry.devtools.hard_shapes import make_object, scene_truth
+
+
+def test_the_packaged_corpus_is_written_with_its_truth(tmp_path):
+    assert write_packaged_corpus(tmp_path) == 8
+    lines = [json.loads(x) for x in (tmp_path / "truth.jsonl").read_text().splitlines()]
+    assert {line["scene_id"] for line in lines} >= {"chessboard_RGB", "phantom", "astronaut"}
+    assert all((tmp_path / line["file"]).is_file() for line in lines)
+
+
+def test_a_key_at_another_letter_is_judged_at_that_letter(candidate_record):
+    objects = [
+        make_object("circle", "red", (60, 60), 30),
+        make_object("square", "red", (180, 60), 30),
+        make_object("square", "blue", (300, 60), 30),
+    ]
+    scene = {"scene_id": "s", **scene_truth("plain", 384, 288, objects, [])}
+    item = candidate_record(
+        "q",
+        "i",
+        generator="template:count",
+        options=["1", "2", "3", "4"],
+        answer="B",
+        slots={"colour": "red"},
+        option_slots=[{"number": "1"}, {"number": "2"}, {"number": "3"}, {"number": "4"}],
+    )
+    assert field_truth(item, scene).right
+    assert not field_truth(item, scene, "C").right
+    assert item.answer == "B"  # judged at C without changing the item
+
+
+def test_two_tallies_pool():
+    a, b = FlagRates(), FlagRates()
+    a.add("wrong", "count", True)
+    a.add("right", "count", False)
+    b.add("wrong", "count", None)
+    b.add("wrong", "colour", False)
+    both = a.merged(b)
+    assert both.keys["wrong"] == 3 and both.flagged["wrong"] == 1 and both.abstained["wrong"] == 1
+    assert both.by_kind["count"]["wrong"] == 2 and both.by_kind["colour"]["wrong"] == 1
+    assert both.rate("wrong") == 1 / 3
