@@ -21,9 +21,12 @@ from benchfoundry.core.records import CandidateRecord, ImageRecord
 from benchfoundry.evidence.reading import Reading, read_pixels
 from benchfoundry.storage.tables import RunFolder
 
-# Kinds the reader does not answer: printed text (its OCR engine misreads what two others read
-# alike more often than they err together), and the clips' actions (it reads pictures).
-NOT_READ = {"read_text", "read_word"} | {k for k, v in meaning.KINDS.items() if v.clip}
+# Kinds the reader does not answer: the clips' actions (it reads pictures), and contact (it does
+# not judge how objects meet).
+NOT_READ = {k for k, v in meaning.KINDS.items() if v.clip} | {"contain", "overlap", "touch"}
+# Kinds whose options are printed text: where its OCR engine read none of them, it misread or
+# missed the line, which says nothing of the key (it abstains).
+TEXT = {"read_text", "read_word"}
 MARGIN = 1.25  # the largest colour must cover this much more than the next for the reader
 
 
@@ -46,11 +49,14 @@ class ReadingScene:
         ]
         self._lines = [line.text for line in getattr(reading, "texts", ())]
         self._count = reading.text_lines
+        self._missing = getattr(reading, "text_missing", None)
 
     def things(self, counted: bool = False) -> list[meaning.Thing]:  # noqa: ARG002
         return self._things
 
     def text_lines(self) -> list[str]:
+        if self._missing:
+            raise meaning.Unsure(f"no text was read: {self._missing}")
         return self._lines or ["?"] * self._count  # lines read, their words or not
 
     def covers(self) -> Mapping[str, float]:
@@ -99,8 +105,6 @@ def check(candidate: CandidateRecord, reading: Reading) -> Evidence | None:
     option_slots = candidate.option_slots
     if kind not in meaning.KINDS or kind in NOT_READ or len(option_slots) != len(candidate.options):
         return None
-    if kind in {"contain", "overlap", "touch"}:
-        return None  # contact is not read
     key = option_slots[index_of(candidate.answer)]
     try:
         read = meaning.answer(kind, ReadingScene(reading), candidate.slots)
@@ -114,6 +118,8 @@ def check(candidate: CandidateRecord, reading: Reading) -> Evidence | None:
     if verdict:
         return Evidence(True, f"reads {_said(read)}, as the key says")
     fitting = [chr(ord("A") + i) for i, o in enumerate(option_slots) if meaning.fits(kind, read, o)]
+    if kind in TEXT and not fitting:
+        return None  # it read none of the options: a misreading of its own, no verdict
     where = f" (option {fitting[0]})" if fitting else " (no option says so)"
     return Evidence(False, f"reads {_said(read)}{where}, not the key's {_said(dict(key))}")
 

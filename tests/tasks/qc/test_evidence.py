@@ -83,3 +83,32 @@ def test_keys_set_wrong_are_flagged_with_what_the_reader_read(generated):
     assert "evidence reader's own reading of the pixels" in reason and "not the key's" in reason
     select_all(run, quiet, ConsensusOptions(evidence=False), SelectOptions(), {}, steps=("select",))
     assert not any(s.flags for s in run.table(ScoredRecord).records())
+
+
+def test_the_reader_reads_printed_text_with_its_own_ocr_engine():
+    """What text the image holds comes from the reader's own OCR lines (`Reading.texts`), not
+    from the facts that wrote the key; a line it did not read is no verdict, and with no OCR
+    engine it says nothing of text at all."""
+    from benchfoundry.evidence.reading import Reading
+    from benchfoundry.evidence.text import Line
+    from benchfoundry.tasks.qc.evidence import check
+
+    texts = ["OPEN DAILY", "OPEN DAIIY", "CLOSED DAILY"]
+    item = CandidateRecord(
+        question_id="q", image_id="i", dimension="text_understanding", hint=None,
+        question="Which text is written in the image?", options=texts, answer="A",
+        category=None, l2_category=None, split=None, generator="template:read_text",
+        prompt_id=None, prompt_hash=None, evidence=[], source="template", meta={},
+        raw_output=None, slots={}, option_slots=[{"text": t} for t in texts],
+    )  # fmt: skip
+    read = Reading([], (320, 240), "white", 1, (Line("Open daily", (20, 20, 140, 50)),))
+    assert check(item, read).agrees
+    wrong = check(item.model_copy(update={"answer": "C"}), read)
+    assert not wrong.agrees and "option A" in wrong.read
+    missed = Reading([], (320, 240), "white", 1, (Line("0PEN", (20, 20, 80, 50)),))
+    assert check(item, missed) is None
+    no_engine = Reading([], (320, 240), "white", 0, (), "tesseract is not installed")
+    assert check(item, no_engine) is None
+    content = item.model_copy(update={"generator": "template:scene_content",
+                                      "option_slots": [{"fixed": "text_no_objects"}] * 3})  # fmt: skip
+    assert check(content, read).agrees and check(content, no_engine) is None
