@@ -15,8 +15,7 @@ from benchfoundry.core.taxonomy import Taxonomy
 from benchfoundry.extractors.agreement import REASONS as DISAGREEMENTS
 from benchfoundry.extractors.agreement import agreement
 from benchfoundry.extractors.objects import graphic_in_text
-from benchfoundry.meaning.kinds import ANY_SHAPE, COUNTS, KINDS, SEPARATE
-from benchfoundry.meaning.kinds import BY_COLOUR as BY_COLOUR_
+from benchfoundry.meaning import kinds
 from benchfoundry.tasks.generate.drafts import Draft
 from benchfoundry.tasks.generate.facts_scene import FactsScene
 from benchfoundry.tasks.generate.geometry import framed
@@ -79,10 +78,10 @@ NOT_ASKED = {
 # object's outline names no shape: it may be two things run together); kinds that name objects
 # by their colours (not asked where an object's colour has no name people agree on); kinds that
 # name no object by its description (still asked where a shape may be several things).
-NEED_SEPARATE = {k for k, v in KINDS.items() if SEPARATE in v.asks}
-COUNTING = {k for k, v in KINDS.items() if COUNTS in v.asks}
-BY_COLOUR = {k for k, v in KINDS.items() if BY_COLOUR_ in v.asks}
-UNCLEAR_SAFE = {k for k, v in KINDS.items() if ANY_SHAPE in v.asks}
+NEED_SEPARATE = {k for k, v in kinds.KINDS.items() if kinds.SEPARATE in v.asks}
+COUNTING = {k for k, v in kinds.KINDS.items() if kinds.COUNTS in v.asks}
+BY_COLOUR = {k for k, v in kinds.KINDS.items() if kinds.BY_COLOUR in v.asks}
+UNCLEAR_SAFE = {k for k, v in kinds.KINDS.items() if kinds.ANY_SHAPE in v.asks}
 
 
 @dataclass(frozen=True)
