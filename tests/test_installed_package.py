@@ -37,7 +37,9 @@ def test_the_wheel_in_a_fresh_venv_runs_synth_ingest_extract_generate(tmp_path):
         ),
     )
     dist = tmp_path / "dist"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PREFECT_API_URL")}
+    # The commands talk to the suite's Prefect server (its URL is inherited): a temporary server
+    # per command is what tests/benchfoundry/cli/test_cli_process.py tests.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
     _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(source)],
          tmp_path, env)  # fmt: skip

@@ -1,6 +1,7 @@
 """The `sam` segmenter for real: Meta's `segment-anything` in a venv of its own (torch 2.14.1 with
 torchvision 0.29.1, the pair that imports together; the default venv keeps torch 2.13.0), a
-vit_b built through `sam_model_registry` with random weights and saved as a `.pth`, and the
+vit_b built through `sam_model_registry` with random weights and saved as a `.pth` (once per
+machine, beside the venv), and the
 extract stage's `sam` path over two images as a user runs it (`benchfoundry build`, both images
 through SAM's image encoder in one batch), checking that SAM's masks become the images'
 instances, the same as for an image on its own.
@@ -58,18 +59,36 @@ print(json.dumps({image.image_id: [list(r.box) for r in regions]}))
 """
 
 
+def _random_checkpoint(sam_python: Path) -> Path:
+    """The random vit_b's `.pth`, made once per machine beside the SAM venv (for these pins and
+    this script; a folder without its stamp is made again)."""
+    import hashlib
+
+    from benchfoundry.devtools.cached_venv import build_once, cache_root
+
+    stamp = hashlib.sha256(f"{sam_python.resolve()}\n{CHECKPOINT}".encode()).hexdigest()[:16]
+
+    def make(folder: Path) -> None:
+        folder.mkdir(parents=True)
+        made = subprocess.run(
+            [str(sam_python), "-c", CHECKPOINT, str(folder / "sam_vit_b_random.pth")],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr[-2000:]
+        (folder / "versions.txt").write_text(made.stdout)
+
+    folder = build_once(cache_root() / "sam-vit_b-random", stamp, make)
+    versions = (folder / "versions.txt").read_text()
+    assert versions.startswith("2.14.1") and " 0.29.1" in versions, versions
+    return folder / "sam_vit_b_random.pth"
+
+
 def test_sam_masks_become_instances_in_the_extract_stage(
     tmp_path, torchvision_python, prefect_server
 ):
     sam_python = torchvision_python
     url, env = prefect_server
-    checkpoint = tmp_path / "sam_vit_b_random.pth"
-    made = subprocess.run(
-        [str(sam_python), "-c", CHECKPOINT, str(checkpoint)], capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr[-2000:]
-    assert made.stdout.startswith("2.14.1") and " 0.29.1" in made.stdout, made.stdout
+    checkpoint = _random_checkpoint(sam_python)
     write_corpus(tmp_path / "scenes", n_objects=2, n_text=0, seed=4)
     spec = tmp_path / "spec.yaml"
     spec.write_text(

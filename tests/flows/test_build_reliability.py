@@ -111,9 +111,11 @@ def _build_command(spec: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory) -> dict[str, dict]:
+def builds(tmp_path_factory, prefect_server) -> dict[str, dict]:
     """The clean and the faulted build, side by side (the faulted one spends most of its time
-    waiting out faults), each with its own server, folder and Prefect home."""
+    waiting out faults), each with its own test server, folder and Prefect home, recording their
+    flow runs on the suite's Prefect server."""
+    api, server_env = prefect_server
     started = {}
     with contextlib.ExitStack() as stack:
         for name, faults in (("clean", None), ("faulty", FAULTS)):
@@ -124,7 +126,7 @@ def builds(tmp_path_factory) -> dict[str, dict]:
             spec = _setup(folder, server)
             with (folder / "out").open("wb") as out, (folder / "err").open("wb") as err:
                 process = subprocess.Popen(
-                    _build_command(spec), stdout=out, stderr=err, env=_env(home), cwd=REPO
+                    _build_command(spec), stdout=out, stderr=err, env=_env(home, api), cwd=REPO
                 )  # the process keeps its own copies of the files
             started[name] = (folder, home, server, process)
         done = {}
@@ -142,6 +144,7 @@ def builds(tmp_path_factory) -> dict[str, dict]:
                 "run": folder / "run",
                 "releases": folder / "releases",
                 "home": home,
+                "server_home": Path(server_env["PREFECT_HOME"]),
             }
     return done
 
@@ -208,7 +211,7 @@ def test_a_faulted_build_decides_releases_and_scores_as_the_clean_one(builds):
 def test_no_key_from_the_environment_is_written_anywhere(builds):
     for build in (builds["clean"], builds["faulty"]):
         assert build["headers"] == {f"Bearer {KEY}"}, "every call carried the key"
-        for root in (build["run"], build["releases"], build["home"]):
+        for root in (build["run"], build["releases"], build["home"], build["server_home"]):
             assert _files_holding(root, KEY.encode()) == [], root
         assert KEY not in build["output"]
 
