@@ -2,7 +2,10 @@
 
 The key is a hash of everything that determines an answer: provider, model id, endpoint,
 decoding parameters (with the seed, so sampled calls replay too), the messages with images by
-their hash, and the prompt version. Only answers are stored, never credentials.
+their hash, and the prompt version. A greedy answer that ended by itself is also stored under
+the same key without `max_tokens`, and answers that call under any cap it fits in (quality
+control and the evaluation ask the same questions with different caps). Only answers are
+stored, never credentials.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchfoundry.core.ids import content_hash
-from benchfoundry.gateway.types import Response
+from benchfoundry.gateway.types import GenerateParams, Response
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -25,8 +28,27 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+# Keys of the second entries of greedy answers (`uncapped_key`): not counted as responses.
+UNCAPPED = "any-cap:"
+
+
 def cache_key(material: dict[str, Any]) -> str:
     return content_hash(material)
+
+
+def uncapped_key(material: dict[str, Any], params: GenerateParams) -> str | None:
+    """The key of a greedy call apart from its `max_tokens` (None for a sampled call): an
+    answer that ended on its own (`ended_alone`) is stored under it too, and answers the same
+    call under any cap it fits in."""
+    if params.temperature != 0:
+        return None
+    what = {**material, "params": params.model_dump(mode="json", exclude={"max_tokens"})}
+    return UNCAPPED + content_hash(what)
+
+
+def ended_alone(response: Response, max_tokens: int) -> bool:
+    """Whether a greedy answer stopped by itself (not cut by its cap) within `max_tokens`."""
+    return response.finish_reason == "stop" and 0 < response.tokens_out <= max_tokens
 
 
 class ResponseCache:
@@ -63,8 +85,11 @@ class ResponseCache:
             self._db.commit()
 
     def __len__(self) -> int:
+        """Responses stored (a greedy answer's second entry under `uncapped_key` not counted)."""
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            return self._db.execute(
+                "SELECT COUNT(*) FROM responses WHERE key NOT LIKE ?", (UNCAPPED + "%",)
+            ).fetchone()[0]
 
     def export_to(self, path: str | Path) -> int:
         """Copy the cache into a new SQLite file to share; return the number of responses."""

@@ -19,7 +19,7 @@ from benchfoundry.core import interrupt
 from benchfoundry.core.clock import SYSTEM, Clock
 from benchfoundry.gateway import providers
 from benchfoundry.gateway.breaker import OPEN_KIND, Breaker
-from benchfoundry.gateway.cache import ResponseCache, cache_key
+from benchfoundry.gateway.cache import ResponseCache, cache_key, ended_alone, uncapped_key
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelCallError, ProviderError
 from benchfoundry.gateway.limits import ModelLimiter, backoff
@@ -123,8 +123,9 @@ class Gateway:
 
     def _prepare_call(
         self, spec: ModelSpec, messages: Any, what: dict[str, Any]
-    ) -> tuple[providers.Provider, list[Part], str]:
-        """Provider, normalised parts and cache key; bad input fails as a `ModelCallError`."""
+    ) -> tuple[providers.Provider, list[Part], dict[str, Any]]:
+        """Provider, normalised parts and what keys the call in the cache; bad input fails as a
+        `ModelCallError`."""
         provider = self.provider(spec)
         try:
             parts = clip_input(
@@ -137,7 +138,7 @@ class Gateway:
         except ProviderError as exc:
             self.ledger.record(self.stage, spec.name, Usage(calls=1, errors={exc.kind: 1}))
             raise ModelCallError(spec.name, exc.kind, exc.message, 0) from None
-        return provider, parts, cache_key(material)
+        return provider, parts, material
 
     def generate(
         self,
@@ -154,8 +155,9 @@ class Gateway:
             "params": params.model_dump(mode="json"),
             "mcq": mcq.model_dump(mode="json") if mcq else None,
         }
-        provider, parts, key = self._prepare_call(spec, messages, what)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+        provider, parts, material = self._prepare_call(spec, messages, what)
+        key, uncapped = cache_key(material), uncapped_key(material, params)
+        if (hit := self._replay(key, uncapped, params.max_tokens)) is not None:
             # A replay costs nothing and processes no tokens: usage counts what models did.
             self.ledger.record(self.stage, spec.name, Usage(calls=1, cached=1))
             return hit.model_copy(
@@ -191,9 +193,24 @@ class Gateway:
             )
             if self.cache is not None:
                 self.cache.put(key, response)
+                if uncapped is not None and ended_alone(response, params.max_tokens):
+                    self.cache.put(uncapped, response)
             return response
 
         return self._attempts(spec, lambda: provider.generate(parts, params, mcq), estimate, keep)
+
+    def _replay(self, key: str, uncapped: str | None, max_tokens: int) -> Response | None:
+        """The cached answer to this very call; else, for a greedy call, an answer to the same
+        call under another `max_tokens` that ended on its own within this one's (greedy
+        decoding writes the same tokens whatever the cap, so it is this call's answer too:
+        quality control asks for 16 tokens, an evaluation for 64)."""
+        if self.cache is None:
+            return None
+        if (hit := self.cache.get(key)) is not None:
+            return hit
+        if uncapped is not None and (hit := self.cache.get(uncapped)) is not None:
+            return hit if ended_alone(hit, max_tokens) else None
+        return None
 
     def _attempts(
         self,
@@ -283,7 +300,10 @@ class Gateway:
         """Log-likelihood of each option (local models only; others raise NotSupportedError).
         Cached and counted like `generate`; failures raise `ModelCallError`."""
         spec = self.spec(model)
-        provider, parts, key = self._prepare_call(spec, messages, {"score_options": list(options)})
+        provider, parts, material = self._prepare_call(
+            spec, messages, {"score_options": list(options)}
+        )
+        key = cache_key(material)
         if (hit := self._cached_scores(spec, key)) is not None:
             return hit
 
@@ -306,10 +326,13 @@ class Gateway:
         provider = self.provider(spec)
         for i, (messages, options) in enumerate(requests):
             try:
-                _, parts, key = self._prepare_call(spec, messages, {"score_options": list(options)})
+                _, parts, material = self._prepare_call(
+                    spec, messages, {"score_options": list(options)}
+                )
             except ModelCallError as exc:
                 results[i] = exc
                 continue
+            key = cache_key(material)
             if (hit := self._cached_scores(spec, key)) is not None:
                 results[i] = hit
             else:

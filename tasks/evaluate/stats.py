@@ -82,3 +82,11 @@ def gain_and_leakage(s_v: float, s_wv: float, s_t: float) -> tuple[float, float]
     """MMStar's multi-modal gain MG = S_v - S_wv and leakage ML = max(0, S_wv - S_t): a VLM with
     images (S_v) and without (S_wv), its base LLM without images (S_t)."""
     return s_v - s_wv, max(0.0, s_wv - s_t)
+
+
+def accuracy_text(a: Accuracy | None) -> str:
+    """An accuracy with the interval the legend names (by image where questions share one)."""
+    if a is None:
+        return "-"
+    low, high = a.interval
+    return f"{a.accuracy:.1%} [{low:.1%}, {high:.1%}]"

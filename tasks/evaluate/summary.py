@@ -34,8 +34,11 @@ from benchfoundry.tasks.evaluate.open_summary import (  # noqa: F401  (read from
     spread,
 )
 from benchfoundry.tasks.evaluate.open_summary import score_label as _label
+from benchfoundry.tasks.evaluate.probe_lines import p_text, probe_markdown, probe_sentences
 from benchfoundry.tasks.evaluate.probes import SwapProbe
+from benchfoundry.tasks.evaluate.reuse import reuse_sentence
 from benchfoundry.tasks.evaluate.stats import Accuracy
+from benchfoundry.tasks.evaluate.stats import accuracy_text as _acc
 
 SHOWN_PAIRS = 10  # paired comparisons in the text; the report shows every one
 
@@ -193,7 +196,7 @@ class EvaluateSummary(StageSummary):
 
     def probe_lines(self) -> list[str]:
         """The probes' Markdown: the image-swap table, its warnings and notes."""
-        return _probe_markdown(self)
+        return probe_markdown(self.probes, self.probe_notes)
 
     def in_build_sentences(self) -> list[str]:
         """The plain warning for each model that took part in building the dataset."""
@@ -220,6 +223,7 @@ class EvaluateSummary(StageSummary):
         else:
             lines += _table(leaderboard(self))
             lines += ["", *(f"- {x}" for x in self.failure_sentences())]
+            lines += [f"- {x}" for x in [reuse_sentence(self.scores)] if x]
             lines += [f"- {x}" for x in self.in_build_sentences()]
             lines += [f"- {x}" for x in d.built_by_notes]
         for b in self.language_boards:
@@ -237,7 +241,7 @@ class EvaluateSummary(StageSummary):
                 f"| {g.model} | {g.base} | {g.s_v:.1%} | {g.s_wv:.1%} | {g.s_t:.1%} | {g.mg:+.1%} | {g.ml:.1%} |"
                 for g in self.gains
             ]
-        lines += _probe_markdown(self)
+        lines += probe_markdown(self.probes, self.probe_notes)
         if self.anchors:
             lines += ["", *anchor_lines(self.anchors, "| "), ""]
         if self.comparisons or self.comparison_notes:
@@ -266,6 +270,7 @@ class EvaluateSummary(StageSummary):
                 out.append(f"  board: {language} (its items only)")
             out += _board_lines(self, scores)
         out += [f"  {x}" for x in self.in_build_sentences()]
+        out += [f"  {x}" for x in [reuse_sentence(self.scores)] if x]
         out += [f"  {x}" for x in d.built_by_notes]
         shown = [c for b in [self, *self.language_boards] for c in b.comparisons]
         shown = [c for c in shown if c.difference is not None]
@@ -307,10 +312,10 @@ class EvaluateSummary(StageSummary):
         for p in self.probes:
             out.append(
                 f"  image swapped, {p.model} ({p.metric}): {p.swapped.accuracy:.1%} against "
-                f"chance {p.chance:.1%} ({_p(p.p_value)}), {p.normal:.1%} with its own image, "
+                f"chance {p.chance:.1%} ({p_text(p.p_value)}), {p.normal:.1%} with its own image, "
                 f"gap {p.gap:+.1%}"
             )
-        out += [f"  {x}" for x in [*_probe_sentences(self), *self.probe_notes]]
+        out += [f"  {x}" for x in [*probe_sentences(self.probes), *self.probe_notes]]
         out += [f"  {x}" for x in anchor_lines(self.anchors, "")]
         if d.refused:
             out.append("  rows not read: " + ", ".join(f"{k} {v}" for k, v in d.refused.items()))
@@ -337,46 +342,6 @@ class EvaluateSummary(StageSummary):
         if self.report:
             lines.append(f"  evaluation report: {self.report}")
         return lines
-
-
-def _p(value: float | None) -> str:
-    return "-" if value is None else f"p {value:.2g}"
-
-
-def _probe_sentences(summary: EvaluateSummary) -> list[str]:
-    return [x for p in summary.probes if (x := p.sentence())]
-
-
-def _probe_markdown(summary: EvaluateSummary) -> list[str]:
-    """The image-swap probe's table, its warnings and its notes."""
-    if not summary.probes and not summary.probe_notes:
-        return []
-    lines = []
-    if summary.probes:
-        lines += [
-            "",
-            "Image swapped (each question asked with another image of the set; one-sided exact "
-            "test against chance):",
-            "",
-            "| model | metric | own image | swapped [95% CI] | chance | gap | p | above chance |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {p.model} | {p.metric} | {p.normal:.1%} | {_acc(p.swapped)} | {p.chance:.1%} | "
-            f"{p.gap:+.1%} | {_p(p.p_value).removeprefix('p ')} | "
-            f"{'yes' if p.above_chance else 'no'} |"
-            for p in summary.probes
-        ]
-    notes = [*_probe_sentences(summary), *summary.probe_notes]
-    return lines + (["", *(f"- {x}" for x in notes)] if notes else [])
-
-
-def _acc(a: Accuracy | None) -> str:
-    """An accuracy with the interval the legend names (by image where questions share one)."""
-    if a is None:
-        return "-"
-    low, high = a.interval
-    return f"{a.accuracy:.1%} [{low:.1%}, {high:.1%}]"
 
 
 def _paired(summary: EvaluateSummary) -> bool:
