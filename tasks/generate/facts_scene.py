@@ -23,7 +23,10 @@ class FactsScene:
     area_margin = 1.0
 
     def __init__(
-        self, facts: VisualFactsRecord, objects: list[Instance], size: tuple[float, float]
+        self,
+        facts: VisualFactsRecord | None,
+        objects: list[Instance],
+        size: tuple[float, float] = (0.0, 0.0),
     ) -> None:
         self.size = size
         self.instances = objects
@@ -39,7 +42,8 @@ class FactsScene:
             )
             for i in objects
         ]
-        self._lines = [t.text for t in facts.ocr_lines if sum(ch.isalnum() for ch in t.text) >= 2]
+        lines = facts.ocr_lines if facts is not None else []
+        self._lines = [t.text for t in lines if sum(ch.isalnum() for ch in t.text) >= 2]
 
     def instance(self, thing: meaning.Thing) -> Instance:
         return next(i for i, t in zip(self.instances, self._things, strict=True) if t is thing)

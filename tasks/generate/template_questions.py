@@ -97,6 +97,7 @@ class Seen:
     uncounted: str | None = None  # why the objects may not be counted
     lines: list[OcrLine] = field(default_factory=list)  # lines both OCR engines read alike
     unread: str | None = None  # why no line read is a key
+    scene: FactsScene | None = None  # the objects and lines as a scene: what the keys mean on
 
     def content(self) -> str:
         """What the questions are drawn from, never the file: how many objects the two readings
@@ -125,16 +126,18 @@ MADE: dict[str, Callable[[Seen], Asked]] = {
     ),
     "touch": lambda s: interaction_questions("touch", s.rng("touch"), s.objects, s.facts.instances),
     "compare_counts": lambda s: compare_counts(
-        s.rng("compare_counts"), s.objects, s.facts.instances
+        s.rng("compare_counts"), s.objects, s.facts.instances, s.scene
     ),
     "most_common_colour": lambda s: most_common_colour(
-        s.rng("most_common_colour"), s.objects, s.facts.instances
+        s.rng("most_common_colour"), s.objects, s.facts.instances, s.scene
     ),
-    "remove_and_count": lambda s: remove_and_count(s.rng("remove_and_count"), s.objects),
-    "count_beside": lambda s: count_beside(s.rng("count_beside"), s.objects),
-    "scene_content": lambda s: scene_content(s.facts, s.objects),
-    "dominant_colour": lambda s: dominant_colour(s.rng("dominant_colour"), s.facts, s.objects),
-    "layout": lambda s: layout(s.facts, s.objects, s.size),
+    "remove_and_count": lambda s: remove_and_count(s.rng("remove_and_count"), s.objects, s.scene),
+    "count_beside": lambda s: count_beside(s.rng("count_beside"), s.objects, s.scene),
+    "scene_content": lambda s: scene_content(s.facts, s.objects, s.scene),
+    "dominant_colour": lambda s: dominant_colour(
+        s.rng("dominant_colour"), s.facts, s.objects, s.scene
+    ),
+    "layout": lambda s: layout(s.facts, s.objects, s.size, s.scene),
     "which_object": lambda s: which_object(s.rng("which_object"), s.objects, s.facts.instances),
 }
 
@@ -154,11 +157,11 @@ def _first_kinds(seen: Seen) -> dict[str, Asked]:
     rng = random.Random(content_hash({"image": seen.content(), "seed": seen.seed}))
     objects = seen.objects
     made = {  # all made, then some held back, so that each keeps the generator's draws it had
-        "count": count_questions(seen.facts, objects),
+        "count": count_questions(seen.facts, objects, seen.scene),
         "position": position_questions(rng, objects, seen.size),
         "colour": colour_questions(rng, objects, seen.size),
         "size": size_questions(objects),
-        "relative_position": relation_questions(objects),
+        "relative_position": relation_questions(objects, seen.scene),
     }
     return {
         kind: Asked(why_not=why) if (why := held_back(seen, kind)) else asked
@@ -230,6 +233,7 @@ def template_drafts(
     """Template questions for one image, for every dimension of the taxonomy that lists them."""
     facts, frame = framed(facts, size or _image_size(facts))  # margins: shares of the image
     agreed = agreement(facts)
+    scene = FactsScene(facts, agreed.objects, frame)
     seen = Seen(
         facts,
         frame,
@@ -240,9 +244,9 @@ def template_drafts(
         agreed.counts_why_not,
         agreed.lines,
         agreed.lines_why_not,
+        scene,
     )
     made = _first_kinds(seen)
-    scene = FactsScene(facts, seen.objects, seen.size)
     result = TemplateDrafts()
     for dimension in taxonomy.leaves():
         if "segments" in dimension.needs:

@@ -15,6 +15,7 @@ from benchfoundry import meaning
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.extractors.colour_names import candidates, neighbours
 from benchfoundry.extractors.colour_names import clear as clear_colour
+from benchfoundry.tasks.generate.facts_scene import FactsScene
 from benchfoundry.tasks.generate.geometry import apart, image_area, image_box, in_contact
 
 Slots = dict[str, str]
@@ -163,15 +164,19 @@ def named_by_colour(objects: list[Instance]) -> list[Instance]:
     return _unique(objects, lambda i: parts(i)[0])
 
 
-def count_questions(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
+def count_questions(
+    facts: VisualFactsRecord, objects: list[Instance], scene: meaning.Scene | None = None
+) -> Asked:
     if not objects:
         return Asked(why_not="no_objects")
+    scene = scene or FactsScene(facts, objects)
+    total = int(meaning.answer("count", scene, {})["number"])  # the kind's meaning
     out = [
         Question(
             "count",
             {},
-            {"number": str(len(objects))},
-            each("number", numbers(len(objects), 3)),
+            {"number": str(total)},
+            each("number", numbers(total, 3)),
             [f"{len(objects)} instances found by the segmenter: {boxes_text(objects)}"],
         )
     ]
@@ -180,7 +185,8 @@ def count_questions(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
     # a colour counted must be clear, and no object of an unclear colour could be given it
     countable = {c: n for c, n in colours.items() if clear_colour(c) and c not in unclear}
     if countable:
-        colour, n = min(countable.items(), key=lambda kv: (-kv[1], kv[0]))
+        colour, _ = min(countable.items(), key=lambda kv: (-kv[1], kv[0]))
+        n = int(meaning.answer("count", scene, {"colour": colour})["number"])
     if countable and len(colours) > 1:
         out.append(
             Question(
@@ -327,7 +333,9 @@ def size_questions(objects: list[Instance]) -> Asked:
     return asked(out, "no_clear_margin")
 
 
-def relation_questions(objects: list[Instance], margin: float = 3.0) -> Asked:
+def relation_questions(
+    objects: list[Instance], scene: meaning.Scene | None = None, margin: float = 3.0
+) -> Asked:
     """Left/right only for boxes apart horizontally (by `margin` pixels) that overlap vertically
     (by as much, so above/below are false), and above/below the other way round; objects near
     another (their boxes may be changed) are not asked."""
@@ -336,33 +344,26 @@ def relation_questions(objects: list[Instance], margin: float = 3.0) -> Asked:
         key=lambda i: -i.mask_area,
     )[:3]
     own.sort(key=lambda i: parts(i)[0])  # pairs in colour order: near-equal areas may swap
+    scene = scene or FactsScene(None, objects)
     out = []
     for a, b in [(own[i], own[j]) for i in range(len(own)) for j in range(i + 1, len(own))][:2]:
         gap_x = max(a.box[0], b.box[0]) - min(a.box[2], b.box[2])
         gap_y = max(a.box[1], b.box[1]) - min(a.box[3], b.box[3])
         apart_x, apart_y = gap_x >= margin, gap_y >= margin
-        if apart_x and gap_y > -margin or apart_y and gap_x > -margin:
+        if apart_x == apart_y or apart_x and gap_y > -margin or apart_y and gap_x > -margin:
+            continue  # apart on both axes or neither, or not plainly level on the other
+        slots = named(parts(a)[0]) | named(parts(b)[0], "other")
+        try:  # the kind's meaning: the one side of `b` that `a` lies wholly on
+            relation = str(meaning.answer("relative_position", scene, slots)["relation"])
+        except meaning.NoAnswer:
             continue
-        if apart_x:
-            relation = RELATIONS[0] if a.box[2] < b.box[0] else RELATIONS[1]
-            wrong = [
-                RELATIONS[1] if relation == RELATIONS[0] else RELATIONS[0],
-                RELATIONS[2],
-                RELATIONS[3],
-            ]
-        elif apart_y and not apart_x:
-            relation = RELATIONS[2] if a.box[3] < b.box[1] else RELATIONS[3]
-            wrong = [
-                RELATIONS[3] if relation == RELATIONS[2] else RELATIONS[2],
-                RELATIONS[0],
-                RELATIONS[1],
-            ]
-        else:
-            continue
+        # the other side on that axis, then the two sides of the other axis
+        axis = RELATIONS[:2] if relation in RELATIONS[:2] else RELATIONS[2:]
+        wrong = [*(r for r in axis if r != relation), *(r for r in RELATIONS if r not in axis)]
         out.append(
             Question(
                 "relative_position",
-                named(parts(a)[0]) | named(parts(b)[0], "other"),
+                slots,
                 {"relation": relation},
                 each("relation", wrong),
                 [f"boxes {box_text(a)} and {box_text(b)}"],

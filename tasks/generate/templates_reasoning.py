@@ -7,7 +7,9 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from benchfoundry import meaning
 from benchfoundry.core.records import Instance
+from benchfoundry.tasks.generate.facts_scene import FactsScene
 from benchfoundry.tasks.generate.geometry import apart, extent
 from benchfoundry.tasks.generate.templates import (
     Asked,
@@ -43,12 +45,16 @@ def _of_colour(colour: str, objects: list[Instance]) -> list[str]:
 
 
 def compare_counts(
-    rng: random.Random, objects: list[Instance], all_instances: list[Instance]
+    rng: random.Random,
+    objects: list[Instance],
+    all_instances: list[Instance],
+    scene: meaning.Scene | None = None,
 ) -> Asked:
     """More of one colour, more of another, or as many of each (a colour the image lacks
     counts zero, when only one colour is there)."""
     if len(objects) < 2:
         return Asked(why_not="one_object" if objects else "no_objects")
+    scene = scene or FactsScene(None, objects)
     colours = _colours(objects)
     pool = sorted(colours)
     if len(pool) < 2:
@@ -56,15 +62,15 @@ def compare_counts(
     if len(pool) < 2:
         return Asked(why_not="one_colour")
     first, second = pick(rng, pool, set(), 2)
-    n, m = colours[first], colours[second]
+    slots = named(first) | named(second, "other")
+    correct = dict(meaning.answer("compare_counts", scene, slots))  # the kind's meaning
     options = [{"fixed": "more", "colour": first}, {"fixed": "more", "colour": second}]
     options.append({"fixed": "as_many"})
-    correct = options[2] if n == m else options[0] if n > m else options[1]
     return Asked(
         [
             Question(
                 "compare_counts",
-                named(first) | named(second, "other"),
+                slots,
                 correct,
                 [o for o in options if o != correct],
                 [
@@ -78,7 +84,10 @@ def compare_counts(
 
 
 def most_common_colour(
-    rng: random.Random, objects: list[Instance], all_instances: list[Instance]
+    rng: random.Random,
+    objects: list[Instance],
+    all_instances: list[Instance],
+    scene: meaning.Scene | None = None,
 ) -> Asked:
     """The colour more objects have than any other, among at least three objects of two colours
     or more."""
@@ -88,8 +97,10 @@ def most_common_colour(
     ranked = colours.most_common()
     if len(ranked) < 2 or ranked[0][1] == ranked[1][1]:
         return Asked(why_not="no_clear_margin" if len(ranked) > 1 else "one_colour")
-    winner = ranked[0][0]
-    wrong = pick(rng, [c for c, _ in ranked[1:]], set(), 3)
+    winner = str(
+        meaning.answer("most_common_colour", scene or FactsScene(None, objects), {})["colour"]
+    )
+    wrong = pick(rng, [c for c, _ in ranked if c != winner], set(), 3)
     wrong += pick(rng, absent_colours(all_instances), set(), 3 - len(wrong))
     return Asked(
         [
@@ -104,13 +115,16 @@ def most_common_colour(
     )
 
 
-def remove_and_count(rng: random.Random, objects: list[Instance]) -> Asked:
+def remove_and_count(
+    rng: random.Random, objects: list[Instance], scene: meaning.Scene | None = None
+) -> Asked:
     """How many objects remain when those of one colour are taken away."""
     if len(objects) < 2:
         return Asked(why_not="one_object" if objects else "no_objects")
     colours = _colours(objects)
     colour = pick(rng, sorted(colours), set(), 1)[0]
-    left = len(objects) - colours[colour]
+    scene = scene or FactsScene(None, objects)
+    left = int(meaning.answer("remove_and_count", scene, {"colour": colour})["number"])
     return Asked(
         [
             Question(
@@ -140,11 +154,17 @@ def _side(box: tuple[float, ...], ref: tuple[float, ...], margin: float) -> set[
     return sides
 
 
-def count_beside(rng: random.Random, objects: list[Instance], margin: float = 3.0) -> Asked:
+def count_beside(
+    rng: random.Random,
+    objects: list[Instance],
+    scene: meaning.Scene | None = None,
+    margin: float = 3.0,
+) -> Asked:
     """How many objects lie to one side of an object named by its colour: asked only when every
     other object is plainly on one side of it or the other along that axis."""
     if len(objects) < 2:
         return Asked(why_not="one_object" if objects else "no_objects")
+    scene = scene or FactsScene(None, objects)
     out = []
     for reference in named_by_colour(objects):
         if any(not apart(o, reference) for o in objects if o is not reference):
@@ -159,13 +179,14 @@ def count_beside(rng: random.Random, objects: list[Instance], margin: float = 3.
         if not axes:
             continue
         side = rng.choice(rng.choice(axes))
-        n = sum(side in s for s in others)
+        slots = {"side": side, **named(parts(reference)[0])}
+        n = int(meaning.answer("count_beside", scene, slots)["number"])
         rest = [o for o in objects if o is not reference]
         counted = [o for o, s in zip(rest, others, strict=True) if side in s]
         out.append(
             Question(
                 "count_beside",
-                {"side": side, **named(parts(reference)[0])},
+                slots,
                 {"number": str(n)},
                 each("number", numbers(n, 3)),
                 [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from benchfoundry import meaning
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.tasks.generate.geometry import APART, extent, image_area
 from benchfoundry.tasks.generate.templates import Asked, Question, asked, each, parts, pick
@@ -29,7 +30,7 @@ def _far_from(inst: Instance, line: OcrLine) -> bool:
     return max(max(x0, lx0) - min(x1, lx1), max(y0, ly0) - min(y1, ly1)) >= APART
 
 
-def scene_content(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
+def scene_content(facts: VisualFactsRecord, objects: list[Instance], scene: meaning.Scene) -> Asked:
     """One object or several, text or none. Not asked when nothing was found (the facts cannot
     tell an empty image from a missed one), nor when an object lies against a line of text (it
     may be a piece of a letter)."""
@@ -38,10 +39,7 @@ def scene_content(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
         return Asked(why_not="no_objects")
     if lines and any(not _far_from(i, line) for i in objects for line in lines):
         return Asked(why_not="unclear_objects")
-    if lines:
-        correct = CONTENTS[3] if objects else CONTENTS[2]
-    else:
-        correct = CONTENTS[0] if len(objects) == 1 else CONTENTS[1]
+    correct = str(meaning.answer("scene_content", scene, {})["fixed"])  # the kind's meaning
     evidence = f"{len(objects)} instances (not glyphs), {len(lines)} text lines read"
     return Asked(
         [
@@ -56,7 +54,9 @@ def scene_content(facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
     )
 
 
-def dominant_colour(rng: random.Random, facts: VisualFactsRecord, objects: list[Instance]) -> Asked:
+def dominant_colour(
+    rng: random.Random, facts: VisualFactsRecord, objects: list[Instance], scene: meaning.Scene
+) -> Asked:
     """The colour whose objects cover at least half as much again as any other colour's, in an
     image of objects of two colours or more and no text."""
     if len(objects) < 2:
@@ -73,7 +73,8 @@ def dominant_colour(rng: random.Random, facts: VisualFactsRecord, objects: list[
         return Asked(why_not="one_colour")
     if ranked[0][1] < 1.5 * ranked[1][1]:
         return Asked(why_not="no_clear_margin")
-    wrong = pick(rng, [c for c, _ in ranked[1:]], set(), 3)
+    key = str(meaning.answer("dominant_colour", scene, {})["colour"])  # the kind's meaning
+    wrong = pick(rng, [c for c, _ in ranked if c != key], set(), 3)
     wrong += pick(rng, absent_colours(facts.instances), set(), 3 - len(wrong))
     tally = ", ".join(f"{c} {pixels[c]} px" for c, _ in ranked)
     return Asked(
@@ -81,7 +82,7 @@ def dominant_colour(rng: random.Random, facts: VisualFactsRecord, objects: list[
             Question(
                 "dominant_colour",
                 {},
-                {"colour": ranked[0][0]},
+                {"colour": key},
                 each("colour", wrong),
                 [f"mask areas by colour: {tally}"],
             )
@@ -89,7 +90,12 @@ def dominant_colour(rng: random.Random, facts: VisualFactsRecord, objects: list[
     )
 
 
-def layout(facts: VisualFactsRecord, objects: list[Instance], size: tuple[float, float]) -> Asked:
+def layout(
+    facts: VisualFactsRecord,
+    objects: list[Instance],
+    size: tuple[float, float],
+    scene: meaning.Scene,
+) -> Asked:
     """Whether the objects lie all on one side (or half) of the image or on both: asked along an
     axis when no object (nor anything it may hide under) crosses its middle line."""
     if len(objects) < 2:
@@ -100,11 +106,10 @@ def layout(facts: VisualFactsRecord, objects: list[Instance], size: tuple[float,
     for axis, options in LAYOUTS.items():
         k, middle = (0, size[0] / 2) if axis == "x" else (1, size[1] / 2)
         reaches = [extent(i, objects) for i in objects]
-        before = [r[k + 2] <= middle - 3 for r in reaches]
-        after = [r[k] >= middle + 3 for r in reaches]
-        if not all(b or a for b, a in zip(before, after, strict=True)):
+        try:  # the kind's meaning: no answer where an object (or what it hides) crosses the middle
+            correct = str(meaning.answer("layout", scene, {"axis": axis})["fixed"])
+        except meaning.NoAnswer:
             continue
-        correct = options[0] if all(before) else options[1] if all(after) else options[2]
         spans = ", ".join(f"{round(r[k])}-{round(r[k + 2])}" for r in reaches)
         evidence = f"instances span {spans} on the {axis} axis; the middle is {middle:g}"
         wrong = each("fixed", [o for o in options if o != correct])
