@@ -2,14 +2,16 @@
 
 Every pixel of a copy with its longer side `side` long is named with the reader's own colour
 names (`colours`: the nearest CSS named colour in OKLab, unclear where two names are near).
-Where the frame is mostly one colour, the pixels near it are the backdrop. Each colour's
-pixels are opened with a 3 x 3 square (a blended edge or a hair-line one or two pixels wide
-goes) and split into 4-connected pieces; pixels of unclear colour make pieces too, whose
-colour is `None`. Each piece is a `Thing` with its colour, its shape word (`shapes`, OpenCV),
-its box, its area and its place (`place_word`), but for an outline drawn around other pieces
-(a cartoon's black line: `_outline`), which is part of what it surrounds, and a sliver with no shape along a larger
-piece (a drop shadow, a blended edge: `_sliver`). Tesseract reads the text (`text`); the pieces
-lying mostly inside a line of text are its letters, not things."""
+Where the frame is mostly one colour, the pixels near it are the backdrop. Each colour's pixels
+are opened with a 3 x 3 square (a blended edge or a hair-line one or two pixels wide goes) and
+split into 4-connected pieces; pixels of unclear colour make pieces too, whose colour is `None`.
+Pieces of one colour a pixel or two apart (a compression artefact's seam) are one, and pieces
+under a thousandth of the image are crumbs, not things. Each piece is a `Thing` with its colour,
+its shape word (`shapes`, OpenCV), its box, its area and its place (`place_word`), but for an
+outline drawn around other pieces (a cartoon's black line: `_outline`), which is part of what it
+surrounds, and a sliver with no shape along a larger piece (a drop shadow, a blended edge:
+`_sliver`). Tesseract reads the text (`text`); the pieces lying mostly inside a line of text are
+its letters, not things."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ _BACKDROP = 0.06  # OKLab distance: pixels this near a plain frame's colour are 
 _PLAIN = 0.6  # a frame is plain where this share of its pixels is near its median colour
 _HOLLOW = 0.5  # a piece whose holes are this share of its filled shape may be an outline
 _LARGER, _THIN = 3.0, 0.2  # a sliver: this many times smaller than, and thin against, its neighbour
+_NEAR = 4  # pixels of the copy: a sliver this near a larger piece lies along it (JPEG fringes)
 _CLEAR = 0.6  # a box's place is named where this share of it lies in one cell of the grid
 
 
@@ -106,7 +109,7 @@ def _sliver(full: np.ndarray, owner: np.ndarray, number: int, areas: list[int]) 
     """Whether a piece with no shape is a sliver along a larger piece it touches (a drop
     shadow, a blended edge): at least `_LARGER` times smaller, and thin against it (its
     thickest point under `_THIN` of the larger piece's equivalent side)."""
-    touching = np.unique(owner[ndimage.binary_dilation(full, iterations=2) & ~full])
+    touching = np.unique(owner[ndimage.binary_dilation(full, iterations=_NEAR) & ~full])
     larger = [n for n in touching if n and n != number and areas[n - 1] >= _LARGER * full.sum()]
     if not larger:
         return False
@@ -135,22 +138,26 @@ def _backdrop(pixels: np.ndarray) -> tuple[np.ndarray, str | None]:
 
 
 def read_pixels(
-    image: Image.Image, side: int = SIDE, min_area: int = 30, text: bool = True
+    image: Image.Image, side: int = SIDE, min_share: float = 0.001, text: bool = True
 ) -> Reading:
     """The things in `image`, largest first, and its lines of text (see the module's
-    docstring); a thing has `min_area` pixels of the copy or more (a share of the image, so
-    that an enlarged picture holds the same things). `text=False` reads no text, and says so."""
+    docstring); a thing covers `min_share` of the image or more (so that an enlarged picture
+    holds the same things, and a compressed one no crumbs). `text=False` reads no text, and
+    says so."""
     pixels, factor = _copy(image, side)
     names = colour_indexes(pixels)
     backdrop, background = _backdrop(pixels.astype(np.float64))
     read = read_text(image) if text else None
     lines = read.lines if read is not None else ()
     missing = read.missing if read is not None else "text was not read (text=False)"
+    min_area = min_share * names.size
     pieces: list[tuple[int, tuple[slice, slice], np.ndarray]] = []
     owner = np.zeros(names.shape, np.int32)  # which piece each pixel is in (0: none)
     for colour in np.unique(names[~backdrop]):
         opened = ndimage.binary_opening((names == colour) & ~backdrop, structure=_SQUARE)
-        labels, _ = ndimage.label(opened)
+        # pieces joined across a gap of a pixel or two (a compression artefact's seam)
+        labels, _ = ndimage.label(ndimage.binary_closing(opened, structure=_SQUARE))
+        labels[~opened] = 0
         for piece, box in enumerate(ndimage.find_objects(labels), start=1):
             if box is None or (mask := labels[box] == piece).sum() < min_area:
                 continue
