@@ -1,7 +1,8 @@
 """The flag measured where it matters (issue 54): the evidence reader's verdicts on the
 generator's own keys on inputs it was not tuned on, apart from seeded wrong keys. Sources:
 the field pictures (`field_pictures`, judged by `field_check`: a question a person would
-hesitate on counts as wrong) and the packaged pictures (`hard_packaged`: chessboards, the
+hesitate on counts as wrong), the same pictures as a heavy JPEG (`field-jpeg`, quality 30)
+and the packaged pictures (`hard_packaged`: chessboards, the
 phantom, matplotlib's logo, photographs), each with the keys of today's generator (two
 readings) and with older single-reading keys (`generate_check.SINGLE_READING`), which are
 wrong more often; and the hard drawings (`hard_drawings`, with the packaged pictures), which
@@ -14,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from PIL import Image
+
 from benchfoundry.core.records import CandidateRecord
 from benchfoundry.devtools.field_check import check_field
 from benchfoundry.devtools.field_pictures import write_field_corpus
@@ -21,9 +24,11 @@ from benchfoundry.devtools.flag_check import FlagRates, flag_rates
 from benchfoundry.devtools.generate_check import build_templates, truth_by_image
 from benchfoundry.devtools.hard_drawings import write_hard_corpus
 from benchfoundry.devtools.hard_packaged import packaged_pictures
+from benchfoundry.devtools.synthetic import load_truth
 from benchfoundry.devtools.truth_check import Verdict
 
-SOURCES = ("field", "packaged", "hard")
+SOURCES = ("field", "field-jpeg", "packaged", "hard")
+JPEG_QUALITY = 30  # the field pictures again, as a phone's heavy compression leaves them
 
 
 @dataclass
@@ -41,6 +46,20 @@ def field_truth(candidate: CandidateRecord, scene: dict, letter: str | None = No
     """The field check of a key (at `letter`): a careful person's answer, hesitation wrong."""
     keyed = candidate if letter is None else candidate.model_copy(update={"answer": letter})
     return check_field(keyed, scene)
+
+
+def compress(folder: Path, quality: int) -> None:
+    """Each picture of a written corpus re-encoded as JPEG at `quality`, its truth kept (the
+    same pixels' geometry) and pointed at the new file."""
+    lines = []
+    for line in load_truth(folder):
+        path = Path(folder) / line["file"]
+        with Image.open(path) as image:
+            image.convert("RGB").save(path.with_suffix(".jpg"), quality=quality)
+        path.unlink()
+        lines.append({**line, "file": str(Path(line["file"]).with_suffix(".jpg"))})
+    text = "\n".join(json.dumps(line, sort_keys=True) for line in lines) + "\n"
+    (Path(folder) / "truth.jsonl").write_text(text, encoding="utf-8")
 
 
 def write_packaged_corpus(folder: Path) -> int:
@@ -64,13 +83,15 @@ def own_key_flags(
     out = []
     for source in sources:
         corpus = work / f"{source}-corpus"
-        if source == "field":
+        if source in ("field", "field-jpeg"):
             pictures = sum(write_field_corpus(corpus, seed, per_family).values())
+            if source == "field-jpeg":
+                compress(corpus, JPEG_QUALITY)
         elif source == "hard":
             pictures = sum(write_hard_corpus(corpus, seed, per_family).values())
         else:
             pictures = write_packaged_corpus(corpus)
-        truth = field_truth if source == "field" else None
+        truth = field_truth if source.startswith("field") else None
         for single in (False, True):
             build = work / f"{source}-{'single' if single else 'two'}"
             run, _ = build_templates(build, corpus, single)

@@ -48,3 +48,20 @@ def test_two_tallies_pool():
     assert both.keys["wrong"] == 3 and both.flagged["wrong"] == 1 and both.abstained["wrong"] == 1
     assert both.by_kind["count"]["wrong"] == 2 and both.by_kind["colour"]["wrong"] == 1
     assert both.rate("wrong") == 1 / 3
+
+
+def test_a_corpus_recompressed_keeps_its_truth_on_the_new_files(tmp_path):
+    from PIL import Image
+
+    from benchfoundry.devtools.flag_field import compress
+    from benchfoundry.devtools.synthetic import load_truth
+
+    (tmp_path / "images").mkdir()
+    Image.new("RGB", (40, 30), (215, 38, 38)).save(tmp_path / "images" / "a.png")
+    line = {"file": "images/a.png", "scene_id": "a", "objects": []}
+    (tmp_path / "truth.jsonl").write_text(json.dumps(line) + "\n")
+    compress(tmp_path, 30)
+    assert load_truth(tmp_path) == [{**line, "file": "images/a.jpg"}]
+    assert not (tmp_path / "images" / "a.png").exists()
+    with Image.open(tmp_path / "images" / "a.jpg") as image:
+        assert image.format == "JPEG" and image.size == (40, 30)
