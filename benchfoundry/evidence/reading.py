@@ -10,7 +10,8 @@ under a thousandth of the image are crumbs, not things. Each piece is a `Thing` 
 its shape word (`shapes`, OpenCV), its box, its area and its place (`place_word`), but for an
 outline drawn around other pieces (a cartoon's black line: `_outline`), which is part of what it
 surrounds, and a sliver with no shape along a larger piece (a drop shadow, a blended edge:
-`_sliver`). Tesseract reads the text (`text`); the pieces lying mostly inside a line of text are
+`_sliver`); a shapeless or round piece that is overlapping shapes is cut into them
+(`shapes.overlapping`). Tesseract reads the text (`text`); the pieces lying mostly inside a line of text are
 its letters, not things."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from PIL import Image
 from scipy import ndimage
 
 from benchfoundry.evidence.colours import NAMES, UNCLEAR, colour_indexes, colour_word, oklab
-from benchfoundry.evidence.shapes import shape_word
+from benchfoundry.evidence.shapes import overlapping, shape_word
 from benchfoundry.evidence.text import Line, read_text
 
 SIDE = 384  # the longer side of the copy the reader reads things from
@@ -176,14 +177,20 @@ def read_pixels(
         noun = shape_word(full)
         if noun is None and _sliver(full, owner, number, [p[2].sum() for p in pieces]):
             continue  # a shadow or a blended edge along a larger thing
-        things.append(
-            Thing(
-                colour=None if colour == UNCLEAR else NAMES[colour],
-                noun=noun,
-                box=scaled,
-                area=int(mask.sum() / factor**2),
-                position=place_word(scaled, image.width, image.height),
+        parts = overlapping(full) if noun in (None, "oval", "circle") else [full]
+        for part in parts:
+            if len(parts) > 1:  # one of overlapping shapes: its own box and name
+                ys, xs = ndimage.find_objects(part.astype(np.int32))[0]
+                scaled = (xs.start / factor, ys.start / factor, xs.stop / factor, ys.stop / factor)
+                noun = shape_word(part)
+            things.append(
+                Thing(
+                    colour=None if colour == UNCLEAR else NAMES[colour],
+                    noun=noun,
+                    box=scaled,
+                    area=int(part.sum() / factor**2),
+                    position=place_word(scaled, image.width, image.height),
+                )
             )
-        )
     things.sort(key=lambda t: -t.area)
     return Reading(things, image.size, background, len(lines), tuple(lines), missing)

@@ -6,7 +6,8 @@ perimeter): a convex polygon of 3, 4, 5, 6 or 8 corners whose area is the region
 diamond otherwise), a polygon of 10 corners turning in at every other one a star, of 12 a cross;
 or (2) measured against the ellipse `cv2.fitEllipse` puts through it: an outline whose area and
 convex-hull perimeter both match that ellipse's within `_ROUND` is a circle (axes within
-`_EVEN`) or an oval (axes beyond `_LONG`). A filled region whose hole is round is a ring.
+`_EVEN`) or an oval (axes beyond `_LONG`). A filled region whose hole is round is a ring. A region that is
+overlapping shapes (a waist, two peaks in its distance map) is cut into them (`overlapping`).
 Anything else (blobs, bitten shapes, regions under `MIN_AREA`) has no name (`None`).
 
 The key's namer (`extractors/shapes.py`) measures the spread of the outline's radius in the
@@ -20,12 +21,17 @@ import math
 import cv2
 import numpy as np
 from scipy import ndimage
+from skimage.feature import peak_local_max
+from skimage.segmentation import watershed
 
 MIN_AREA = 150  # pixels of the reading's copy: below this an outline is too coarse to name
 _TRACE = 96.0  # regions are measured at (about) this equivalent diameter, in pixels
 _FIT = 0.06  # a polygon's area within this share of the region's
 _ROUND = 0.035  # an ellipse's area and perimeter within this share of the outline's
 _EVEN, _LONG = 1.12, 1.25  # axis ratios: a circle below the first, an oval beyond the second
+_SOLID = 0.975  # a region less solid than this has a waist, and where its distance map has two
+# peaks it is overlapping shapes (`overlapping`; two discs over each other can pass for an oval)
+_WAIST = 0.92  # overlapping shapes meet where the region is this much thinner than either
 _HOLE = 0.08  # a hole this share of the filled region or more: a ring, or nothing
 
 
@@ -120,3 +126,38 @@ def shape_word(mask: np.ndarray) -> str | None:
     if not round_:
         return None
     return "circle" if ratio <= _EVEN else "oval" if ratio >= _LONG else None
+
+
+def overlapping(mask: np.ndarray) -> list[np.ndarray]:
+    """The shapes of a region that is several overlapping ones (two discs of one colour drawn
+    over each other read as one piece): where the region is less solid than `_SOLID` and its
+    distance map has two or more peaks of at least 60% of its highest, a watershed of that
+    map from the peaks cuts it at its waists (each seam thinner than `_WAIST` of the lower
+    peak; an elongated shape's ridge has none). Otherwise the region itself, alone."""
+    rows, columns = np.nonzero(mask)
+    if len(rows) < MIN_AREA:
+        return [mask]
+    contour = _contour(ndimage.binary_fill_holes(mask))
+    hull = cv2.convexHull(contour) if contour is not None else None
+    if hull is None or cv2.contourArea(contour) >= _SOLID * cv2.contourArea(hull):
+        return [mask]
+    distance = ndimage.distance_transform_edt(mask)
+    radius = float(distance.max())
+    peaks = peak_local_max(
+        distance,
+        min_distance=max(2, int(0.5 * radius)),
+        threshold_abs=0.6 * radius,
+        labels=mask.astype(np.int32),
+        exclude_border=False,
+    )
+    if len(peaks) < 2:
+        return [mask]
+    markers = np.zeros(mask.shape, np.int32)
+    markers[tuple(peaks.T)] = np.arange(1, len(peaks) + 1)
+    parts = watershed(-distance, markers, mask=mask)
+    lowest = float(min(distance[tuple(peaks.T)]))
+    for k in range(1, len(peaks) + 1):
+        seam = ndimage.binary_dilation(parts == k) & (parts != k) & mask
+        if seam.any() and distance[seam].max() > _WAIST * lowest:
+            return [mask]  # no waist between them: one shape's ridge, not two shapes
+    return [parts == k for k in range(1, len(peaks) + 1) if (parts == k).sum() >= MIN_AREA]

@@ -134,3 +134,16 @@ def test_outlines_and_shadows_are_parts_of_their_things_not_things():
         ("red", "square"),
     ]
     assert reading.text_missing == "text was not read (text=False)"
+
+
+def test_overlapping_shapes_of_one_colour_are_cut_apart_and_a_long_shape_is_not():
+    im = Image.new("RGB", (384, 288), "white")
+    d = ImageDraw.Draw(im)
+    d.ellipse([60, 60, 140, 140], fill=(35, 75, 215))
+    d.ellipse([110, 100, 190, 180], fill=(35, 75, 215))  # over the first, one blue piece
+    d.polygon([(240, 200), (330, 110), (350, 130), (260, 220)], fill=(215, 38, 38))  # tilted bar
+    reading = read_pixels(im, text=False)
+    blue = [t for t in reading.things if t.colour == "blue"]
+    red = [t for t in reading.things if t.colour == "red"]
+    assert len(blue) == 2 and len(red) == 1
+    assert abs(blue[0].area - blue[1].area) < 0.2 * blue[0].area  # cut at the waist
