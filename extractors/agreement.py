@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
+from benchfoundry.extractors.base import ANALYSIS_SIDE
 from benchfoundry.extractors.colour_names import UNCLEAR_JOIN, clear
 from benchfoundry.extractors.objects import objects_of, unplain
 from benchfoundry.extractors.shapes import HINT_OF, SHAPE_NAMES
@@ -41,7 +42,10 @@ REASONS = {
     "a mosaic): a person may see one thing, so the objects are not counted",
 }
 MATCH = 0.5  # boxes of the same object in the two readings overlap at least this much (IoU)
-NEAR = 5.0  # boxes closer than this (pixels) touch: an outline there may be bitten
+# Boxes closer than this share of the image's longer side touch (an outline there may be
+# bitten): 5 pixels of the frame the facts are measured in (`frame.framed`, 384 px across).
+NEAR_SHARE = 5.0 / ANALYSIS_SIDE
+NEAR = NEAR_SHARE * ANALYSIS_SIDE
 WORD_GAP = 0.25  # readings on one row closer than this many line heights are one token
 
 
@@ -135,15 +139,22 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
         a if shape_of(a) == shape_of(second[partner[i]]) else _unnamed(a)
         for i, a in enumerate(first)
     ]
+    # An outline that names no shape may be several things run together; one that a reading
+    # names (and the other reading, whose pixels of its edge differ, names nothing) is one
+    # shape, though neither name may be used. Two different names are no shape.
+    shapeless = [_shapeless(a, second[partner[i]]) for i, a in enumerate(first)]
     free_unnamed = any(  # (a recogniser's label says what it is: one thing)
-        shape_of(a) is None
-        and not a.label
-        and not any(_touching(a, b) for b in agreed if b is not a)
-        for a in agreed
+        shapeless[i] and not a.label and not any(_touching(a, b) for b in agreed if b is not a)
+        for i, a in enumerate(agreed)
     )
     if free_unnamed:
         return agreed, None, "unclear_shapes"
     return agreed, None, _uncountable(agreed)
+
+
+def _shapeless(a: Instance, b: Instance) -> bool:
+    """Whether one object's two readings leave its outline no shape (see `_objects`)."""
+    return len({shape_of(a), shape_of(b)} - {None}) != 1
 
 
 def _holds(outer: Instance, inner: Instance) -> bool:

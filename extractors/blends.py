@@ -14,6 +14,7 @@ from scipy import ndimage
 BLEND = "overlap-blend"
 RESIDUAL = 0.25  # what the two colours leave unexplained, as a share of the overlap's own change
 LOW, HIGH = 0.15, 1.15  # each colour's part in the blend
+EDGE = 3  # pixels of the image looked at `ANALYSIS_SIDE` across: an edge's blur
 
 
 def backdrop(pixels: np.ndarray) -> np.ndarray:
@@ -59,8 +60,10 @@ def overlaps(pixels: np.ndarray, masks: list[np.ndarray], colours: list[np.ndarr
         for i, a in enumerate(neighbours):
             for b in neighbours[i + 1 :]:
                 (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = boxes[a], boxes[b]
-                if min(ax1, bx1) < max(ax0, bx0) or min(ay1, by1) < max(ay0, by0):
-                    continue  # their boxes do not cross
+                # their boxes cross (the two shapes' parts left showing may only meet, within
+                # an edge's blur, at their overlap's tips: `EDGE` pixels)
+                if min(ax1, bx1) < max(ax0, bx0) - EDGE or min(ay1, by1) < max(ay0, by0) - EDGE:
+                    continue
                 x0, y0, x1, y1 = boxes[c]
                 hull = (min(ax0, bx0) - 2, min(ay0, by0) - 2, max(ax1, bx1) + 2, max(ay1, by1) + 2)
                 if not (x0 >= hull[0] and y0 >= hull[1] and x1 <= hull[2] and y1 <= hull[3]):

@@ -32,14 +32,15 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
 
 
 FLAT = "flat-coloured"
-DESCRIBER = "6"  # the describer's version: part of the extractor configuration's hash
+DESCRIBER = "7"  # the describer's version: part of the extractor configuration's hash
 
 
 def flat_colour(
-    pixels: np.ndarray, mask: np.ndarray, distance: float = 30.0, edge: int = 2
+    pixels: np.ndarray, mask: np.ndarray, distance: float = 30.0, edge: int = 3
 ) -> bool:
-    """Whether the region's inside (its mask eroded by two pixels, so a blended or anti-aliased
-    edge does not count) is one colour: 90% of its pixels within `distance` of their median."""
+    """Whether the region's inside (its mask eroded by `edge` pixels, so a blended or
+    anti-aliased edge, and the ringing JPEG's chroma subsampling leaves beside it, do not count)
+    is one colour: 90% of its pixels within `distance` of their median."""
     if mask.shape != pixels.shape[:2] or not mask.any():
         return False
     inside = ndimage.binary_erosion(mask, iterations=edge)
@@ -123,10 +124,32 @@ def dominant_colour(pixels: np.ndarray, mask: np.ndarray) -> tuple[float, float,
     return tuple(float(v) for v in np.median(inside, axis=0))  # type: ignore[return-value]
 
 
+SAME_SIZE = 0.85  # areas within this ratio of each other are one size (`in_order`): a
+# circle is 0.79 of its square, and noise moves an area by a few percent
+# Objects of one size are ordered along a slanted line, so that objects in one row or in one
+# column never tie: x plus this share of y (an irrational share: no grid lines it up).
+SLANT = 0.618
+
+
+def in_order(instances: list[Instance]) -> list[Instance]:
+    """The instances largest first, as a person would rank them: areas within `SAME_SIZE` of the
+    largest not yet ranked are one size, ordered among themselves by where they lie (left to
+    right, along a slant). A template asks about the first objects it finds, so this order must
+    not depend on a pixel's noise: two equal squares swap under JPEG, a resize or a margin when
+    ranked by their areas alone, and the questions asked would change with them."""
+    rest = sorted(instances, key=lambda i: -i.mask_area)
+    out: list[Instance] = []
+    while rest:
+        size = [i for i in rest if i.mask_area >= SAME_SIZE * rest[0].mask_area]
+        rest = [i for i in rest if i.mask_area < SAME_SIZE * rest[0].mask_area]
+        out += sorted(size, key=lambda i: (i.box[0] + i.box[2]) + SLANT * (i.box[1] + i.box[3]))
+    return out
+
+
 def describe(
     image: Image.Image, regions: list[Region], captioner: Captioner | None = None
 ) -> list[Instance]:
-    """Instances for the regions, largest first."""
+    """Instances for the regions, largest first (`in_order`: one size ordered by place)."""
     rgb = image.convert("RGB")
     seen, factor = analysis_copy(rgb)  # colours, shapes and flatness read at one size
     edge = max(1.0, factor)  # an enlarged image's blurred edges are that much wider
@@ -141,7 +164,7 @@ def describe(
         attributes = [
             colour_name(tuple(medians[k])),  # type: ignore[arg-type]
             *shape_hints(looked[k], pixels, round(3 * edge)),
-            *([FLAT] if flat_colour(pixels, looked[k].mask, edge=round(2 * edge)) else []),
+            *([FLAT] if flat_colour(pixels, looked[k].mask, edge=round(3 * edge)) else []),
             *([BLEND] if k in blends else []),  # two translucent shapes' overlap
             size_word(share),
             position_phrase(region.box, rgb.width, rgb.height),
@@ -163,7 +186,7 @@ def describe(
                 score=float(region.score),
             )
         )
-    return instances
+    return in_order(instances)
 
 
 def _at(region: Region, factor: float, size: tuple[int, int]) -> Region:

@@ -36,6 +36,7 @@ from skimage.segmentation import felzenszwalb, find_boundaries
 from benchfoundry.extractors.base import ANALYSIS_SIDE, Region, Segmenter, analysis_copy
 
 CLEANUP = "slivers+colour+bands+frame+faint"
+GROW = 2  # pixels beyond a region's mask that may still be of its colour (an edge row)
 FAINT = 12.0  # a region inside the image this far from the backdrop's colour is a faint shape  # named in the model, so facts made before are redone
 
 
@@ -46,7 +47,9 @@ class ClassicalSegmenter(Segmenter):
         super().__init__(settings)
         self.scale = float(settings.get("scale", 300))
         self.sigma = float(settings.get("sigma", 0.8))
-        self.min_share = float(settings.get("min_share", 0.002))
+        # a region this share of the image or more is an object (8 x 8 pixels of a 384 x 288
+        # copy): the bench draws objects from 17 px across, 14 px once padded with a margin
+        self.min_share = float(settings.get("min_share", 0.0006))
         self.max_share = float(settings.get("max_share", 0.6))
         self.max_regions = int(settings.get("max_regions", 12))
         self.side = int(settings.get("side", ANALYSIS_SIDE))  # every image is looked at this size
@@ -119,14 +122,21 @@ class ClassicalSegmenter(Segmenter):
                 # half a percent of the image or more) is still a shape
                 continue
             # The box and area of the region's own colour: the blended edge pixels it absorbed
-            # (a pixel or two on each side) would widen its box into its neighbours'.
-            core = mask[box] & (
-                np.linalg.norm(colours[box] - median, axis=-1) <= self.merge_distance
+            # (a pixel or two on each side) would widen its box into its neighbours'. A pixel is
+            # the region's while it is nearer its colour than halfway to the colour around it
+            # (where a person sees the edge), the pixels along its mask's edge included (the
+            # graph may give an edge row to the neighbour): JPEG's and a resize's blur then
+            # leave the box as drawn, where a fixed distance would shave a pixel off a side.
+            top, left = max(0, ys.start - GROW), max(0, xs.start - GROW)
+            near = (slice(top, ys.stop + GROW), slice(left, xs.stop + GROW))
+            core = ndimage.binary_dilation(mask[near], iterations=GROW) & (
+                np.linalg.norm(colours[near] - median, axis=-1)
+                <= max(self.merge_distance, _halfway(mask, colours, median))
             )
             if core.sum() >= 0.6 * area:
                 rows, columns = np.nonzero(core)
-                x0, y0 = xs.start + columns.min(), ys.start + rows.min()
-                x1, y1 = xs.start + columns.max() + 1, ys.start + rows.max() + 1
+                x0, y0 = left + columns.min(), top + rows.min()
+                x1, y1 = left + columns.max() + 1, top + rows.max() + 1
                 area = int(core.sum())
             fill = area / ((x1 - x0) * (y1 - y0))
             if fill < 0.1:  # a thin outline, not an object
@@ -141,6 +151,18 @@ class ClassicalSegmenter(Segmenter):
         if factor != 1:  # resize only the masks that are kept
             kept = [Region(r.box, r.area, r.score, _upsample(r.mask, size)) for r in kept]
         return kept
+
+
+def _halfway(mask: np.ndarray, colours: np.ndarray, median: np.ndarray, ring: int = 3) -> float:
+    """Half the distance from a region's colour to the median colour just around it (0 where
+    nothing is around it)."""
+    rows, columns = np.nonzero(mask)
+    top, left = max(0, rows.min() - ring), max(0, columns.min() - ring)
+    cut = (slice(top, rows.max() + ring + 1), slice(left, columns.max() + ring + 1))
+    around = ndimage.binary_dilation(mask[cut], iterations=ring) & ~mask[cut]
+    if not around.any():
+        return 0.0
+    return 0.5 * float(np.linalg.norm(median - np.median(colours[cut][around], axis=0)))
 
 
 def _widths(labels: np.ndarray) -> np.ndarray:

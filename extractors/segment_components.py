@@ -9,8 +9,7 @@ pieces (8-connected: shapes that meet at a corner are one piece, as an eye joins
 frame's colour (where the frame is one colour) is the background. A piece a few pixels wide
 that lies along a wider piece is that piece's blended edge and is dropped; a piece that thin
 standing alone (an outline, a stroke) is kept: it is something a person sees. Every piece of at
-least `min_area` pixels of the image looked at with its longer side `ANALYSIS_SIDE` long (a
-share of the image, whatever its size) is a region, so a small dot that the default segmenter's size threshold
+least `min_share` of the image (looked at with its longer side `ANALYSIS_SIDE` long) is a region, so a small dot that the default segmenter's size threshold
 drops is still seen here."""
 
 from __future__ import annotations
@@ -33,7 +32,10 @@ class ColourComponents(Segmenter):
         super().__init__(settings)
         self.colours = int(settings.get("colours", 16))
         self.merge_distance = float(settings.get("merge_distance", 40.0))
-        self.min_area = int(settings.get("min_area", 40))
+        # a piece this share of the image or more is a region: 40 pixels of a 384 x 288 copy
+        # (about 6 x 6), below the default segmenter's `min_share`, so that a dot too small
+        # for it is seen here and the two readings disagree rather than both missing it
+        self.min_share = float(settings.get("min_share", 0.0003))
         self.max_regions = int(settings.get("max_regions", 32))
         self.side = int(settings.get("side", ANALYSIS_SIDE))  # every image is looked at this size
         self.edge_width = float(settings.get("edge_width", 3.0))
@@ -42,7 +44,7 @@ class ColourComponents(Segmenter):
     def model(self) -> str:
         return (
             f"median-cut({self.colours}, merge={self.merge_distance:g})+8-connected components"
-            f"(min_area={self.min_area})@{self.side}"
+            f"(min_share={self.min_share:g})@{self.side}"
         )
 
     def segment(self, image: Image.Image) -> list[Region]:
@@ -53,13 +55,14 @@ class ColourComponents(Segmenter):
         regions = []
         wide = np.zeros(groups.shape, bool)
         pieces = []
+        min_area = self.min_share * groups.size
         for group in np.unique(groups):
             if group == background:
                 continue
             labels, count = ndimage.label(groups == group, structure=_EIGHT)
             for index, box in enumerate(ndimage.find_objects(labels), start=1):
                 mask = labels[box] == index
-                if mask.sum() < self.min_area:  # pixels of the copy: a share of the image
+                if mask.sum() < min_area:
                     continue
                 width = 2 * float(ndimage.distance_transform_edt(np.pad(mask, 1)).max()) - 1
                 pieces.append((box, mask, width))

@@ -20,6 +20,8 @@ import numpy as np
 from scipy import ndimage
 from skimage.measure import approximate_polygon, find_contours
 
+from benchfoundry.extractors.base import ANALYSIS_SIDE
+
 SHAPE_NAMES = (
     "circle",
     "oval",
@@ -41,7 +43,10 @@ HINT_OF = {
     "rectangle": "rectangular",
     "triangle": "triangular",
 }
-MIN_AREA = 150  # pixels: below this, a region's outline is too coarse to name
+# Below this share of the image, a region's outline is too coarse to name: 150 pixels of the
+# copy every region is named in (its longer side `ANALYSIS_SIDE` long), about 12 x 12.
+MIN_SHARE = 150 / ANALYSIS_SIDE**2
+MIN_AREA = round(MIN_SHARE * ANALYSIS_SIDE**2)
 # An outline whose radius (in its ellipse's frame) spreads less than this share is round; the
 # pixel staircase spreads a small shape's radius by about 0.09/r on its own (r in pixels). Between
 # once and 1.5 times this, an outline is neither plainly round nor plainly cornered: no name.

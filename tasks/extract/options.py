@@ -59,7 +59,7 @@ class ExtractOptions(StageOptionsModel):
         default=12, ge=1, description="the largest regions kept per image, at most this many"
     )
     min_instance_share: float = Field(
-        default=0.002,
+        default=0.0006,
         gt=0,
         lt=1,
         description="regions smaller than this share of the image are dropped",
