@@ -23,8 +23,8 @@ from benchfoundry.gateway.errors import ModelConfigError
 
 _DTYPES = ("bfloat16", "float16", "float32")
 CPU_DTYPE_VARIABLE = "BENCHFOUNDRY_CPU_DTYPE"
-CPU_ROW_TOKENS = 1024
-CPU_PASS_TOKENS = 4096
+CPU_ROW_TOKENS = 512  # short rows: attention within a row grows with its length squared
+CPU_PASS_TOKENS = 2048
 MAX_PASS_TOKENS = 131072
 
 

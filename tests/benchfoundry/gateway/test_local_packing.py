@@ -131,8 +131,8 @@ def test_a_cpu_loads_in_bfloat16_where_it_has_the_units_and_an_asked_dtype_is_ch
         choose_dtype(model.config, "cpu", {"dtype": "half"})
     with pytest.raises(ModelConfigError, match="dtype 'half'"):  # before any call is keyed
         _provider(dtype="half").cache_identity()
-    assert pack_sizes(model, "cpu", {}) == (1024, 4096)
-    assert pack_sizes(model, "cpu", {"pass_tokens": 99}) == (1024, 99)
+    assert pack_sizes(model, "cpu", {}) == (512, 2048)
+    assert pack_sizes(model, "cpu", {"pass_tokens": 99}) == (512, 99)
 
 
 def test_bfloat16_packs_to_the_same_choices_as_float32():
