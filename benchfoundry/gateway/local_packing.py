@@ -146,6 +146,14 @@ def can_pack(model: Any, items: Sequence[ScoringItem]) -> bool:
     return longest < int(window)
 
 
+def _windowed(model: Any) -> bool:
+    """Whether the model attends through a sliding window (its cache keeps a window, not every
+    key): its rows run the opening themselves rather than continue from kept keys."""
+    config = getattr(model.config, "text_config", None) or model.config
+    window = getattr(config, "sliding_window", None)
+    return bool(window) and getattr(config, "use_sliding_window", True) is not False
+
+
 def score_packed(
     model: Any,
     device: str,
@@ -169,15 +177,15 @@ def score_packed(
     if not ready:
         return results  # type: ignore[return-value]
     shared, past = 0, None
-    if prefixes is not None:
+    if prefixes is not None and not _windowed(model):
         opening = common_prefix([item.prompt for item in ready])
         if opening >= prefixes.min_shared:
             try:
                 with torch.no_grad():
                     past = prefix_keys(model, device, prefixes, tuple(ready[0].prompt[:opening]))
                 shared = opening
-            except (RuntimeError, ValueError):  # the passes run the opening in every row
-                past = None
+            except (RuntimeError, ValueError, TypeError, AttributeError):
+                past = None  # the passes run the opening in every row
     passes = _passes(_rows(items, shared, row_tokens), pass_tokens)
     if layout is not None:
         layout.shared += shared

@@ -5,7 +5,7 @@ pass that runs out of memory is halved, not failed."""
 import pytest
 
 from benchfoundry.gateway import Gateway
-from benchfoundry.gateway.local_packing import can_pack
+from benchfoundry.gateway.local_packing import _windowed, can_pack
 from benchfoundry.gateway.local_placement import choose_dtype, pack_sizes
 from benchfoundry.gateway.messages import TextPart
 from benchfoundry.gateway.models import ModelSpec
@@ -167,6 +167,10 @@ def test_models_that_cannot_take_a_tree_mask_are_not_packed():
     assert can_pack(
         model(_attn_implementation="sdpa", sliding_window=32, use_sliding_window=False), [item]
     )
+    # A windowed model packs (a long window) but its rows run the shared opening themselves:
+    # its cache keeps a window of keys, not the opening's.
+    assert _windowed(model(sliding_window=4096)) and not _windowed(model())
+    assert not _windowed(model(sliding_window=4096, use_sliding_window=False))
 
 
 def test_the_environment_forces_a_cpu_precision_for_models_that_name_none(monkeypatch):
