@@ -30,11 +30,12 @@ def _says(value: str | frozenset[str], said: str) -> bool:
 
 
 def matching(things: Sequence[Thing], colour: str = "", hint: str = "", where: str = "") -> list:
-    """The things a description fits. A thing whose place the scene does not know could be
-    anywhere: where a place is asked, the scene cannot tell (`Unsure`)."""
-    found = [
-        t for t in things if (not colour or t.colour == colour) and (not hint or t.fits_hint(hint))
-    ]
+    """The things a description fits. A thing whose colour or place the scene does not know
+    could be any colour or anywhere: where that is asked, the scene cannot tell (`Unsure`)."""
+    shaped = [t for t in things if not hint or t.fits_hint(hint)]
+    if colour and any(t.colour is None for t in shaped):
+        raise Unsure("the colour of a thing the description could fit is not known")
+    found = [t for t in shaped if not colour or t.colour == colour]
     if where and any(t.position is None for t in found):
         raise Unsure("the place of a thing the description fits is not known")
     return [t for t in found if not where or t.position == where]

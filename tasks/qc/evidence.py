@@ -47,9 +47,9 @@ class ReadingScene:
             meaning.Thing(t.colour, t.box, float(t.area), t.position, noun=t.noun)
             for t in reading.things
         ]
-        self._lines = [line.text for line in getattr(reading, "texts", ())]
+        self._lines = [line.text for line in reading.texts]
         self._count = reading.text_lines
-        self._missing = getattr(reading, "text_missing", None)
+        self._missing = reading.text_missing
 
     def things(self, counted: bool = False) -> list[meaning.Thing]:  # noqa: ARG002
         return self._things

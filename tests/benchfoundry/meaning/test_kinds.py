@@ -201,3 +201,16 @@ def test_an_identity_keyed_by_a_label_is_judged_by_its_name():
     assert _picked("identity", read, options) == 0
     read = meaning.answer("identity", reading_scene(), ask)
     assert [meaning.fits("identity", read, o) for o in options] == [None, None]
+
+
+def test_a_thing_of_unclear_colour_leaves_colour_counts_unknown():
+    """The reader names no colour where two names are near (None): that thing could be any colour,
+    so counts by colour are unknown (no verdict, not a count one short), while what is asked
+    without a colour is still answered."""
+    things = [Read(c, s, b, a, w) for c, s, b, a, w in DRAWN]
+    things[3] = Read(None, "triangle", DRAWN[3][2], DRAWN[3][3], DRAWN[3][4])  # the green one
+    scene = ReadingScene(Reading(things, (384, 288), "white", 1, (Line(*TEXT),)))
+    for colour in ("green", "blue"):
+        with pytest.raises(meaning.Unsure):
+            meaning.answer("count", scene, {"colour": colour})
+    assert meaning.answer("count", scene, {}) == {"number": "5"}
