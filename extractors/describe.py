@@ -40,15 +40,10 @@ def flat_colour(
 ) -> bool:
     """Whether the region's inside (its mask eroded by `edge` pixels, so a blended or
     anti-aliased edge, and the ringing JPEG's chroma subsampling leaves beside it, do not count)
-    is one colour: 90% of its pixels within `distance` of their median. A region too small for
-    that (a small shape enlarged) loses a third of it, or two thirds, instead."""
+    is one colour: 90% of its pixels within `distance` of their median."""
     if mask.shape != pixels.shape[:2] or not mask.any():
         return False
-    inside = mask
-    for depth in (edge, 2 * edge // 3, edge // 3):
-        inside = ndimage.binary_erosion(mask, iterations=depth) if depth else mask
-        if inside.sum() >= 16:
-            break
+    inside = ndimage.binary_erosion(mask, iterations=edge)
     values = pixels[inside if inside.sum() >= 16 else mask].astype(np.float32)
     spread = np.linalg.norm(values - np.median(values, axis=0), axis=1)
     return bool(np.mean(spread <= distance) >= 0.9)
@@ -162,8 +157,7 @@ def describe(
     total = rgb.width * rgb.height
     instances = []
     looked = [_at(region, factor, seen.size) for region in regions]
-    # a region's colour is its inside's: an enlarged small shape's blurred rim is much of it
-    medians = [np.asarray(dominant_colour(pixels, _inside(r.mask, round(edge)))) for r in looked]
+    medians = [np.asarray(dominant_colour(pixels, r.mask)) for r in looked]
     blends = overlaps(pixels, [r.mask for r in looked], medians)
     for k, region in enumerate(regions):
         share = region.area / total
@@ -193,14 +187,6 @@ def describe(
             )
         )
     return in_order(instances)
-
-
-def _inside(mask: np.ndarray, depth: int) -> np.ndarray:
-    """The mask less `depth` pixels of its edge, or the mask where little would be left."""
-    if mask.ndim != 2 or not mask.any():
-        return mask
-    inside = ndimage.binary_erosion(mask, iterations=depth)
-    return inside if inside.sum() >= 16 else mask
 
 
 def _at(region: Region, factor: float, size: tuple[int, int]) -> Region:

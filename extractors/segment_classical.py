@@ -109,7 +109,7 @@ class ClassicalSegmenter(Segmenter):
             touches = sum(int(edge) for edge in (x0 == 0, y0 == 0, x1 == width, y1 == height))
             if share > self.max_share and touches >= 2:  # the background
                 continue
-            median = _inside_median(mask, box, colours, round(max(1.0, factor)))
+            median = np.median(colours[mask], axis=0)
             near = None if background is None else float(np.linalg.norm(median - background))
             faint = not touches and near is not None and near >= FAINT and share >= 0.005
             faint = faint and area >= 0.35 * (x1 - x0) * (y1 - y0)
@@ -151,20 +151,6 @@ class ClassicalSegmenter(Segmenter):
         if factor != 1:  # resize only the masks that are kept
             kept = [Region(r.box, r.area, r.score, _upsample(r.mask, size)) for r in kept]
         return kept
-
-
-def _inside_median(
-    mask: np.ndarray, box: tuple[slice, slice], colours: np.ndarray, depth: int
-) -> np.ndarray:
-    """The median colour of the region's inside: its mask less `depth` pixels of its edge (an
-    enlarged small shape's blurred rim would pull it towards the background), or of the whole
-    mask where little is left inside."""
-    ys, xs = box
-    cut = (slice(max(0, ys.start - 1), ys.stop + 1), slice(max(0, xs.start - 1), xs.stop + 1))
-    inside = ndimage.binary_erosion(mask[cut], iterations=depth)
-    if inside.sum() < 16:
-        return np.median(colours[mask], axis=0)
-    return np.median(colours[cut][inside], axis=0)
 
 
 def _halfway(mask: np.ndarray, colours: np.ndarray, median: np.ndarray, ring: int = 3) -> float:
