@@ -27,28 +27,33 @@ from PIL import Image  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
-# The test files that take longest (over 30 s of a worker's time each, measured 2026-12-05 on
+# The test files that take longest (over 30 s of a worker's time each, measured 2026-12-07 on
 # the 2-core machine), longest first. `make test` hands files to its two workers in collection
 # order (`--no-loadscope-reorder`): these go first, so that the workers end together rather
 # than one waiting on a long file handed out last.
 SLOWEST_FIRST = [
     "flows/test_build_reliability.py",
-    "extractors/test_sam_backend.py",
-    "flows/test_task_runners.py",
-    "flows/test_build_flow.py",
-    "tasks/evaluate/test_evaluate_failures.py",
     "benchfoundry/cli/test_cli_process.py",
-    "test_installed_package.py",
+    "flows/test_task_runners.py",
+    "extractors/test_sam_backend.py",
+    "flows/test_build_flow.py",
     "flows/test_video_build.py",
+    "tasks/evaluate/test_evaluate_failures.py",
+    "test_installed_package.py",
+    "flows/test_deployments.py",
     "flows/test_object_storage.py",
     "tasks/translate/test_translate.py",
-    "flows/test_deployments.py",
+    "benchfoundry/gateway/test_local_smollm2.py",
+    "tasks/evaluate/test_language_boards.py",
+    "tasks/generate/test_generate.py",
+    "tasks/publish/test_publish_vlmevalkit_live.py",
     "tasks/publish/test_publish.py",
     "benchfoundry/cli/test_first_contact.py",
-    "tasks/publish/test_publish_vlmevalkit_live.py",
+    "tasks/publish/test_publish_lmms_eval_live.py",
+    "benchfoundry/gateway/test_families.py",
     "tasks/evaluate/test_open_sets.py",
-    "tasks/generate/test_generate.py",
     "tasks/review/test_app_browser.py",
+    "benchfoundry/devtools/test_invariance.py",
     "tasks/ingest/test_ingest_as_shown.py",
 ]
 
