@@ -77,36 +77,5 @@ def load_drawn(folder: Path, form: str) -> dict[str, list[meaning.Step]]:
     return out
 
 
-class ClipTruthScene:
+class ClipTruthScene(meaning.StepsScene):
     """A clip's drawn steps, and the stretch of it a question shows."""
-
-    size = (0.0, 0.0)
-    area_margin = 1.0
-
-    def __init__(self, steps: list[meaning.Step], start: float, end: float) -> None:
-        self._steps = steps
-        self._window = (start, end)
-
-    def things(self, counted: bool = False) -> list[meaning.Thing]:  # noqa: ARG002
-        return []
-
-    def text_lines(self) -> list[str]:
-        return []
-
-    def covers(self) -> dict[str, float]:
-        return {}
-
-    def meets(self, a: meaning.Thing, b: meaning.Thing) -> str:  # noqa: ARG002
-        return "unclear"
-
-    def place(self, thing: meaning.Thing, reference: meaning.Thing, side: str) -> str:  # noqa: ARG002
-        return "across"
-
-    def half(self, thing: meaning.Thing, axis: str) -> str | None:  # noqa: ARG002
-        return None
-
-    def steps(self) -> list[meaning.Step]:
-        return self._steps
-
-    def window(self) -> tuple[float, float]:
-        return self._window

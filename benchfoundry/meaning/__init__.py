@@ -16,11 +16,22 @@ from benchfoundry.meaning import en, zh
 from benchfoundry.meaning.answers import Read
 from benchfoundry.meaning.kinds import KINDS, Kind
 from benchfoundry.meaning.parts import NoForm
-from benchfoundry.meaning.scene import HINT_NOUNS, SIDES, NoAnswer, Scene, Step, Thing, Unsure
+from benchfoundry.meaning.scene import (
+    HINT_NOUNS,
+    SIDES,
+    NoAnswer,
+    Scene,
+    Step,
+    StepsScene,
+    Thing,
+    Unsure,
+    covered,
+)
 
 __all__ = [
     "HINT_NOUNS", "KINDS", "LANGUAGES", "SIDES", "Kind", "NoAnswer", "NoForm", "Read", "Scene",
-    "Step", "Thing", "Unsure", "answer", "fits", "kind", "option", "question", "written",
+    "Step", "StepsScene", "Thing", "Unsure", "answer", "covered", "fits", "kind", "option",
+    "question", "written",
 ]  # fmt: skip
 
 LANGUAGES = ("en", "zh")

@@ -107,3 +107,50 @@ class Scene(Protocol):
     def window(self) -> tuple[float, float]:
         """The stretch of the clip the question shows."""
         ...
+
+
+def covered(things: Sequence[Thing]) -> dict[str, float]:
+    """The area each colour's things cover (a thing of no colour covers none): `covers` for a
+    scene whose letters are not counted among its colours."""
+    areas: dict[str, float] = {}
+    for t in things:
+        if t.colour:
+            areas[t.colour] = areas.get(t.colour, 0.0) + t.area
+    return areas
+
+
+class StepsScene:
+    """A clip's steps and the stretch of it a question shows: a scene of steps only (no objects,
+    text or places), as the temporal kinds ask of it. The facts' segments and a bench's drawn
+    clip truth are each one."""
+
+    size = (0.0, 0.0)
+    area_margin = 1.0
+
+    def __init__(self, steps: Sequence[Step], start: float, end: float) -> None:
+        self._steps = list(steps)
+        self._window = (start, end)
+
+    def things(self, counted: bool = False) -> list[Thing]:  # noqa: ARG002
+        return []
+
+    def text_lines(self) -> list[str]:
+        return []
+
+    def covers(self) -> Mapping[str, float]:
+        return {}
+
+    def meets(self, a: Thing, b: Thing) -> str:  # noqa: ARG002
+        return "unclear"
+
+    def place(self, thing: Thing, reference: Thing, side: str) -> str:  # noqa: ARG002
+        return "across"
+
+    def half(self, thing: Thing, axis: str) -> str | None:  # noqa: ARG002
+        return None
+
+    def steps(self) -> list[Step]:
+        return self._steps
+
+    def window(self) -> tuple[float, float]:
+        return self._window

@@ -6,7 +6,6 @@ templates keep. A clip's actions are its annotated segments."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from benchfoundry import meaning
@@ -55,11 +54,7 @@ class FactsScene:
         return self._lines
 
     def covers(self) -> Mapping[str, float]:
-        areas: Counter[str] = Counter()
-        for t in self._things:
-            if t.colour:
-                areas[t.colour] += t.area
-        return areas
+        return meaning.covered(self._things)
 
     def meets(self, a: meaning.Thing, b: meaning.Thing) -> str:
         return relation(self.instance(a), self.instance(b))
@@ -90,38 +85,10 @@ class FactsScene:
         return (0.0, 0.0)
 
 
-class SegmentsScene:
+class SegmentsScene(meaning.StepsScene):
     """A clip's annotated segments, and the stretch a question shows."""
-
-    size = (0.0, 0.0)
-    area_margin = 1.0
 
     def __init__(
         self, steps: Sequence[tuple[SegmentRecord, Mapping[str, str]]], start: float, end: float
     ) -> None:
-        self._steps = [meaning.Step(s.start, s.end, slots) for s, slots in steps]
-        self._window = (start, end)
-
-    def things(self, counted: bool = False) -> list[meaning.Thing]:  # noqa: ARG002
-        return []
-
-    def text_lines(self) -> list[str]:
-        return []
-
-    def covers(self) -> Mapping[str, float]:
-        return {}
-
-    def meets(self, a: meaning.Thing, b: meaning.Thing) -> str:  # noqa: ARG002
-        return "unclear"
-
-    def place(self, thing: meaning.Thing, reference: meaning.Thing, side: str) -> str:  # noqa: ARG002
-        return "across"
-
-    def half(self, thing: meaning.Thing, axis: str) -> str | None:  # noqa: ARG002
-        return None
-
-    def steps(self) -> list[meaning.Step]:
-        return self._steps
-
-    def window(self) -> tuple[float, float]:
-        return self._window
+        super().__init__([meaning.Step(s.start, s.end, slots) for s, slots in steps], start, end)

@@ -11,7 +11,6 @@ one description), the item is flagged with what it read."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -60,11 +59,7 @@ class ReadingScene:
         return self._lines or ["?"] * self._count  # lines read, their words or not
 
     def covers(self) -> Mapping[str, float]:
-        areas: Counter[str] = Counter()
-        for t in self._things:
-            if t.colour:
-                areas[t.colour] += t.area
-        return areas
+        return meaning.covered(self._things)
 
     def meets(self, a: meaning.Thing, b: meaning.Thing) -> str:  # noqa: ARG002
         return "unclear"  # the reader does not judge contact
