@@ -8,6 +8,9 @@ TEST_STAMP := $(VENV)/.benchfoundry-test-installed
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
+# Python keeps its compiled modules (__pycache__, git-ignored) even where the environment says
+# not to: the tests start a few hundred processes, and each would compile benchfoundry again.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup setup-test demo test lint bench clean
 
