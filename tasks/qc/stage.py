@@ -17,11 +17,9 @@ from pydantic import BaseModel
 from benchfoundry.answering.engine import AnsweringEngine
 from benchfoundry.core import progress
 from benchfoundry.core.batches import INLINE, Mapper
-from benchfoundry.core.errors import UserError
 from benchfoundry.core.records import CandidateRecord, JudgementRecord, ScoredRecord
 from benchfoundry.gateway import Gateway, GenerateParams
-from benchfoundry.gateway.models import ModelSpec, protect, protect_models
-from benchfoundry.gateway.roles import role_problem
+from benchfoundry.gateway.models import ModelSpec, protect_models
 from benchfoundry.storage.atomic import atomic_write_bytes
 from benchfoundry.storage.refusals import refused_candidates
 from benchfoundry.storage.tables import RunFolder
@@ -40,54 +38,19 @@ from benchfoundry.tasks.qc.assess import (
 from benchfoundry.tasks.qc.ensemble import ensemble_warnings
 from benchfoundry.tasks.qc.evidence import evidence_for
 from benchfoundry.tasks.qc.items import clips_of, mcq_item
+from benchfoundry.tasks.qc.members import QCConfigError, counted, text_members, vlm_members
+from benchfoundry.tasks.qc.options import STEPS as QC_STEPS
 from benchfoundry.tasks.qc.options import (
-    DEFAULT_TEXT_ONLY,
-    DEFAULT_VLM,
     ConsensusOptions,
     FilterOptions,
     SelectOptions,
 )
-from benchfoundry.tasks.qc.options import STEPS as QC_STEPS
 from benchfoundry.tasks.qc.select import Assessed, select
 from benchfoundry.tasks.qc.summary import AskSummary, ModelHits, SelectSummary, summarise
 from benchfoundry.tasks.qc.votes import evidence_counts, text_warning, vote_counts
 
 if TYPE_CHECKING:  # the stage contract's type; stages import nothing above them
     from benchfoundry.pipeline.registry import StageRun
-
-
-class QCConfigError(UserError, ValueError):
-    """Quality control cannot run as configured (a model in the wrong role, nothing to ask)."""
-
-
-def text_members(options: FilterOptions, models: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """(model, role) of the text-only step: configured LLMs, artefact baselines, chance baselines.
-    Models are named by their masked form: no credential reaches a table or a report."""
-    models = protect_models(_no_empty_roles(models))
-    members: list[tuple[str, str]] = []
-    for role, names in (
-        ("text_only", models.get("text_only") or list(DEFAULT_TEXT_ONLY)),
-        ("blind", [protect(m) for m in options.blind]),
-        ("chance", [protect(m) for m in options.chance]),
-    ):
-        members += [(m, role) for m in names if m not in {n for n, _ in members}]
-    return members
-
-
-def _no_empty_roles(models: dict[str, list[str]]) -> dict[str, list[str]]:
-    if problem := role_problem(models):
-        raise QCConfigError(problem)
-    return models
-
-
-def vlm_members(models: dict[str, list[str]]) -> list[tuple[str, str]]:
-    names = protect_models(_no_empty_roles(models)).get("vlm") or list(DEFAULT_VLM)
-    return [(m, "vlm") for m in dict.fromkeys(names)]
-
-
-def counted(members: Sequence[tuple[str, str]]) -> list[str]:
-    """The models whose hits count (chance baselines are reported, never counted)."""
-    return [m for m, role in members if role != "chance"]
 
 
 def qc_candidates(run: RunFolder) -> tuple[list[CandidateRecord], set[str]]:
