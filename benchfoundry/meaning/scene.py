@@ -68,45 +68,38 @@ class Unsure(Exception):
 
 
 class Scene(Protocol):
-    """What every kind of scene answers."""
+    """What every kind of scene answers: an interface (the facts, the evidence reader's reading
+    and a bench's truth implement it), its methods' bodies their docstrings."""
 
     size: tuple[float, float]
     area_margin: float  # how much more area the largest colour must cover for it to tell
 
     def things(self, counted: bool = False) -> Sequence[Thing]:
         """The objects; `counted` when the question counts them (NoAnswer where nobody can)."""
-        ...
 
     def text_lines(self) -> Sequence[str]:
         """The lines of text written in the image."""
-        ...
 
     def covers(self) -> Mapping[str, float]:
         """The area each colour covers in the image: its objects' (and its letters', which
         are pixels of their colour too)."""
-        ...
 
     def meets(self, a: Thing, b: Thing) -> str:
         """How two objects meet: apart, touches, overlaps, contains (a holds b), inside or
         unclear."""
-        ...
 
     def place(self, thing: Thing, reference: Thing, side: str) -> Place:
         """Where a thing lies to one side of another: wholly on it, wholly off it (no part past
         the reference's edge), or across its edge."""
-        ...
 
     def half(self, thing: Thing, axis: str) -> str | None:
         """`before` (left, top) or `after` the image's middle line on `axis`; None across it."""
-        ...
 
     def steps(self) -> Sequence[Step]:
         """A clip's actions in order (none for a picture)."""
-        ...
 
     def window(self) -> tuple[float, float]:
         """The stretch of the clip the question shows."""
-        ...
 
 
 def covered(things: Sequence[Thing]) -> dict[str, float]:
