@@ -407,8 +407,7 @@ def test_the_chinese_reads_as_a_native_annotator_writes_it():
     ]
     order = {"actions": json.dumps(steps), "labels": json.dumps(["a", "b", "c", "d"])}
     assert meaning.option("action_order", order, "zh") == (
-        "先把红色正方形向上抬起，再把红色正方形向左移动，然后把红色正方形放下，"
-        "最后把红色正方形变大"
+        "先把红色正方形向上抬起，再把红色正方形向左移动，然后把红色正方形放下，最后把红色正方形变大"
     )
     three = {**order, "actions": json.dumps(steps[:3])}
     assert meaning.option("action_order", three, "zh") == (
