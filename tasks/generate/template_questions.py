@@ -21,7 +21,9 @@ from benchfoundry.tasks.generate.facts_scene import FactsScene
 from benchfoundry.tasks.generate.geometry import framed
 from benchfoundry.tasks.generate.templates import (
     Asked,
+    Draw,
     Question,
+    Slots,
     colour_questions,
     count_questions,
     position_questions,
@@ -108,6 +110,17 @@ class Seen:
         lines' words, of which an OCR engine may read one more or one fewer.)"""
         return content_hash({"objects": len(self.objects), "lines": len(self.lines)})
 
+    def draw(self, kind: str) -> Draw:
+        """Each question of `kind` draws its options from a generator of its own, seeded by the
+        image's content, the build's seed, the kind, and the question's slots and key: its
+        options depend on that question alone, not on how many questions came before it."""
+
+        def seeded(slots: Slots, key: Slots) -> random.Random:
+            identity = {"image": self.content(), "seed": self.seed, "kind": kind}
+            return random.Random(content_hash({**identity, "slots": slots, "key": key}))
+
+        return seeded
+
     def rng(self, kind: str) -> random.Random:
         """A generator of its own for each kind, so a new kind leaves the others' options (and
         question ids) as they were."""
@@ -117,14 +130,16 @@ class Seen:
 
 
 MADE: dict[str, Callable[[Seen], Asked]] = {
-    "identity": lambda s: identity_questions(s.rng("identity"), s.objects, s.size),
+    "identity": lambda s: identity_questions(s.draw("identity"), s.objects, s.size),
     "contain": lambda s: interaction_questions(
-        "contain", s.rng("contain"), s.objects, s.facts.instances
+        "contain", s.draw("contain"), s.objects, s.facts.instances
     ),
     "overlap": lambda s: interaction_questions(
-        "overlap", s.rng("overlap"), s.objects, s.facts.instances
+        "overlap", s.draw("overlap"), s.objects, s.facts.instances
     ),
-    "touch": lambda s: interaction_questions("touch", s.rng("touch"), s.objects, s.facts.instances),
+    "touch": lambda s: interaction_questions(
+        "touch", s.draw("touch"), s.objects, s.facts.instances
+    ),
     "compare_counts": lambda s: compare_counts(
         s.rng("compare_counts"), s.objects, s.facts.instances, s.scene
     ),
@@ -143,23 +158,21 @@ MADE: dict[str, Callable[[Seen], Asked]] = {
 
 
 def _first_kinds(seen: Seen) -> dict[str, Asked]:
-    """The first six kinds; the first five draw from one generator in this order, as they
-    always have (so their questions keep their ids), reading text from one of its own. On
-    regions that are not plainly objects, only text is asked."""
+    """The first six kinds, each question drawing its options from its own generator
+    (`Seen.draw`). On regions that are not plainly objects, only text is asked."""
     text = (
         Asked(why_not=seen.unread)
         if seen.unread
-        else text_questions(seen.rng("read_text"), seen.facts, seen.lines)
+        else text_questions(seen.draw("read_text"), seen.facts, seen.lines)
     )
     if seen.unplain:
         kinds = ("count", "position", "colour", "size", "relative_position")
         return {kind: Asked(why_not=seen.unplain) for kind in kinds} | {"read_text": text}
-    rng = random.Random(content_hash({"image": seen.content(), "seed": seen.seed}))
     objects = seen.objects
-    made = {  # all made, then some held back, so that each keeps the generator's draws it had
+    made = {
         "count": count_questions(seen.facts, objects, seen.scene),
-        "position": position_questions(rng, objects, seen.size),
-        "colour": colour_questions(rng, objects, seen.size),
+        "position": position_questions(seen.draw("position"), objects, seen.size),
+        "colour": colour_questions(seen.draw("colour"), objects, seen.size),
         "size": size_questions(objects),
         "relative_position": relation_questions(objects, seen.scene),
     }

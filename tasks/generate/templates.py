@@ -19,6 +19,10 @@ from benchfoundry.tasks.generate.facts_scene import FactsScene
 from benchfoundry.tasks.generate.geometry import apart, image_area, image_box, in_contact
 
 Slots = dict[str, str]
+# A question's own generator for its options, seeded by what identifies the question (its slots
+# and its key; the kind and the image come with it: `template_questions.Seen.draw`), so one
+# question more or fewer before it changes none of its options.
+Draw = Callable[[Slots, Slots], random.Random]
 
 
 @dataclass(frozen=True)
@@ -239,19 +243,18 @@ def clear_objects(objects: list[Instance], size: tuple[float, float]) -> list[In
     return [i for i in objects if not in_contact(i, objects) and not near_grid(i, *size)]
 
 
-def position_questions(
-    rng: random.Random, objects: list[Instance], size: tuple[float, float]
-) -> Asked:
+def position_questions(draw: Draw, objects: list[Instance], size: tuple[float, float]) -> Asked:
     out = []
     clear = [i for i in clear_objects(objects, size) if alone(i, objects, size, True, True, False)]
     for inst in clear[:2]:
         colour, shape, where = parts(inst)
+        slots, key = {"colour": colour, "shape": shape or ""}, {"position": where}
         out.append(
             Question(
                 "position",
-                {"colour": colour, "shape": shape or ""},
-                {"position": where},
-                each("position", pick(rng, POSITIONS, {where}, 3)),
+                slots,
+                key,
+                each("position", pick(draw(slots, key), POSITIONS, {where}, 3)),
                 [
                     f"{colour} {shape or ''} instance at {box_text(inst)}, position {where}".replace(
                         "  ", " "
@@ -262,9 +265,7 @@ def position_questions(
     return asked(out, "no_clear_object" if objects else "no_objects")
 
 
-def colour_questions(
-    rng: random.Random, objects: list[Instance], size: tuple[float, float]
-) -> Asked:
+def colour_questions(draw: Draw, objects: list[Instance], size: tuple[float, float]) -> Asked:
     out = []
     found = [
         i
@@ -273,11 +274,13 @@ def colour_questions(
     ]
     for inst in found[:2]:
         colour, shape, where = parts(inst)
+        slots, key = {"shape": shape or "", "position": where}, {"colour": colour}
+        rng = draw(slots, key)
         out.append(
             Question(
                 "colour",
-                {"shape": shape or "", "position": where},
-                {"colour": colour},  # never beside a name a person could also give it
+                slots,
+                key,  # never beside a name a person could also give it
                 each("colour", pick(rng, COLOURS, {colour} | neighbours(colour), 3)),
                 [f"instance at {box_text(inst)} with the attribute {colour}"],
             )
@@ -400,9 +403,7 @@ def near_words(text: str) -> list[str]:
     return out
 
 
-def text_questions(
-    rng: random.Random, facts: VisualFactsRecord, agreed: Sequence[OcrLine]
-) -> Asked:
+def text_questions(draw: Draw, facts: VisualFactsRecord, agreed: Sequence[OcrLine]) -> Asked:
     """The longest line read with confidence, against texts that are not written in the image
     but that a reader could take for it: the line with one word replaced by another word of the
     image, and near words (one confusable letter changed: YAMAHA, YAMAMA). Only the `agreed`
@@ -433,6 +434,7 @@ def text_questions(
         for k in range(len(words))
         for variant in near_words(words[k])
     ]
+    rng = draw({}, {"text": correct})
     rng.shuffle(swapped)
     rng.shuffle(near)
     distractors: list[str] = []

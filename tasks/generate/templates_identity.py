@@ -4,8 +4,6 @@ others and of the grid lines, alone at their position (or alone of their colour 
 
 from __future__ import annotations
 
-import random
-
 from benchfoundry.core.records import Instance
 from benchfoundry.extractors.agreement import shape_of
 from benchfoundry.extractors.shapes import SHAPE_NAMES
@@ -13,6 +11,7 @@ from benchfoundry.meaning.en import article
 from benchfoundry.tasks.generate.geometry import fill
 from benchfoundry.tasks.generate.templates import (
     Asked,
+    Draw,
     Question,
     alone,
     asked,
@@ -39,9 +38,7 @@ ALSO_TRUE = {
 }
 
 
-def identity_questions(
-    rng: random.Random, objects: list[Instance], size: tuple[float, float]
-) -> Asked:
+def identity_questions(draw: Draw, objects: list[Instance], size: tuple[float, float]) -> Asked:
     """What the object at a place is: its label when the describer gave one and another object
     has a different label, else its shape (the name both readings' outlines give it,
     `agreement.shape_of`). Asked of objects clear of others and of the grid, alone at their
@@ -59,12 +56,12 @@ def identity_questions(
         shape = shape_of(inst)
         if inst.label and others:
             key = {"name": inst.label}
-            wrong = each("name", pick(rng, others, set(), 3))
+            wrong = each("name", pick(draw(slots, key), others, set(), 3))
             why = f'the describer\'s label "{inst.label}"'
         elif shape:
             exclude = {SHAPE_NOUNS[n] for n in {shape} | ALSO_TRUE.get(shape, set())}
             key = {"noun": shape}
-            picked = pick(rng, list(SHAPE_NOUNS.values()), exclude, 3)
+            picked = pick(draw(slots, key), list(SHAPE_NOUNS.values()), exclude, 3)
             wrong = [{"noun": NOUN_OF[text]} for text in picked]
             why = f"both readings' outlines name it {shape}, mask fills {fill(inst):.2f} of its box"
         else:

@@ -14,6 +14,7 @@ from benchfoundry.tasks.generate.geometry import APART, apart, relation
 from benchfoundry.tasks.generate.templates import (
     COLOURS,
     Asked,
+    Draw,
     Question,
     Slots,
     asked,
@@ -54,7 +55,7 @@ def wrong_objects(
 
 
 def interaction_questions(
-    kind: str, rng: random.Random, objects: list[Instance], all_instances: list[Instance]
+    kind: str, draw: Draw, objects: list[Instance], all_instances: list[Instance]
 ) -> Asked:
     """Questions of one kind (`contain`, `overlap`, `touch`) about the image's objects."""
     if len(objects) < 2:
@@ -75,15 +76,14 @@ def interaction_questions(
         if reference not in own or answer not in own or near != [answer]:
             continue
         ref_name, key = name(parts(reference)[0]), name(parts(answer)[0])
-        wrong = wrong_objects(rng, objects, all_instances, [reference, answer])
+        slots, key_slots = named(parts(reference)[0]), named(parts(answer)[0])
+        wrong = wrong_objects(draw(slots, key_slots), objects, all_instances, [reference, answer])
         evidence = (
             f"{ref_name} at {box_text(reference)} and {key} at {box_text(answer)}: "
             f"{RULES[wanted]}; every other object at least {APART / ANALYSIS_SIDE:.1%} of the "
             f"image's width from {ref_name}"
         )
-        out.append(
-            Question(kind, named(parts(reference)[0]), named(parts(answer)[0]), wrong, [evidence])
-        )
+        out.append(Question(kind, slots, key_slots, wrong, [evidence]))
         if len(out) == 2:
             break
     return asked(out, "no_clear_pair" if pairs else "no_contact")

@@ -352,3 +352,30 @@ def test_text_over_a_graphic_leaves_what_the_image_contains_unasked():
         made = template_drafts(_facts([*letters, graphic], line), taxonomy, [], size=SIZE)
         assert not any(d.generator == "template:scene_content" for d in made.drafts)
         assert made.kinds["scene_content"].why_not == "text_over_graphic"
+
+
+def test_a_questions_options_depend_on_that_question_alone():
+    """One question fewer before it leaves a question's options as they were: the red circle
+    near a third of the image (its place could be read as the next cell) is not asked about in
+    the second picture, and the blue square's position and colour questions, asked second in
+    the first picture and first in the second, offer the same options in both."""
+    taxonomy = load_taxonomy("seed_bench")
+    blue = _inst((300, 210, 350, 260), "blue", "rectangular", where="bottom right")
+    green = _inst((170, 120, 214, 164), "green", "triangular", where="center")
+    clear_red = _inst((20, 20, 70, 70), "red", "round", where="top left")
+    red_on_a_third = _inst((103, 20, 153, 70), "red", "round", where="top center")
+    asked = []
+    for red in (clear_red, red_on_a_third):
+        made = template_drafts(_facts([red, blue, green]), taxonomy, [], size=SIZE)
+        blues = {
+            d.generator: (d.correct, frozenset(d.distractors))
+            for d in made.drafts
+            if d.generator in ("template:position", "template:colour")
+            and "rectangular" in d.question
+        }
+        reds = [d for d in made.drafts if "red round" in d.question]
+        asked.append((blues, len(reds)))
+    (first, reds_first), (second, reds_second) = asked
+    assert (reds_first, reds_second) == (1, 0)
+    assert first["template:position"][0] == "bottom right" and first["template:colour"][0] == "blue"
+    assert first == second
