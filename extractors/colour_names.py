@@ -11,8 +11,10 @@ is the calibration. Its colours fall into three sorts by their names:
 - the rest (fanciful names with no hue word) take no part.
 
 A colour is named X only where its nearest plain survey colour (CIEDE2000 distance) is an X, the
-nearest plain colour of any other basic name is at least `MARGIN` farther, and no hedged survey
-colour is nearer than that X. A black, grey or white has almost no chroma (`NEUTRAL`) and is
+nearest plain colour of any other basic name is at least `MARGIN` farther, and the nearest hedged
+survey colour at least `HEDGE_MARGIN` farther than that X (a colour about as near a shade people
+qualify, "dark yellow", as to a plain yellow is one whose name a re-encoding can tip: it is
+unclear in every copy of the picture, not named in one and not in another). A black, grey or white has almost no chroma (`NEUTRAL`) and is
 named by its lightness (`GREY_SCALE`, with gaps where "dark grey" and "light grey" lie); a
 colour with more chroma is never one of them.
 Anything else is unclear, and its word is the two nearest basic names joined ("blue-green"),
@@ -33,6 +35,7 @@ BASIC = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "pink", "
          "black", "white", "grey")  # fmt: skip
 NEUTRALS = ("black", "white", "grey")
 MARGIN = 4.0  # CIEDE2000: the second-best basic name at least this much farther than the best
+HEDGE_MARGIN = 1.0  # CIEDE2000, about one step a person just sees: the nearest hedged colour's lead
 NEUTRAL = 5.0  # CIELAB chroma: a black, white or grey has less; a colour with more is no grey
 # CIELAB lightness bands of black, grey and white; between them people hesitate (dark grey or
 # black? light grey or white?), and the survey's "dark grey" and "light grey" lie there
@@ -119,7 +122,7 @@ def _named(rgb: tuple[int, int, int]) -> str:
     clear = (
         first not in NEUTRALS
         and distance[second] - distance[first] >= MARGIN
-        and distance["~"] >= distance[first]
+        and distance["~"] - distance[first] >= HEDGE_MARGIN
     )
     return first if clear else f"{first}{UNCLEAR_JOIN}{second}"
 
