@@ -35,7 +35,7 @@ BASIC = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "pink", "
          "black", "white", "grey")  # fmt: skip
 NEUTRALS = ("black", "white", "grey")
 MARGIN = 4.0  # CIEDE2000: the second-best basic name at least this much farther than the best
-HEDGE_MARGIN = 1.0  # CIEDE2000, about one step a person just sees: the nearest hedged colour's lead
+HEDGE_MARGIN = 0.5  # CIEDE2000, half a step a person just sees: the nearest hedged colour's lead
 NEUTRAL = 5.0  # CIELAB chroma: a black, white or grey has less; a colour with more is no grey
 # CIELAB lightness bands of black, grey and white; between them people hesitate (dark grey or
 # black? light grey or white?), and the survey's "dark grey" and "light grey" lie there

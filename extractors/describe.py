@@ -18,7 +18,7 @@ from benchfoundry.core.records import Instance
 from benchfoundry.extractors.base import Captioner, Region, analysis_copy
 from benchfoundry.extractors.blends import BLEND, overlaps
 from benchfoundry.extractors.colour_names import colour_name
-from benchfoundry.extractors.shapes import HINT_OF, shape_name
+from benchfoundry.extractors.shapes import HINT_OF, SHAPE_NAMES, shape_name
 
 
 def position_phrase(box: tuple[float, float, float, float], width: int, height: int) -> str:
@@ -32,7 +32,7 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
 
 
 FLAT = "flat-coloured"
-DESCRIBER = "7"  # the describer's version: part of the extractor configuration's hash
+DESCRIBER = "8"  # the describer's version: part of the extractor configuration's hash
 
 
 def flat_colour(
@@ -117,6 +117,17 @@ def shape_hints(region: Region, pixels: np.ndarray, reach: int = 3) -> list[str]
     return [*hints, *([HINT_OF[name]] if name in HINT_OF else []), name]
 
 
+FINE = 1 / 12  # a region whose box is narrower than this share of the image's longer side
+
+
+def _fine(looked: Region, hints: list[str]) -> bool:
+    """Whether a region the analysis copy names no shape is small enough that the copy's
+    coarseness, not its outline, may be why."""
+    x0, y0, x1, y1 = looked.box
+    small = max(x1 - x0, y1 - y0) < FINE * max(looked.mask.shape)
+    return small and not any(h in SHAPE_NAMES for h in hints)
+
+
 def dominant_colour(pixels: np.ndarray, mask: np.ndarray) -> tuple[float, float, float]:
     inside = (
         pixels[mask] if mask.shape == pixels.shape[:2] and mask.any() else pixels.reshape(-1, 3)
@@ -159,11 +170,22 @@ def describe(
     looked = [_at(region, factor, seen.size) for region in regions]
     medians = [np.asarray(dominant_colour(pixels, r.mask)) for r in looked]
     blends = overlaps(pixels, [r.mask for r in looked], medians)
+    # A reduced image's pixels hold more of an outline than its analysis copy: a shape 29 px
+    # across in a picture padded by a margin is 24 px across once reduced, where its outline's
+    # staircase hides whether it is round. A small shape (`FINE`) the copy names nothing is
+    # named from the image's own pixels (`_named` takes every k-th pixel of a large one), but only as one of
+    # the plain shapes (`HINT_OF`): an enlarged picture's blocky circle could pass for an
+    # octagon at its own size, never for a triangle or a square.
+    own = np.asarray(rgb) if factor < 1 else None
     for k, region in enumerate(regions):
         share = region.area / total
+        hints = shape_hints(looked[k], pixels, round(3 * edge))
+        if own is not None and region.mask.shape == own.shape[:2] and _fine(looked[k], hints):
+            again = shape_hints(region, own, round(3 / factor))
+            hints = again if again and again[-1] in HINT_OF else hints
         attributes = [
             colour_name(tuple(medians[k])),  # type: ignore[arg-type]
-            *shape_hints(looked[k], pixels, round(3 * edge)),
+            *hints,
             *([FLAT] if flat_colour(pixels, looked[k].mask, edge=round(3 * edge)) else []),
             *([BLEND] if k in blends else []),  # two translucent shapes' overlap
             size_word(share),

@@ -15,7 +15,7 @@ from PIL import Image
 from benchfoundry.core.records import ExtractorInfo, Instance, VisualFactsRecord
 from benchfoundry.devtools.invariance import VARIANTS
 from benchfoundry.devtools.synthetic import write_corpus
-from benchfoundry.extractors.agreement import agreement
+from benchfoundry.extractors.agreement import agreement, shape_of
 from benchfoundry.extractors.describe import describe, in_order
 from benchfoundry.extractors.frame import framed
 from benchfoundry.extractors.registry import create
@@ -58,6 +58,21 @@ def test_a_margin_leaves_a_small_square_to_both_readings(drawings):
     assert sorted(o.attributes[0] for o in found.objects) == [
         "black", "green", "orange", "purple", "red",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("variant", ["as_given", "margin", "jpeg90"])
+def test_shapes_keep_their_names_under_a_margin_and_jpeg(drawings, variant):
+    # objects-000: a red circle 28 px across, 24 px once the padded picture is reduced (named
+    # from the picture's own pixels), and a red triangle whose tip the reduction blunts (named
+    # where its sides' lines meet); flat-003: an orange triangle whose corners JPEG blunts
+    for name, drawn in (
+        ("objects-000", [("yellow", "circle"), ("red", "triangle"), ("red", "circle")]),
+        ("flat-003", [("black", "circle"), ("orange", "triangle")]),
+    ):
+        image = drawings(name)
+        found = agreement(_facts(image if variant == "as_given" else _variant(image, variant)))
+        assert found.counts_why_not is None, (name, found.counts_why_not)
+        assert [(o.attributes[0], shape_of(o)) for o in found.objects] == drawn, name
 
 
 def test_a_dot_at_a_quarter_size_is_counted_by_both_readings_or_by_neither(drawings):
