@@ -2,11 +2,16 @@
 the field pictures with their truth and the packaged pictures, each with today's keys (two
 readings) and older single-reading keys, apart from seeded wrong keys.
 
-    python bench/flag_own_keys.py [--per-family 3] [--seed 0] [--sources field packaged]
+    python bench/flag_own_keys.py [--per-family 3] [--seed 0] [--sources field packaged degraded]
+
+`degraded` is the field pictures and the hard drawings spoilt in ways that move nothing in them
+(blur, noise, low contrast, a third of the size blown up again, JPEG 15;
+`flag_field.DEGRADATIONS`), keyed with a single reading: there the generator makes mistakes of
+its own in numbers, and each way is reported apart.
 
 Prints, per source and pooled, the share of the generator's own wrong keys the evidence reader
 flags (goal: 90% or more; an abstention counts as not caught), its false alarms on right keys
-(goal: 10% or less), its hit rate on seeded wrong keys (the easy case), the abstentions, the
+(goal: 10% or less), each with its Wilson 95% interval in brackets, its hit rate on seeded wrong keys (the easy case), the abstentions, the
 counts behind each figure, and the missed keys and false alarms. The flag measured is the
 evidence reader's vote alone: offline the models' vote comes from a model that reads the
 facts, not the pixels, so it is no independent measure here.
@@ -29,7 +34,10 @@ from benchfoundry.core import env  # noqa: E402
 def _row(name: str, flags) -> str:  # noqa: ANN001  (devtools.flag_check.FlagRates)
     def share(sort: str) -> str:
         n = flags.keys[sort]
-        return f"{flags.flagged[sort]}/{n} = {100 * flags.rate(sort):.1f}%" if n else "-"
+        if not n:
+            return "-"
+        low, high = flags.interval(sort)
+        return f"{flags.flagged[sort]}/{n} = {100 * flags.rate(sort):.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
     abstained = ", ".join(f"{s} {flags.abstained[s]}" for s in ("wrong", "right", "seeded"))
     return f"| {name} | {share('wrong')} | {share('right')} | {share('seeded')} | {abstained} |"
@@ -39,16 +47,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-family", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sources", nargs="+", default=["field", "packaged"])
+    parser.add_argument(
+        "--sources",
+        nargs="+",
+        default=["field", "packaged"],
+        help="field, field-jpeg, packaged, hard, degraded",
+    )
+    parser.add_argument(
+        "--degraded-per-family", type=int, default=1, help="pictures per family in 'degraded'"
+    )
     parser.add_argument("--show", type=int, default=12, help="missed keys and false alarms shown")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-flag-"))
     env.configure(work, console_level="CRITICAL")
-    from benchfoundry.devtools.flag_field import own_key_flags
+    from benchfoundry.devtools.flag_field import degraded_flags, own_key_flags
     from benchfoundry.evidence.text import available
 
     started = time.perf_counter()
-    results = own_key_flags(work, args.seed, args.per_family, tuple(args.sources))
+    drawn = tuple(s for s in args.sources if s != "degraded")
+    results = own_key_flags(work, args.seed, args.per_family, drawn) if drawn else []
+    if "degraded" in args.sources:
+        results += degraded_flags(work, args.seed, args.degraded_per_family)
     print(
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()} "
         f"({platform.processor() or 'cpu'}), seed {args.seed}, {args.per_family} per family; "

@@ -11,6 +11,7 @@ the field pictures' `check_field` for them (a question a person would hesitate o
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,21 @@ from benchfoundry.core.records import CandidateRecord
 from benchfoundry.devtools.truth_check import Verdict, check_item
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.qc.evidence import check, readings
+
+Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
+
+
+def wilson(hits: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of the share `hits / n` (Wilson 1927): unlike the normal
+    approximation it stays inside 0..1 and is honest near 0% and 100%, where the flag's rates
+    lie."""
+    if n == 0:
+        return 0.0, 1.0
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
 
 # Whether a candidate's key at a letter (its own where None) is right, against a scene's truth
 Truth = Callable[[CandidateRecord, dict, "str | None"], Verdict]
@@ -39,6 +55,10 @@ class FlagRates:
 
     def rate(self, sort: str) -> float:
         return self.flagged[sort] / max(1, self.keys[sort])
+
+    def interval(self, sort: str) -> tuple[float, float]:
+        """The Wilson score interval (95%) of `rate(sort)`; (0, 1) where there are no keys."""
+        return wilson(self.flagged[sort], self.keys[sort])
 
     def add(self, sort: str, kind: str, flagged: bool | None) -> None:
         tally = self.by_kind.setdefault(kind, Counter())

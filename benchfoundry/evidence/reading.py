@@ -34,6 +34,9 @@ _HOLLOW = 0.5  # a piece whose holes are this share of its filled shape may be a
 _LARGER, _THIN = 3.0, 0.2  # a sliver: this many times smaller than, and thin against, its neighbour
 _NEAR = 4  # pixels of the copy: a sliver this near a larger piece lies along it (JPEG fringes)
 _CLEAR = 0.6  # a box's place is named where this share of it lies in one cell of the grid
+_EDGE = 0.03  # OKLab change per pixel of the copy (smoothed): above it a pixel is a transition
+_OWN = 0.5  # a piece is outlined by its own colour's pixels where they are this share of it
+_GROW = 4  # pixels of the copy: a piece takes back the transition pixels this near it
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,23 @@ def _sliver(full: np.ndarray, owner: np.ndarray, number: int, areas: list[int]) 
     return thickness <= _THIN * np.sqrt(max(areas[n - 1] for n in larger))
 
 
+def _regions(names: np.ndarray, colour: int, backdrop: np.ndarray) -> np.ndarray:
+    """The 4-connected regions of one colour's pixels, opened with a 3 x 3 square, numbered."""
+    opened = ndimage.binary_opening((names == colour) & ~backdrop, structure=_SQUARE)
+    return ndimage.label(opened)[0]
+
+
+def _own(full: np.ndarray, owner: np.ndarray, number: int, regions: np.ndarray) -> np.ndarray:
+    """A piece's own colour's pixels: the regions of its colour it overlaps (a sharp corner's
+    tip is a transition too, but of its colour), less what other pieces hold; the largest."""
+    ids = np.unique(regions[full])
+    own = np.isin(regions, ids[ids > 0]) & ((owner == 0) | (owner == number))
+    labels, n = ndimage.label(own)
+    if n <= 1:
+        return own
+    return labels == 1 + int(np.argmax(ndimage.sum(own, labels, range(1, n + 1))))
+
+
 def _copy(image: Image.Image, side: int) -> tuple[np.ndarray, float]:
     rgb = image.convert("RGB")
     factor = side / max(rgb.size)
@@ -138,6 +158,41 @@ def _backdrop(pixels: np.ndarray) -> tuple[np.ndarray, str | None]:
     return near, colour_word(tuple(median))
 
 
+def _edges(pixels: np.ndarray) -> np.ndarray:
+    """The transition pixels of the copy: where its colour (OKLab, smoothed over a pixel)
+    changes by more than `_EDGE` per pixel. A blurred or compressed edge blends the colours
+    on its two sides into a band of colours that are neither (a red disc on white gets a pink
+    ring); those bands are these pixels, whatever their colour's name."""
+    lab = ndimage.gaussian_filter(oklab(pixels / 255), sigma=(1, 1, 0))
+    change = np.zeros(pixels.shape[:2])
+    for channel in range(3):
+        dy = ndimage.sobel(lab[..., channel], axis=0) / 8
+        dx = ndimage.sobel(lab[..., channel], axis=1) / 8
+        change += dx * dx + dy * dy
+    return np.sqrt(change) > _EDGE
+
+
+def _pieces(
+    names: np.ndarray, free: np.ndarray, min_area: float, owner: np.ndarray
+) -> list[tuple[int, np.ndarray]]:
+    """The pieces of one colour each among the `free` pixels: each colour's pixels opened with
+    a 3 x 3 square and split into 4-connected pieces (pieces a pixel or two apart, across a
+    compression artefact's seam, are one), crumbs under `min_area` left out. Each is numbered
+    in `owner` after those already there; returns (colour, mask) of each."""
+    out = []
+    for colour in np.unique(names[free]):
+        opened = ndimage.binary_opening((names == colour) & free, structure=_SQUARE)
+        labels, _ = ndimage.label(ndimage.binary_closing(opened, structure=_SQUARE))
+        labels[~opened] = 0
+        for piece, box in enumerate(ndimage.find_objects(labels), start=1):
+            if box is None or (labels[box] == piece).sum() < min_area:
+                continue
+            mask = labels == piece
+            out.append((int(colour), mask))
+            owner[mask] = owner.max() + 1
+    return out
+
+
 def read_pixels(
     image: Image.Image, side: int = SIDE, min_share: float = 0.001, text: bool = True
 ) -> Reading:
@@ -152,19 +207,23 @@ def read_pixels(
     lines = read.lines if read is not None else ()
     missing = read.missing if read is not None else "text was not read (text=False)"
     min_area = min_share * names.size
-    pieces: list[tuple[int, tuple[slice, slice], np.ndarray]] = []
     owner = np.zeros(names.shape, np.int32)  # which piece each pixel is in (0: none)
-    for colour in np.unique(names[~backdrop]):
-        opened = ndimage.binary_opening((names == colour) & ~backdrop, structure=_SQUARE)
-        # pieces joined across a gap of a pixel or two (a compression artefact's seam)
-        labels, _ = ndimage.label(ndimage.binary_closing(opened, structure=_SQUARE))
-        labels[~opened] = 0
-        for piece, box in enumerate(ndimage.find_objects(labels), start=1):
-            if box is None or (mask := labels[box] == piece).sum() < min_area:
-                continue
-            pieces.append((int(colour), box, mask))
-            owner[box][mask] = len(pieces)
+    edge = _edges(pixels) & ~backdrop
+    # the flat insides of things first; each takes back the transition pixels nearest it
+    found = _pieces(names, ~backdrop & ~edge, min_area, owner)
+    if found:
+        distance, (rows, columns) = ndimage.distance_transform_edt(owner == 0, return_indices=True)
+        near = edge & (distance <= _GROW)
+        owner[near] = owner[rows[near], columns[near]]
+    # transitions no thing took are read as pieces of their own (a line drawn a few pixels wide)
+    found = [(c, owner == n) for n, (c, _) in enumerate(found, start=1)]
+    found += _pieces(names, edge & (owner == 0), min_area, owner)
+    pieces = []
+    for colour, whole in found:
+        box = ndimage.find_objects(whole.astype(np.int32))[0]
+        pieces.append((colour, box, whole[box]))
     things = []
+    regions: dict[int, np.ndarray] = {}
     for number, (colour, box, mask) in enumerate(pieces, start=1):
         ys, xs = box
         scaled = (xs.start / factor, ys.start / factor, xs.stop / factor, ys.stop / factor)
@@ -174,10 +233,17 @@ def read_pixels(
             continue  # a drawn outline around another thing, not a thing of its own
         full = np.zeros(names.shape, bool)
         full[box] = mask
-        noun = shape_word(full)
+        # its outline is where its own colour's name ends (a contour of the blend, smooth),
+        # not where the transition pixels it took back end
+        own = _own(
+            full, owner, number, regions.setdefault(colour, _regions(names, colour, backdrop))
+        )
+        outline = own if own.sum() >= _OWN * full.sum() else full
+        noun = shape_word(outline)
         if noun is None and _sliver(full, owner, number, [p[2].sum() for p in pieces]):
             continue  # a shadow or a blended edge along a larger thing
-        parts = overlapping(full) if noun in (None, "oval", "circle") else [full]
+        parts = overlapping(outline) if noun in (None, "oval", "circle") else []
+        parts = parts if len(parts) > 1 else [full]
         for part in parts:
             if len(parts) > 1:  # one of overlapping shapes: its own box and name
                 ys, xs = ndimage.find_objects(part.astype(np.int32))[0]

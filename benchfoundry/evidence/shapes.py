@@ -32,6 +32,8 @@ _EVEN, _LONG = 1.12, 1.25  # axis ratios: a circle below the first, an oval beyo
 _SOLID = 0.975  # a region less solid than this has a waist, and where its distance map has two
 # peaks it is overlapping shapes (`overlapping`; two discs over each other can pass for an oval)
 _WAIST = 0.92  # overlapping shapes meet where the region is this much thinner than either
+_COARSE = 0.04  # a second, coarser simplification (share of the perimeter) for rounded corners
+_STRAIGHT = 0.02  # an octagon's sides stray from straight by less than this share of its radius
 _HOLE = 0.08  # a hole this share of the filled region or more: a ring, or nothing
 
 
@@ -75,16 +77,48 @@ def _four(corners: np.ndarray) -> str | None:
     return None
 
 
-def _polygon(contour: np.ndarray) -> str | None:
-    approx = cv2.approxPolyDP(contour, 0.012 * cv2.arcLength(contour, True), True)
-    corners = approx[:, 0, :].astype(np.float64)
-    n = len(corners)
-    if n < 3 or abs(cv2.contourArea(approx) / max(1.0, cv2.contourArea(contour)) - 1) > _FIT:
+def _bulge(contour: np.ndarray, approx: np.ndarray) -> float:
+    """How far the outline strays from the polygon's sides, on average, as a share of the
+    shape's equivalent radius: a polygon's sides are straight (near 0); a circle's arcs between
+    eight corners bulge by about 5% of its radius."""
+    points = contour[:, 0, :].astype(np.float32)
+    polygon = approx.astype(np.float32)
+    distance = np.abs(
+        [cv2.pointPolygonTest(polygon, (float(x), float(y)), True) for x, y in points]
+    )
+    radius = math.sqrt(max(1.0, cv2.contourArea(contour)) / math.pi)
+    return float(np.mean(distance)) / radius
+
+
+def _corners(contour: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray] | None:
+    approx = cv2.approxPolyDP(contour, share * cv2.arcLength(contour, True), True)
+    if (
+        len(approx) < 3
+        or abs(cv2.contourArea(approx) / max(1.0, cv2.contourArea(contour)) - 1) > _FIT
+    ):
         return None
+    return approx, approx[:, 0, :].astype(np.float64)
+
+
+def _polygon(contour: np.ndarray) -> str | None:
+    found = _corners(contour, 0.012)
+    if found is None:
+        return None
+    approx, corners = found
+    n = len(corners)
     convex = cv2.isContourConvex(approx)
+    if convex and n in (5, 6, 8):
+        # a triangle or a square whose corners a blur rounded: the rounded corners make short
+        # sides of their own, which a coarser simplification drops
+        coarse = _corners(contour, _COARSE)
+        if coarse is not None and len(coarse[1]) in (3, 4) and cv2.isContourConvex(coarse[0]):
+            approx, corners = coarse
+            n = len(corners)
     if convex:
         if n == 4:
             return _four(corners)
+        if n == 8 and _bulge(contour, approx) > _STRAIGHT:
+            return None  # arcs between the corners: round, not an octagon
         return {3: "triangle", 5: "pentagon", 6: "hexagon", 8: "octagon"}.get(n)
     hull = cv2.convexHull(approx, returnPoints=False)
     inward = n - len(hull)  # corners that are not on the hull turn inwards

@@ -20,6 +20,7 @@ from PIL import Image
 
 MIN_CONFIDENCE = 70.0  # Tesseract's word confidence (0..100): below it a word is not read
 MAX_SOLID = 0.1  # a "word" more solid than this (`_solid`) is filled shapes, not letters
+_CORE = 0.6  # ink is what differs from the paper by this share of the most that differs
 _SIDE = 1200  # the longer side Tesseract reads at (small pictures enlarged: it wants tall letters)
 MISSING = "Tesseract is not installed (Debian's tesseract-ocr; scripts/setup.sh installs it)"
 
@@ -38,7 +39,8 @@ class TextReading:
 
 
 def _solid(pixels: np.ndarray, box: tuple[int, int, int, int]) -> float:
-    """The share of a word's ink (what differs from the colour around its box) that is solid:
+    """The share of a word's ink (what differs from the colour around its box by `_CORE` of the
+    most, at least 60 levels) that is solid:
     left after eroding it by a sixth of the box's height. Letters are strokes and vanish; a
     filled shape that Tesseract read as a letter stays."""
     x, y, w, h = box
@@ -46,7 +48,10 @@ def _solid(pixels: np.ndarray, box: tuple[int, int, int, int]) -> float:
     if crop.size == 0:
         return 1.0
     edge = np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]])
-    ink = (np.linalg.norm(crop - np.median(edge, axis=0), axis=-1) > 60).astype(np.uint8)
+    distance = np.linalg.norm(crop - np.median(edge, axis=0), axis=-1)
+    # the ink's core: a blur fattens strokes with their blended edges, which are not ink
+    core = max(60.0, _CORE * float(np.percentile(distance, 99)))
+    ink = (distance > core).astype(np.uint8)
     k = max(1, h // 6)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * k + 1, 2 * k + 1))
     return float(cv2.erode(ink, kernel).sum() / max(1, ink.sum()))

@@ -26,6 +26,7 @@ NOT_READ = {k for k, v in meaning.KINDS.items() if v.clip} | {"contain", "overla
 # Kinds whose options are printed text: where its OCR engine read none of them, it misread or
 # missed the line, which says nothing of the key (it abstains).
 TEXT = {"read_text", "read_word"}
+MIDDLE = 0.015  # a thing this share of the side or nearer to the middle may lie across it
 MARGIN = 1.25  # the largest colour must cover this much more than the next for the reader
 
 
@@ -75,11 +76,13 @@ class ReadingScene:
         return "on" if on else "off" if off else "across"
 
     def half(self, thing: meaning.Thing, axis: str) -> str | None:
+        """Which half the thing lies in; None where it reaches `MIDDLE` of the side's length or
+        nearer to the middle (a blur shaves a tip off what it reads, and a person hesitates)."""
         k = 0 if axis == "x" else 1
-        middle = self.size[k] / 2
-        return (
-            "before" if thing.box[k + 2] <= middle else "after" if thing.box[k] >= middle else None
-        )
+        middle, near = self.size[k] / 2, MIDDLE * self.size[k]
+        if thing.box[k + 2] <= middle - near:
+            return "before"
+        return "after" if thing.box[k] >= middle + near else None
 
     def steps(self) -> list[meaning.Step]:
         return []

@@ -65,3 +65,14 @@ def test_a_corpus_recompressed_keeps_its_truth_on_the_new_files(tmp_path):
     assert not (tmp_path / "images" / "a.png").exists()
     with Image.open(tmp_path / "images" / "a.jpg") as image:
         assert image.format == "JPEG" and image.size == (40, 30)
+
+
+def test_the_wilson_interval_is_the_published_one():
+    from benchfoundry.devtools.flag_check import wilson
+
+    # 9 of 10 and 0 of 10: Wilson's score interval at 95% (as tables and statsmodels give it)
+    low, high = wilson(9, 10)
+    assert abs(low - 0.5958) < 1e-4 and abs(high - 0.9821) < 1e-4
+    low, high = wilson(0, 10)
+    assert low == 0.0 and abs(high - 0.2775) < 1e-4
+    assert wilson(0, 0) == (0.0, 1.0)
