@@ -12,7 +12,7 @@ PALETTE: dict[str, tuple[int, int, int]] = {
     "red": (215, 38, 38),
     "green": (34, 150, 60),
     "blue": (35, 75, 215),
-    "yellow": (250, 210, 20),  # 4.2 CIEDE2000 clear of the survey's "dark yellow"
+    "yellow": (250, 200, 0),  # 4.3 CIEDE2000 clear of the survey's "dark yellow"
     "orange": (240, 125, 15),
     "purple": (135, 55, 175),
     "black": (20, 20, 20),

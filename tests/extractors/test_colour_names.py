@@ -61,6 +61,6 @@ def test_a_colour_as_near_a_shade_as_its_plain_name_is_unclear_in_every_copy():
     and so is a red a little nearer its plain survey red than its "dark red"."""
     for rgb in ((235, 195, 20), (235, 196, 20), (234, 194, 21)):
         assert not clear(colour_name(rgb)), rgb
-    for rgb in ((250, 210, 20), (250, 211, 21), (249, 210, 19)):
+    for rgb in ((250, 200, 0), (250, 201, 1), (249, 200, 0)):
         assert colour_name(rgb) == "yellow", rgb
     assert colour_name((200, 30, 30)) == "red"
