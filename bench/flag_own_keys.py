@@ -60,6 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-flag-"))
     env.configure(work, console_level="CRITICAL")
+    from benchfoundry.devtools.flag_check import ENSEMBLES, models_vote_kept
     from benchfoundry.devtools.flag_field import degraded_flags, own_key_flags
     from benchfoundry.evidence.text import available
 
@@ -88,6 +89,12 @@ def main() -> None:
         print("\nper template kind (all sources):")
         for kind, tally in sorted(pooled.by_kind.items()):
             print(f"  {kind:<20} " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+        compared, same, added = models_vote_kept(pooled.verdicts)
+        print(
+            f"\nthe reader switched off: the models' vote is the same in {same} of {compared} "
+            f"verdicts ({len(ENSEMBLES)} ensemble outcomes x {len(pooled.verdicts)} keys); "
+            f"the reader flagged {added} on top of it"
+        )
         for line in pooled.missed[: args.show]:
             print("  missed:", line)
         for line in pooled.false_alarms[: args.show]:

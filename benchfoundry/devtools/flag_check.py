@@ -20,7 +20,19 @@ from benchfoundry.core.letters import LETTERS, index_of
 from benchfoundry.core.records import CandidateRecord
 from benchfoundry.devtools.truth_check import Verdict, check_item
 from benchfoundry.storage.tables import RunFolder
-from benchfoundry.tasks.qc.evidence import check, readings
+from benchfoundry.tasks.qc.assess import MODELS_VOTE, Outcome, count_hits, judge
+from benchfoundry.tasks.qc.evidence import Evidence, check, readings
+from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions
+
+# What an ensemble of three vision-language models may have done on a question: (first pass
+# right, right under CircularEval) per model; the models' vote flags the first two
+ENSEMBLES = {
+    "none right": ((False, False), (False, False), (False, False)),
+    "right first, not circular": ((True, False), (False, False), (False, False)),
+    "one right": ((True, True), (False, False), (False, False)),
+    "circular unknown": ((True, None), (False, None), (False, None)),
+    "all right": ((True, True), (True, True), (True, True)),
+}
 
 Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
 
@@ -52,6 +64,7 @@ class FlagRates:
     by_kind: dict[str, Counter[str]] = field(default_factory=dict)
     false_alarms: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
+    verdicts: list[Evidence | None] = field(default_factory=list)  # the reader's, per key
 
     def rate(self, sort: str) -> float:
         return self.flagged[sort] / max(1, self.keys[sort])
@@ -80,6 +93,7 @@ class FlagRates:
             {},
             self.false_alarms + other.false_alarms,
             self.missed + other.missed,
+            self.verdicts + other.verdicts,
         )
         for kind in {*self.by_kind, *other.by_kind}:
             out.by_kind[kind] = self.by_kind.get(kind, Counter()) + other.by_kind.get(
@@ -109,6 +123,7 @@ def flag_rates(run: RunFolder, scene_of: dict[str, dict], truth: Truth = key_tru
         reading = read.get(c.image_id)
         right = truth(c, scene, None).right
         verdict = check(c, reading) if reading is not None else None
+        result.verdicts.append(verdict)
         flagged = None if verdict is None else not verdict.agrees
         result.add("right" if right else "wrong", kind, flagged)
         line = f"{scene.get('scene_id')}: {c.question} keyed {c.options[index_of(c.answer)]!r}"
@@ -123,3 +138,22 @@ def flag_rates(run: RunFolder, scene_of: dict[str, dict], truth: Truth = key_tru
             verdict = check(seeded, reading) if reading is not None else None
             result.add("seeded", kind, None if verdict is None else not verdict.agrees)
     return result
+
+
+def models_vote_kept(verdicts: list[Evidence | None]) -> tuple[int, int, int]:
+    """QC's flag (`assess.judge`) on each key under every ensemble outcome of `ENSEMBLES`, with
+    the reader's verdict and with the reader off: (verdicts compared, those whose models' vote
+    is the same both ways, those the reader flagged on top of the models). Signals add: the
+    models' vote must never change with the reader."""
+    options, consensus = FilterOptions(), ConsensusOptions()
+    compared = same = added = 0
+    for spec in ENSEMBLES.values():
+        outcomes = {f"m{i}": Outcome(f"m{i}", v, c) for i, (v, c) in enumerate(spec)}
+        hits = count_hits(outcomes, list(outcomes))
+        off = judge(None, hits, options, consensus)
+        for verdict in verdicts:
+            on = judge(None, hits, options, consensus, evidence=verdict)
+            compared += 1
+            same += (MODELS_VOTE in on.codes) == (MODELS_VOTE in off.codes)
+            added += MODELS_VOTE not in off.codes and "possibly_flawed" in on.flags
+    return compared, same, added

@@ -77,10 +77,20 @@ def _paper(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     return Image.fromarray(out.round().astype(np.uint8))
 
 
+def _light(image: Image.Image, gains: tuple[float, float, float]) -> Image.Image:
+    """The picture under another light: each channel (linear light) times its gain."""
+    rgb = np.asarray(image, dtype=np.float64) / 255
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4) * gains
+    linear = np.clip(linear, 0, 1)
+    out = np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)
+    return Image.fromarray((255 * out).round().astype(np.uint8))
+
+
 # How a picture is spoilt without moving anything in it or changing a colour's name (its truth,
 # the drawn geometry, holds): a soft focus, sensor noise, a picture taken a third of its size and
 # blown up again, a phone's heaviest compression, a phone's soft focus and compression, the
-# backdrop on grained paper. Sizes are shares of the picture's, not pixels. (A washed-out print
+# backdrop on grained paper, a tungsten lamp's warm light, a dim room (people name colours as
+# drawn under both: they see the paper as white, colour constancy). Sizes are shares of the picture's, not pixels. (A washed-out print
 # was tried and left out: it turns red pink and blue grey, so the drawn colour is no truth.)
 DEGRADATIONS = {
     "blur": _blur,
@@ -89,6 +99,8 @@ DEGRADATIONS = {
     "JPEG 15": lambda image, rng: _jpeg(image, 15),  # noqa: ARG005
     "phone (blur and JPEG 25)": _phone,
     "grained paper": _paper,
+    "warm light": lambda image, rng: _light(image, (1.0, 0.85, 0.6)),  # noqa: ARG005
+    "dim light": lambda image, rng: _light(image, (0.55, 0.55, 0.55)),  # noqa: ARG005
 }
 
 
@@ -170,7 +182,9 @@ def own_key_flags(
     return out
 
 
-def write_degraded_corpus(folder: Path, seed: int = 0, per_family: int = 1) -> dict[str, int]:
+def write_degraded_corpus(
+    folder: Path, seed: int = 0, per_family: int = 1, ways: tuple[str, ...] = tuple(DEGRADATIONS)
+) -> dict[str, int]:
     """The field pictures and the hard drawings of `seed` (with the packaged pictures), each
     spoilt in every way of `DEGRADATIONS`, into one corpus: `images/*.png`, and `truth.jsonl`
     with each picture's truth and its `degraded` way. Returns the pictures per way."""
@@ -187,6 +201,8 @@ def write_degraded_corpus(folder: Path, seed: int = 0, per_family: int = 1) -> d
             if max(picture.size) > MAX_SIDE:
                 continue
             for n, (way, spoil) in enumerate(DEGRADATIONS.items()):
+                if way not in ways:
+                    continue
                 rng = np.random.default_rng([seed, n, len(lines)])
                 name = f"{origin}-{line['scene_id']}-{n}.png"
                 spoil(picture, rng).save(images / name)
@@ -200,18 +216,20 @@ def write_degraded_corpus(folder: Path, seed: int = 0, per_family: int = 1) -> d
     return counts
 
 
-def degraded_flags(work: Path, seed: int = 0, per_family: int = 1) -> list[SourceFlags]:
+def degraded_flags(
+    work: Path, seed: int = 0, per_family: int = 1, ways: tuple[str, ...] = tuple(DEGRADATIONS)
+) -> list[SourceFlags]:
     """The flag on the single-reading keys of the degraded corpus (`write_degraded_corpus`),
     one build, its rates apart per way of spoiling, judged as the field pictures are."""
     corpus = work / "degraded-corpus"
-    counts = write_degraded_corpus(corpus, seed, per_family)
+    counts = write_degraded_corpus(corpus, seed, per_family, ways)
     run, _ = build_templates(work / "degraded-single", corpus, True)
     scene_of = truth_by_image(run, corpus)
     by_image: dict[str, int] = {}
     for c in run.table(CandidateRecord).records():
         by_image[c.image_id] = by_image.get(c.image_id, 0) + 1
     out = []
-    for way in DEGRADATIONS:
+    for way in ways:
         mine = {i: s for i, s in scene_of.items() if s.get("degraded") == way}
         out.append(
             SourceFlags(

@@ -1,9 +1,9 @@
 """Colour names of the evidence reader, by a method of its own: the nearest of the web's named
 colours (CSS Color Module 4, `matplotlib.colors.CSS4_COLORS`, 148 names) in OKLab, each named
 colour standing for a basic name (`BASIC_OF`) or for none (a hedge: teal, olive, maroon,
-magenta, khaki...). A colour is named X where its nearest named colour stands for X and the
-nearest one standing for any other basic name is at least `MARGIN` times as far; otherwise (or
-where the nearest named colour is a hedge) it is `None` (unclear). A colour of almost no chroma
+magenta, khaki...). A colour is named X where its nearest named colour stands for X (or is a hedge, but with a
+colour standing for X within `HEDGE` times as far) and the nearest one standing for any other
+basic name is at least `MARGIN` times as far; otherwise it is `None` (unclear). A colour of almost no chroma
 is black, grey or white by its OKLab lightness (`NEUTRAL_BANDS`, with gaps where people
 hesitate), since the named colours hold few dark greys., and no question is answered from it.
 
@@ -27,6 +27,9 @@ NAMES = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "pink", "
          "black", "white", "grey")  # fmt: skip
 UNCLEAR = -1  # a pixel whose colour has no clear name
 MARGIN = 1.2  # the nearest colour of another basic name at least this many times farther
+HEDGE = (
+    1.15  # a hedge nearest names a colour unclear only where the basic names are this much farther
+)
 NEUTRAL_CHROMA = 0.035  # OKLab chroma: below it a colour is black, grey or white by lightness
 # OKLab lightness bands of the neutral names; between them (dark grey? light grey?) unclear
 NEUTRAL_BANDS = ((0.0, 0.30, "black"), (0.40, 0.85, "grey"), (0.93, 1.01, "white"))
@@ -91,6 +94,14 @@ def name_lab(lab: np.ndarray) -> np.ndarray:
     nearest = np.argmin(distance, axis=-1)
     name = stands_for[nearest]
     best = distance[np.arange(len(flat)), nearest]
+    # a hedge wins only where it is plainly nearer than every basic name's colour (coral beside
+    # dark orange is still orange; teal itself is not blue or green)
+    basic = np.where(stands_for == UNCLEAR, np.inf, distance)
+    nearest_basic = np.argmin(basic, axis=-1)
+    basic_best = basic[np.arange(len(flat)), nearest_basic]
+    hedged = (name == UNCLEAR) & (basic_best <= HEDGE * best)
+    name = np.where(hedged, stands_for[nearest_basic], name)
+    best = np.where(hedged, basic_best, best)
     # the nearest colour that stands for another basic name (a hedge nearest is unclear itself)
     other = np.where((stands_for == name[:, None]) | (stands_for == UNCLEAR), np.inf, distance)
     clear = (name != UNCLEAR) & (other.min(axis=-1) >= MARGIN * best)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import cv2
 import numpy as np
 from PIL import Image
 from scipy import ndimage
@@ -35,6 +36,7 @@ _LARGER, _THIN = 3.0, 0.2  # a sliver: this many times smaller than, and thin ag
 _NEAR = 4  # pixels of the copy: a sliver this near a larger piece lies along it (JPEG fringes)
 _CLEAR = 0.6  # a box's place is named where this share of it lies in one cell of the grid
 _EDGE = 0.03  # OKLab change per pixel of the copy (smoothed): above it a pixel is a transition
+_GRAIN = 30  # RGB levels: differences under this are smoothed away as noise, larger are edges
 _OWN = 0.5  # a piece is outlined by its own colour's pixels where they are this share of it
 _GROW = 4  # pixels of the copy: a piece takes back the transition pixels this near it
 
@@ -144,7 +146,11 @@ def _copy(image: Image.Image, side: int) -> tuple[np.ndarray, float]:
     if abs(factor - 1) > 1e-9:
         size = (max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor)))
         rgb = rgb.resize(size, Image.BOX if factor < 1 else Image.BICUBIC)
-    return np.asarray(rgb), factor
+    # sensor noise and grain smoothed away within flat colours, edges kept (a bilateral filter)
+    smooth = np.ascontiguousarray(np.asarray(rgb))
+    for _ in range(2):
+        smooth = cv2.bilateralFilter(smooth, 7, _GRAIN, 3)
+    return smooth, factor
 
 
 def _backdrop(pixels: np.ndarray) -> tuple[np.ndarray, str | None]:

@@ -76,3 +76,14 @@ def test_the_wilson_interval_is_the_published_one():
     low, high = wilson(0, 10)
     assert low == 0.0 and abs(high - 0.2775) < 1e-4
     assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_with_the_reader_off_the_models_vote_is_the_same_and_the_reader_only_adds():
+    from benchfoundry.devtools.flag_check import ENSEMBLES, models_vote_kept
+    from benchfoundry.tasks.qc.evidence import Evidence
+
+    verdicts = [None, Evidence(True, "reads it"), Evidence(False, "reads another count")]
+    # five ensemble outcomes; the models flag two of them (none right, and right on the first
+    # pass only); the reader's doubt adds a flag on the other three, and changes no models' vote
+    assert len(ENSEMBLES) == 5
+    assert models_vote_kept(verdicts) == (15, 15, 3)
