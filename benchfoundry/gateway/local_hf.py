@@ -17,6 +17,7 @@ from typing import Any
 from benchfoundry.gateway.batching import MicroBatcher
 from benchfoundry.gateway.context import GatewayContext
 from benchfoundry.gateway.errors import ModelConfigError, ProviderError, permanent
+from benchfoundry.gateway.local_gemm import pack_linears
 from benchfoundry.gateway.local_packing import Layout, can_pack, score_packed
 from benchfoundry.gateway.local_placement import (
     cpu_precision,
@@ -159,6 +160,7 @@ class TransformersModel(Provider):
             if "device_map" not in placement:
                 model = model.to(self.device)
             self.device = placed_device(model, self.device)
+            pack_linears(model, self.device, self.spec.options)
             self._is_vlm = is_vlm
             self._loaded = (model.eval(), processor, is_vlm)
         return self._loaded
