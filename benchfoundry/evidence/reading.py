@@ -16,6 +16,7 @@ its letters, not things."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import cv2
@@ -36,6 +37,7 @@ _LARGER, _THIN = 3.0, 0.2  # a sliver: this many times smaller than, and thin ag
 _NEAR = 4  # pixels of the copy: a sliver this near a larger piece lies along it (JPEG fringes)
 _CLEAR = 0.6  # a box's place is named where this share of it lies in one cell of the grid
 _EDGE = 0.03  # OKLab change per pixel of the copy (smoothed): above it a pixel is a transition
+_PAPER, _TINT = 0.6, 0.1  # OKLab lightness and chroma: a backdrop this light and pale is paper
 _GRAIN = 30  # RGB levels: differences under this are smoothed away as noise, larger are edges
 _OWN = 0.5  # a piece is outlined by its own colour's pixels where they are this share of it
 _GROW = 4  # pixels of the copy: a piece takes back the transition pixels this near it
@@ -164,6 +166,24 @@ def _backdrop(pixels: np.ndarray) -> tuple[np.ndarray, str | None]:
     return near, colour_word(tuple(median))
 
 
+def _balanced(pixels: np.ndarray, backdrop: np.ndarray) -> np.ndarray:
+    """The copy as under white light, where its backdrop is light paper of little colour: each
+    channel (linear light) scaled so that the paper is white (von Kries' adaptation, what a
+    person's eye does under a lamp's warm light or in a dim room). Otherwise the copy as it is."""
+    if not backdrop.any():
+        return pixels
+    paper = np.median(pixels[backdrop], axis=0) / 255
+    lightness, a, b = oklab(paper)
+    if lightness < _PAPER or math.hypot(a, b) > _TINT:
+        return pixels
+    rgb = pixels / 255
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    white = np.where(paper <= 0.04045, paper / 12.92, ((paper + 0.055) / 1.055) ** 2.4)
+    linear = np.clip(linear / np.maximum(white, 1e-6), 0, 1)
+    out = np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)
+    return (255 * out).round().astype(np.uint8)
+
+
 def _edges(pixels: np.ndarray) -> np.ndarray:
     """The transition pixels of the copy: where its colour (OKLab, smoothed over a pixel)
     changes by more than `_EDGE` per pixel. A blurred or compressed edge blends the colours
@@ -207,8 +227,9 @@ def read_pixels(
     holds the same things, and a compressed one no crumbs). `text=False` reads no text, and
     says so."""
     pixels, factor = _copy(image, side)
-    names = colour_indexes(pixels)
     backdrop, background = _backdrop(pixels.astype(np.float64))
+    pixels = _balanced(pixels, backdrop)
+    names = colour_indexes(pixels)
     read = read_text(image) if text else None
     lines = read.lines if read is not None else ()
     missing = read.missing if read is not None else "text was not read (text=False)"

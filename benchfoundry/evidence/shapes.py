@@ -33,6 +33,8 @@ _SOLID = 0.975  # a region less solid than this has a waist, and where its dista
 # peaks it is overlapping shapes (`overlapping`; two discs over each other can pass for an oval)
 _WAIST = 0.92  # overlapping shapes meet where the region is this much thinner than either
 _COARSE = 0.04  # a second, coarser simplification (share of the perimeter) for rounded corners
+_TRIANGLE = 1.3  # an outline whose enclosing triangle is at most this much larger is one
+_COARSE_FIT = 0.12  # its corners cut the rounded ones: its area within this share of the region's
 _STRAIGHT = 0.02  # an octagon's sides stray from straight by less than this share of its radius
 _HOLE = 0.08  # a hole this share of the filled region or more: a ring, or nothing
 
@@ -90,14 +92,23 @@ def _bulge(contour: np.ndarray, approx: np.ndarray) -> float:
     return float(np.mean(distance)) / radius
 
 
-def _corners(contour: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray] | None:
+def _corners(
+    contour: np.ndarray, share: float, fit: float = _FIT
+) -> tuple[np.ndarray, np.ndarray] | None:
     approx = cv2.approxPolyDP(contour, share * cv2.arcLength(contour, True), True)
     if (
         len(approx) < 3
-        or abs(cv2.contourArea(approx) / max(1.0, cv2.contourArea(contour)) - 1) > _FIT
+        or abs(cv2.contourArea(approx) / max(1.0, cv2.contourArea(contour)) - 1) > fit
     ):
         return None
     return approx, approx[:, 0, :].astype(np.float64)
+
+
+def _in_triangle(contour: np.ndarray) -> float:
+    """The area of the smallest triangle around the outline over the outline's own: about 1 for
+    a triangle however rounded its corners, 1.5 for a hexagon, 1.65 for a circle."""
+    area, _ = cv2.minEnclosingTriangle(contour.astype(np.float32))
+    return float(area) / max(1.0, cv2.contourArea(contour))
 
 
 def _polygon(contour: np.ndarray) -> str | None:
@@ -110,10 +121,12 @@ def _polygon(contour: np.ndarray) -> str | None:
     if convex and n in (5, 6, 8):
         # a triangle or a square whose corners a blur rounded: the rounded corners make short
         # sides of their own, which a coarser simplification drops
-        coarse = _corners(contour, _COARSE)
-        if coarse is not None and len(coarse[1]) in (3, 4) and cv2.isContourConvex(coarse[0]):
+        coarse = _corners(contour, _COARSE, _COARSE_FIT)
+        if coarse is not None and 3 <= len(coarse[1]) < n and cv2.isContourConvex(coarse[0]):
             approx, corners = coarse
             n = len(corners)
+        elif n in (5, 6) and _in_triangle(contour) <= _TRIANGLE:
+            return "triangle"  # so rounded that no simplification keeps its three corners
     if convex:
         if n == 4:
             return _four(corners)
