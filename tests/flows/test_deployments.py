@@ -65,11 +65,12 @@ def _spec(tmp_path: Path) -> Path:
         "stages: [ingest, extract, generate, filter, select, review, publish]\n"
         "options:\n"
         "  extract: {ocr: none}\n"
+        "  filter: {blind: [blind/longest]}\n"  # no sentence encoder to load in the flow run
         "  select: {target: 5}\n"
         "  review: {auto: true}\n"
         "  publish: {to: releases, allow_unreviewed: true, letter_tolerance: 0.5}\n"
         "  evaluate: {models: [blind-random, blind-longest], mode: vanilla}\n"
-        "models: {text_only: [blind/longest, blind/similar]}\n"
+        "models: {text_only: [blind/longest]}\n"
         "output: run\n",
         encoding="utf-8",
     )
