@@ -21,9 +21,10 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def prefect_home(tmp_path_factory) -> Path:
-    """One Prefect home for the module: its database is migrated once, by the first command."""
-    return tmp_path_factory.mktemp("prefect-home")
+def prefect_home(tmp_path_factory, migrated_prefect_home) -> Path:
+    """One Prefect home for the module, its database already migrated (a copy of the session
+    server's, from before any run): the commands' own servers start without migrating it."""
+    return migrated_prefect_home(tmp_path_factory.mktemp("prefect-home"))
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -214,11 +215,13 @@ print(json.dumps({"states": [r.state.type.value for r in runs], "events": events
 """
 
 
-def test_the_embedded_servers_batched_records_are_all_written_when_a_command_ends(tmp_path):
+def test_the_embedded_servers_batched_records_are_all_written_when_a_command_ends(
+    tmp_path, migrated_prefect_home
+):
     """The embedded server records task runs and events in batches (SERVER_BATCHES): a command
     that ran 30 tasks and exited leaves each task run's final state and every event in the
     database, as the next command's server reads them."""
-    home = tmp_path / "home"
+    home = migrated_prefect_home(tmp_path / "home")  # migrated, no run in it
     ran = subprocess.run(
         [sys.executable, "-c", _MANY_TASKS], env=_env(home), cwd=REPO, timeout=300,
         capture_output=True, text=True,
