@@ -29,19 +29,20 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 # The test files that take longest (over 30 s of a worker's time each, measured 2026-12-07 on
-# the 2-core machine), longest first. `make test` hands files to its two workers in collection
+# the 2-core machine, the demo's, the thread/Dask/Ray and the command-line files after their
+# trims the same day), longest first. `make test` hands files to its two workers in collection
 # order (`--no-loadscope-reorder`): these go first, so that the workers end together rather
 # than one waiting on a long file handed out last.
 SLOWEST_FIRST = [
     "flows/test_build_reliability.py",
-    "benchfoundry/cli/test_cli_process.py",
     "flows/test_task_runners.py",
     "extractors/test_sam_backend.py",
-    "flows/test_build_flow.py",
+    "benchfoundry/cli/test_cli_process.py",
     "flows/test_video_build.py",
     "tasks/evaluate/test_evaluate_failures.py",
-    "test_installed_package.py",
     "flows/test_deployments.py",
+    "flows/test_build_flow.py",
+    "test_installed_package.py",
     "flows/test_object_storage.py",
     "tasks/translate/test_translate.py",
     "benchfoundry/gateway/test_local_smollm2.py",
