@@ -12,7 +12,6 @@ import binascii
 import contextlib
 import csv
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -23,166 +22,22 @@ import pyarrow.parquet as pq
 
 from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.reasons import Rejection
+from benchfoundry.sources.cells import (
+    MORE_LETTERS,
+    check_option_list,
+    duplicated,
+    image_file,
+    make_seed,
+    parse_options,
+    split_inline_options,
+    text_of,
+)
 from benchfoundry.sources.items import RawImage, SeedQuestion, SourceFormatError, SourceItems
 from benchfoundry.sources.models import ParquetSource, TsvSource
 
-MORE_LETTERS = "KLMNOPQRSTUVWXYZ"  # option columns a source may have beyond what a question keeps
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]|\r(?!\n)")
 # VLMEvalKit: an `image` value this short is the index of the row whose image to use.
 REFERENCE_MAX_LEN = 64
 _SURROGATE = re.compile("[\udc80-\udcff]")
-_ANSWER = re.compile(r"^\(?([A-J])[).:]?$")
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)
-
-
-def parse_options(fields: dict[str, Any]) -> tuple[list[str], tuple[str, str] | None]:
-    """Options from letter columns A..J (K..Z when present): the filled ones, in order, or the
-    problem as (reason, detail)."""
-    extra = [c for c in MORE_LETTERS if _text(fields.get(c)).strip()]
-    if extra:
-        return [], (
-            "too_many_options",
-            f"option(s) {', '.join(extra)} are filled; at most {len(LETTERS)} (A..J) are supported",
-        )
-    return check_option_list([fields.get(letter) for letter in LETTERS])
-
-
-def check_option_list(values: list[Any]) -> tuple[list[str], tuple[str, str] | None]:
-    """The filled options in order (trailing empties dropped), or the problem as (reason, detail)."""
-    filled = [
-        (letter, _text(value).strip()) for letter, value in zip(LETTERS, values, strict=False)
-    ]
-    if len(values) > len(LETTERS) and any(_text(v).strip() for v in values[len(LETTERS) :]):
-        return [], (
-            "too_many_options",
-            f"{len(values)} options; at most {len(LETTERS)} (A..J) are supported",
-        )
-    last = max((i for i, (_, text) in enumerate(filled) if text), default=-1)
-    gaps = [letter for letter, text in filled[: last + 1] if not text]
-    if gaps:
-        return [], ("option_gap", f"option {gaps[0]} is empty while a later option is filled")
-    return [text for _, text in filled[: last + 1]], None
-
-
-def resolve_inside(root: Path, value: str | Path) -> Path | None:
-    """The file `value` names (relative to `root` unless absolute), links resolved, when it lies
-    inside `root`; None when it leads outside."""
-    candidate = Path(value)
-    real = Path(os.path.realpath(candidate if candidate.is_absolute() else root / candidate))
-    return real if real.is_relative_to(os.path.realpath(root)) else None
-
-
-def image_file(value: str, root: Path) -> tuple[Path | None, tuple[str, str] | None]:
-    """The file an image path names inside `root`, or why it cannot be read: (reason, detail)."""
-    if (where := control_character(value)) is not None:
-        return None, ("control_characters", f"the image path holds {where}")
-    file = resolve_inside(root, value)
-    return (
-        (file, None) if file is not None else (None, ("path_outside_root", _outside(value, root)))
-    )
-
-
-def _outside(value: str | Path, root: Path) -> str:
-    return (
-        f"image path '{value}' leads outside {root}; set the source's image_root to a folder "
-        "that may be read"
-    )
-
-
-def duplicated(names: list[str]) -> list[str]:
-    """Column names that appear more than once, in order of first appearance."""
-    return [n for n in dict.fromkeys(names) if names.count(n) > 1]
-
-
-def control_character(text: str) -> str | None:
-    """The first control character in `text` (C0, but tab, newline and CR before a newline),
-    described with its position; None when there is none."""
-    found = _CONTROL.search(text)
-    return None if found is None else f"U+{ord(found.group()):04X} at position {found.start()}"
-
-
-def split_inline_options(question: str) -> tuple[str, list[str]] | None:
-    """Split MMStar-style text ("...\\nOptions: A: x, B: y, C: z") into stem and options."""
-    marker = re.search(r"\s*Options:\s*", question)
-    if marker is None:
-        return None
-    stem, body = question[: marker.start()].strip(), question[marker.end() :]
-    options: list[str] = []
-    start = None
-    for i, letter in enumerate(LETTERS):
-        found = re.compile(rf"(?:^|,\s*|\n\s*){letter}[:.]\s*").search(
-            body, 0 if start is None else start
-        )
-        if found is None or (i == 0 and found.start() != 0):
-            break
-        if start is not None:
-            options.append(body[start : found.start()].strip())
-        start = found.end()
-    if start is None:
-        return None
-    options.append(body[start:].strip())
-    return (stem, options) if len(options) >= 2 else None
-
-
-def make_seed(
-    ref: str,
-    kind: str,
-    image_source: str,
-    question: str,
-    options: list[str],
-    answer: str,
-    extra: dict[str, Any],
-) -> SeedQuestion | Rejection:
-    """Check a row's question, options and answer; return the seed or the reason it is refused."""
-    hint_text = _text(extra.get("hint"))
-    fields = [("question", question), ("hint", hint_text)]
-    fields += [(f"option {letter}", text) for letter, text in zip(LETTERS, options, strict=False)]
-    for name, text in fields:
-        if (where := control_character(text)) is not None:
-            return Rejection(ref, kind, "control_characters", f"the {name} holds {where}")
-    question = question.strip()
-    if not question:
-        return Rejection(ref, kind, "empty_question", "the question is empty")
-    if len(options) < 2:
-        return Rejection(ref, kind, "too_few_options", f"{len(options)} option(s) filled, 2 needed")
-    seen: dict[str, str] = {}
-    for letter, text in zip(LETTERS, options, strict=False):
-        if text.casefold() in seen:
-            return Rejection(
-                ref,
-                kind,
-                "duplicate_options",
-                f"options {seen[text.casefold()]} and {letter} are both '{text}'",
-            )
-        seen[text.casefold()] = letter
-    answer = answer.strip().upper()
-    if not answer:
-        return Rejection(ref, kind, "missing_answer", "the answer is empty")
-    letters = LETTERS[: len(options)]
-    written = _ANSWER.match(answer)  # "B", "B.", "(B)", "B)", "B:"
-    answer = written.group(1) if written else answer
-    if len(answer) != 1 or answer not in letters:
-        return Rejection(
-            ref,
-            kind,
-            "answer_not_in_options",
-            f"answer '{answer}' is not one of the filled options {', '.join(letters)}",
-        )
-    hint = _text(extra.pop("hint", None)).strip() or None
-    category = _text(extra.pop("category", None)).strip() or None
-    l2 = _text(extra.pop("l2-category", None) or extra.pop("l2_category", None)).strip() or None
-    split = _text(extra.pop("split", None)).strip() or None
-    meta = {
-        k: v if isinstance(v, str) else json.dumps(v, default=str)
-        for k, v in extra.items()
-        if v not in (None, "")
-    }
-    return SeedQuestion(
-        ref, kind, image_source, question, hint, options, answer, category, l2, split, meta
-    )
 
 
 def _decode_base64(value: str) -> bytes:
@@ -426,7 +281,7 @@ def read_parquet(source: ParquetSource) -> SourceItems:
     for batch in parquet.iter_batches(batch_size=256):
         for row in batch.to_pylist():
             row_number += 1
-            index = _text(row.get("index", row_number)).strip()
+            index = text_of(row.get("index", row_number)).strip()
             if not index:
                 items.rejections.append(
                     Rejection(
@@ -454,7 +309,7 @@ def read_parquet(source: ParquetSource) -> SourceItems:
             items.images.append(
                 RawImage(ref, "parquet", data=data, path=file, license=source.license, meta=meta)
             )
-            question = _text(row.get("question"))
+            question = text_of(row.get("question"))
             listed = row.get("options")
             if isinstance(listed, str) and listed.strip().startswith("["):
                 with contextlib.suppress(json.JSONDecodeError):
@@ -481,7 +336,7 @@ def read_parquet(source: ParquetSource) -> SourceItems:
             extra = {k: v for k, v in row.items() if k not in known}
             extra["index"] = index
             seed = make_seed(
-                ref, "parquet", ref, question, options, _text(row.get("answer")), extra
+                ref, "parquet", ref, question, options, text_of(row.get("answer")), extra
             )
             (items.seeds if isinstance(seed, SeedQuestion) else items.rejections).append(seed)
     if row_number == 0:
