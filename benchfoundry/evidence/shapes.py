@@ -34,7 +34,7 @@ _SOLID = 0.975  # a region less solid than this has a waist, and where its dista
 _WAIST = 0.92  # overlapping shapes meet where the region is this much thinner than either
 _COARSE = 0.04  # a second, coarser simplification (share of the perimeter) for rounded corners
 _TRIANGLE = 1.3  # an outline whose enclosing triangle is at most this much larger is one
-_COARSE_FIT = 0.12  # its corners cut the rounded ones: its area within this share of the region's
+_COARSE_FIT = 0.15  # its corners cut the rounded ones: its area within this share of the region's
 _STRAIGHT = 0.02  # an octagon's sides stray from straight by less than this share of its radius
 _HOLE = 0.08  # a hole this share of the filled region or more: a ring, or nothing
 
@@ -113,8 +113,12 @@ def _in_triangle(contour: np.ndarray) -> float:
 
 def _polygon(contour: np.ndarray) -> str | None:
     found = _corners(contour, 0.012)
-    if found is None:
-        return None
+    if found is None:  # corners a blur rounded leave a triangle or square short of its area
+        found = _corners(contour, 0.012, _COARSE_FIT)
+        if found is None or len(found[1]) > 4 or not cv2.isContourConvex(found[0]):
+            return None
+        if len(found[1]) == 4:  # its sides are those of the rectangle around it
+            return _four(cv2.boxPoints(cv2.minAreaRect(contour)).astype(np.float64))
     approx, corners = found
     n = len(corners)
     convex = cv2.isContourConvex(approx)
