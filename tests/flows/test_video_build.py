@@ -80,6 +80,8 @@ def video_build(tmp_path_factory):
                 "evaluate]\n"
                 "options:\n"
                 "  ingest: {keyframes: 3}\n"
+                "  extract: {ocr: none}\n"  # the clips hold no text to read
+                "  filter: {blind: [blind/longest]}\n"  # no sentence encoder to load for it
                 "  generate: {llm: false}\n"
                 "  select: {target: 3, max_per_image: 5}\n"
                 "  review: {auto: true}\n"
