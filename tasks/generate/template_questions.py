@@ -30,7 +30,6 @@ from benchfoundry.tasks.generate.templates import (
     relation_questions,
     separate,
     size_questions,
-    text_questions,
     unclear_colours,
 )
 from benchfoundry.tasks.generate.templates_identity import identity_questions
@@ -43,6 +42,7 @@ from benchfoundry.tasks.generate.templates_reasoning import (
 )
 from benchfoundry.tasks.generate.templates_relation import which_object
 from benchfoundry.tasks.generate.templates_scene import dominant_colour, layout, scene_content
+from benchfoundry.tasks.generate.templates_text import text_questions
 
 NOT_ASKED = {
     "no_objects": "no objects were found (or only the glyphs of text)",
