@@ -87,3 +87,22 @@ def test_with_the_reader_off_the_models_vote_is_the_same_and_the_reader_only_add
     # pass only); the reader's doubt adds a flag on the other three, and changes no models' vote
     assert len(ENSEMBLES) == 5
     assert models_vote_kept(verdicts) == (15, 15, 3)
+
+
+def test_every_way_of_spoiling_keeps_the_picture_where_it_was():
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    from benchfoundry.devtools.flag_field import DEGRADATIONS
+
+    image = Image.new("RGB", (120, 90), (250, 250, 250))
+    ImageDraw.Draw(image).rectangle([30, 20, 59, 49], fill=(215, 38, 38))
+    assert len(DEGRADATIONS) == 8
+    for way, spoil in DEGRADATIONS.items():
+        out = np.asarray(spoil(image, np.random.default_rng(0)), dtype=np.float64)
+        assert out.shape == (90, 120, 3), way
+        redness = np.clip(out[..., 0] - out[..., 1], 0, None)
+        ys, xs = np.nonzero(redness > 0.5 * redness.max())
+        # the square's centre stays at (44.5, 34.5) within a pixel and a half
+        assert abs(xs.mean() - 44.5) < 1.5 and abs(ys.mean() - 34.5) < 1.5, way
+        assert not np.array_equal(out, np.asarray(image)), way  # spoilt all the same
