@@ -120,3 +120,25 @@ def test_the_reader_reads_printed_text_with_its_own_ocr_engine():
     content = item.model_copy(update={"generator": "template:scene_content",
                                       "option_slots": [{"fixed": "text_no_objects"}] * 3})  # fmt: skip
     assert check(content, read).agrees and check(content, no_engine) is None
+
+
+def test_a_thing_at_the_middle_lies_in_neither_half_for_the_reader():
+    """A blur shaves a tip off a shape: the reader does not place a thing reaching 1.5% of the
+    side or nearer to the middle in either half (a person would hesitate)."""
+    from benchfoundry.evidence.reading import Reading, Thing
+    from benchfoundry.tasks.qc.evidence import ReadingScene
+
+    def thing(x0, x1):
+        return Thing("red", "square", (x0, 10.0, x1, 50.0), 1600, None)
+
+    scene = ReadingScene(Reading([], (400, 300), "white"))
+    assert scene.half(_as_scene_thing(thing(100, 190)), "x") == "before"  # 10 px short of 200
+    assert scene.half(_as_scene_thing(thing(100, 196)), "x") is None  # 4 px: within 6 px
+    assert scene.half(_as_scene_thing(thing(207, 260)), "x") == "after"
+    assert scene.half(_as_scene_thing(thing(203, 260)), "x") is None
+
+
+def _as_scene_thing(t):
+    from benchfoundry import meaning
+
+    return meaning.Thing(t.colour, t.box, float(t.area), t.position, noun=t.noun)
