@@ -7,7 +7,9 @@ phantom, matplotlib's logo, photographs), each with the keys of today's generato
 readings) and with older single-reading keys (`generate_check.SINGLE_READING`), which are
 wrong more often; and the hard drawings (`hard_drawings`, with the packaged pictures), which
 the two readings were tuned on: there only the single-reading keys are inputs the generator
-was not tuned for."""
+was not tuned for. `degraded_flags` adds the field pictures and the hard drawings spoilt in
+ways that keep their drawn truth (`DEGRADATIONS`), keyed with a single reading, each way
+reported apart."""
 
 from __future__ import annotations
 
