@@ -1,6 +1,11 @@
 """The evidence reader's reading of an image: the things in it and its lines of text.
 
-Every pixel of a copy with its longer side `side` long is named with the reader's own colour
+The copy is smoothed within flat colours (a bilateral filter: noise, grain and JPEG's
+speckle go, edges stay) and, where its backdrop is light pale paper, balanced so that the paper
+is white (a lamp's warm light, a dim room). Pixels where the colour changes fast (`_edges`: a
+blur's or JPEG's blended band between two colours) are left out of the pieces at first; each
+flat piece then takes back those within `_GROW` pixels of it, and its outline is where its own
+colour's name ends. Every pixel of a copy with its longer side `side` long is named with the reader's own colour
 names (`colours`: the nearest CSS named colour in OKLab, unclear where two names are near).
 Where the frame is mostly one colour, the pixels near it are the backdrop. Each colour's pixels
 are opened with a 3 x 3 square (a blended edge or a hair-line one or two pixels wide goes) and
