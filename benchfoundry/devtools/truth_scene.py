@@ -45,7 +45,11 @@ def area(obj: dict, width: int, height: int) -> float:
 
 
 class TruthScene:
-    """One scene's truth (the dict `truth.jsonl` holds)."""
+    """One scene's truth (the dict `truth.jsonl` holds). An object drawn in a colour people
+    hesitate to name (`colour` None) with the names they might give it (`could_be`) counts only
+    for those names: asked of one of them, the truth is unknown (a person may count it or not);
+    any other colour it is not, as drawn (a navy circle is no yellow object). Without `could_be`
+    it could be any colour."""
 
     area_margin = 1.0
 
@@ -62,6 +66,9 @@ class TruthScene:
                 position(o["box"], self.width, self.height),
                 noun=o.get("shape"),
                 label=o.get("label"),
+                could_be=frozenset(o["could_be"])
+                if o.get("colour") is None and "could_be" in o
+                else None,
             )
             for o in self.objects
         ]

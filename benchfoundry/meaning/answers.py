@@ -31,9 +31,13 @@ def _says(value: str | frozenset[str], said: str) -> bool:
 
 def matching(things: Sequence[Thing], colour: str = "", hint: str = "", where: str = "") -> list:
     """The things a description fits. A thing whose colour or place the scene does not know
-    could be any colour or anywhere: where that is asked, the scene cannot tell (`Unsure`)."""
+    could be any colour or anywhere: where that is asked, the scene cannot tell (`Unsure`).
+    A thing of no colour's name whose `could_be` lists the names people might give it is
+    unknown only for those names; any other colour it is not (a navy circle is no yellow one)."""
     shaped = [t for t in things if not hint or t.fits_hint(hint)]
-    if colour and any(t.colour is None for t in shaped):
+    if colour and any(
+        t.colour is None and (t.could_be is None or colour in t.could_be) for t in shaped
+    ):
         raise Unsure("the colour of a thing the description could fit is not known")
     found = [t for t in shaped if not colour or t.colour == colour]
     if where and any(t.position is None for t in found):

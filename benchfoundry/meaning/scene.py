@@ -26,7 +26,8 @@ HINT_NOUNS = {
 class Thing:
     """One object of a scene, as a question names it: its colour's name (None where people
     would name none), its box and area, its place among the nine of the image, its shape's
-    name and hint where the scene knows them, a recogniser's label where one was given."""
+    name and hint where the scene knows them, a recogniser's label where one was given, and
+    for an object of no colour's name the names people might give it (`could_be`; None: any)."""
 
     colour: str | None
     box: Box
@@ -35,6 +36,7 @@ class Thing:
     noun: str | None = None
     hint: str | None = None
     label: str | None = None
+    could_be: frozenset[str] | None = None
 
     def fits_hint(self, hint: str) -> bool:
         """Whether the object could be called `hint` (round, rectangular, triangular): by its

@@ -80,3 +80,21 @@ def test_positions_are_the_cells_of_the_drawing_grid():
     assert position((300, 120, 340, 160), 384, 288) == "middle right"
     assert position((172, 250, 212, 287), 384, 288) == "bottom center"
     assert position((124, 0, 132, 10), 384, 288) == "top center"  # centre on the line: right
+
+
+def test_an_object_of_hesitant_colour_counts_only_for_the_names_it_could_be_given():
+    scene = _scene(
+        ("circle", "blue", (100, 100, 140, 140)),  # drawn navy: people say blue, purple or black
+        ("square", "yellow", (200, 100, 240, 140)),
+    )
+    scene["objects"][0] |= {"colour": None, "could_be": ["blue", "purple", "black"]}
+    numbers = [{"number": n} for n in "012"]
+    # no one calls the navy circle yellow: one yellow object
+    yellow = check("count", {"colour": "yellow"}, numbers, "B", scene)
+    assert yellow.right and yellow.expected == "1"
+    # whether it is blue people do not agree: the truth gives no answer
+    blue = check("count", {"colour": "blue"}, numbers, "B", scene)
+    assert not blue.right and blue.expected is None
+    # without the names it could be given it could be any colour, yellow too
+    del scene["objects"][0]["could_be"]
+    assert check("count", {"colour": "yellow"}, numbers, "B", scene).expected is None
