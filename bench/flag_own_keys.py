@@ -11,10 +11,12 @@ its own in numbers, and each way is reported apart.
 
 Prints, per source and pooled, the share of the generator's own wrong keys the evidence reader
 flags (goal: 90% or more; an abstention counts as not caught), its false alarms on right keys
-(goal: 10% or less), each with its Wilson 95% interval in brackets, its hit rate on seeded wrong keys (the easy case), the abstentions, the
-counts behind each figure, and the missed keys and false alarms. The flag measured is the
-evidence reader's vote alone: offline the models' vote comes from a model that reads the
-facts, not the pixels, so it is no independent measure here.
+(goal: 10% or less), each with its Wilson 95% interval in brackets, its hit rate on seeded
+wrong keys (the easy case), the abstentions, both rates again as they would be if an abstention
+(the reader cannot confirm the key) counted as a doubt, the counts behind each figure, and the
+missed keys and false alarms. The flag measured is the evidence reader's vote alone: offline the
+models' vote comes from a model that reads the facts, not the pixels, so it is no independent
+measure here.
 """
 
 from __future__ import annotations
@@ -41,6 +43,20 @@ def _row(name: str, flags) -> str:  # noqa: ANN001  (devtools.flag_check.FlagRat
 
     abstained = ", ".join(f"{s} {flags.abstained[s]}" for s in ("wrong", "right", "seeded"))
     return f"| {name} | {share('wrong')} | {share('right')} | {share('seeded')} | {abstained} |"
+
+
+def _doubt(flags) -> str:  # noqa: ANN001  (devtools.flag_check.FlagRates)
+    """The rates if each abstention (the reader cannot confirm the key) flagged it too."""
+    from benchfoundry.devtools.flag_check import wilson
+
+    def share(sort: str, what: str) -> str:
+        hits, n = flags.flagged[sort] + flags.abstained[sort], flags.keys[sort]
+        if not n:
+            return f"{what} - (no such keys)"
+        low, high = wilson(hits, n)
+        return f"{what} {hits}/{n} = {100 * hits / n:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+
+    return f"{share('wrong', 'own wrong keys caught')}, {share('right', 'right keys flagged')}"
 
 
 def main() -> None:
@@ -86,6 +102,10 @@ def main() -> None:
         pooled = r.flags if pooled is None else pooled.merged(r.flags)
     if pooled is not None:
         print(_row("all of them", pooled))
+        print("\nif an abstention were a doubt (the flag itself does not count them):")
+        for r in results:
+            print(f"  {r.source}, {r.readings}: {_doubt(r.flags)}")
+        print(f"  all of them: {_doubt(pooled)}")
         print("\nper template kind (all sources):")
         for kind, tally in sorted(pooled.by_kind.items()):
             print(f"  {kind:<20} " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
