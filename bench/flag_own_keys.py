@@ -48,9 +48,10 @@ def _row(name: str, flags) -> str:  # noqa: ANN001  (devtools.flag_check.FlagRat
 def _doubt(flags) -> str:  # noqa: ANN001  (devtools.flag_check.FlagRates)
     """The rates if each abstention (the reader cannot confirm the key) flagged it too."""
     from benchfoundry.devtools.flag_check import wilson
+    from benchfoundry.devtools.flag_field import doubted
 
     def share(sort: str, what: str) -> str:
-        hits, n = flags.flagged[sort] + flags.abstained[sort], flags.keys[sort]
+        hits, n = doubted(flags, sort)
         if not n:
             return f"{what} - (no such keys)"
         low, high = wilson(hits, n)

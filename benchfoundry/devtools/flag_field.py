@@ -117,6 +117,13 @@ class SourceFlags:
     flags: FlagRates = field(default_factory=FlagRates)
 
 
+def doubted(flags: FlagRates, sort: str) -> tuple[int, int]:
+    """Keys of `sort` (wrong, right, seeded) the flag would raise if an abstention (the reader
+    cannot confirm the key) counted as a doubt, and the keys: a measure of that choice only;
+    the flag counts an abstention as nothing."""
+    return flags.flagged[sort] + flags.abstained[sort], flags.keys[sort]
+
+
 def field_truth(candidate: CandidateRecord, scene: dict, letter: str | None = None) -> Verdict:
     """The field check of a key (at `letter`): a careful person's answer, hesitation wrong."""
     keyed = candidate if letter is None else candidate.model_copy(update={"answer": letter})

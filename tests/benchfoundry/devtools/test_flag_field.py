@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from benchfoundry.devtools.flag_check import FlagRates
-from benchfoundry.devtools.flag_field import field_truth, write_packaged_corpus
+from benchfoundry.devtools.flag_field import doubted, field_truth, write_packaged_corpus
 from benchfoundry.devtools.hard_shapes import make_object, scene_truth
 
 
@@ -106,3 +106,13 @@ def test_every_way_of_spoiling_keeps_the_picture_where_it_was():
         # the square's centre stays at (44.5, 34.5) within a pixel and a half
         assert abs(xs.mean() - 44.5) < 1.5 and abs(ys.mean() - 34.5) < 1.5, way
         assert not np.array_equal(out, np.asarray(image)), way  # spoilt all the same
+
+
+def test_an_abstention_counted_as_a_doubt_adds_to_the_flagged_keys_of_its_sort():
+    flags = FlagRates()
+    for sort, flagged in (("wrong", True), ("wrong", None), ("wrong", False), ("right", None)):
+        flags.add(sort, "count", flagged)
+    flags.add("right", "colour", False)
+    assert doubted(flags, "wrong") == (2, 3)
+    assert doubted(flags, "right") == (1, 2)
+    assert flags.flagged["right"] == 0  # the flag itself is unchanged
