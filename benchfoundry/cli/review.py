@@ -305,8 +305,7 @@ def status(
     and the `reviews` table from the review database."""
 
     def action() -> None:
-        from benchfoundry.decisions.reviews import status as review_status
-        from benchfoundry.decisions.status import status_markdown
+        from benchfoundry.decisions.status import review_status, status_markdown
         from benchfoundry.decisions.store import ReviewStore
         from benchfoundry.storage.atomic import atomic_write_bytes
         from benchfoundry.storage.tables import RunFolder

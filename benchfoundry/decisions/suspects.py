@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from benchfoundry.core.errors import UserError
 from benchfoundry.core.records import ReviewRecord
-from benchfoundry.decisions.reviews import latest, outcome
+from benchfoundry.decisions.outcomes import latest, outcome
 
 FILE = "items.parquet"  # in the report's folder (RUN/reports/ or RUN/reports/evaluation/)
 

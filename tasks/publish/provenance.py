@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchfoundry.core.records import ReviewRecord
-from benchfoundry.decisions.reviews import status
+from benchfoundry.decisions.status import review_status
 from benchfoundry.decisions.suspects import FILE as SUSPECTS_FILE
 from benchfoundry.decisions.suspects import since_analysis
 from benchfoundry.storage.tables import RunFolder
@@ -150,7 +150,7 @@ def qc_lines(manifest: dict[str, Any], judged: dict[str, list[str]] | None = Non
 
 
 def review_lines(run: RunFolder, rows: list[ReleaseRow]) -> list[str]:
-    st = status(run)
+    st = review_status(run)
     decided = Counter(r.review_decision for r in rows)
     lines = [
         f"{sum(r.human_reviewed for r in rows)} released questions decided by a person, "

@@ -19,8 +19,8 @@ from benchfoundry.core.records import (
     TranslationRecord,
 )
 from benchfoundry.core.taxonomy import Taxonomy
-from benchfoundry.decisions.outcomes import english_change
-from benchfoundry.decisions.reviews import AUTO, candidate_hash, latest, outcome
+from benchfoundry.decisions.outcomes import AUTO, english_change, latest, outcome
+from benchfoundry.decisions.reviews import candidate_hash
 from benchfoundry.decisions.twins import twin_candidate
 
 SPLIT = "test"

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from benchfoundry.core.letters import LETTERS
-from benchfoundry.decisions.reviews import AUTO, medium_of, outcome
+from benchfoundry.decisions.outcomes import AUTO, outcome
+from benchfoundry.decisions.reviews import medium_of
 from benchfoundry.decisions.twins import language_of, twin_parts
 
 if TYPE_CHECKING:

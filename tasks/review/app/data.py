@@ -472,8 +472,9 @@ class ReviewData:
 
     def reviewer(self, name: str) -> dict[str, Any] | None:
         """A reviewer's page (`reviewers.reviewer_summary`), or None for an unknown name."""
-        from benchfoundry.decisions.reviews import latest, status
+        from benchfoundry.decisions.outcomes import latest
+        from benchfoundry.decisions.status import review_status
         from benchfoundry.tasks.review.app.reviewers import reviewer_summary
 
         reviews = self.reviews()
-        return reviewer_summary(name, reviews, latest(reviews), status(self.run, self.store))
+        return reviewer_summary(name, reviews, latest(reviews), review_status(self.run, self.store))

@@ -18,7 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchfoundry.core.records import ReviewRecord
-from benchfoundry.decisions.reviews import Decision, latest, outcome, record, status
+from benchfoundry.decisions.outcomes import latest, outcome
+from benchfoundry.decisions.reviews import Decision, record
+from benchfoundry.decisions.status import review_status
 from benchfoundry.decisions.store import ReviewStore, StoreError, shown_url
 from benchfoundry.storage.tables import RunFolder
 
@@ -73,7 +75,7 @@ def test_parquet_decisions_migrate_in_on_first_open_and_nothing_is_lost(legacy, 
 
 def test_status_comes_from_the_database(legacy, database):
     store = ReviewStore.open(legacy, database)
-    state = status(legacy, store)
+    state = review_status(legacy, store)
     assert state.decisions == 7 and state.states.get("adjudicated") == 1
     assert state.batches[0]["decided"] == 4, "ann decided all four of her batch"
 
@@ -101,7 +103,7 @@ def test_users_tokens_roles_and_assignments(legacy, database):
         store.assign("b-ann", "zed")
     store.assign("b-ann", "lead", "admin")
     assert store.assignments() == {"b-ann": "lead"}
-    assert status(legacy, store).batches[0]["reviewer"] == "lead"
+    assert review_status(legacy, store).batches[0]["reviewer"] == "lead"
     # only hashes are stored
     from sqlalchemy import text
 

@@ -7,16 +7,9 @@ from __future__ import annotations
 import pytest
 
 from benchfoundry.core.records import CandidateRecord, ReviewBatchRecord, ScoredRecord
-from benchfoundry.decisions.reviews import (
-    AUTO,
-    Decision,
-    cohen_kappa,
-    krippendorff_alpha,
-    latest,
-    outcome,
-    record,
-    status,
-)
+from benchfoundry.decisions.outcomes import AUTO, latest, outcome
+from benchfoundry.decisions.reviews import Decision, record
+from benchfoundry.decisions.status import cohen_kappa, krippendorff_alpha, review_status
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.pipeline.registry import STAGES, StageRun
 from benchfoundry.storage.tables import RunFolder
@@ -102,7 +95,7 @@ def test_the_automatic_reviewer_accepts_only_what_passed_every_check(run):
         StageRun(run=str(run.root), options={"review": {"auto": True}}, stages=["review"])
     )
     assert again.auto_accepted_now == 0
-    state = status(run)
+    state = review_status(run)
     assert state.decisions == 0 and state.auto_decisions == 15, "auto is never a person"
     assert state.pairs == [] and state.states["auto"] == 15
 
@@ -195,21 +188,21 @@ def test_conflicts_adjudication_history_and_stale_decisions(run):
         dims,
     )
     assert record(run, [Decision("q00", "ann", "accept")], "file", dims)[:2] == (0, 1), "repeat"
-    state = status(run)
+    state = review_status(run)
     assert state.conflicts == ["q00"]
     record(
         run, [Decision("q00", "lead", "reject", reason="ambiguous", adjudication=True)], "cli", dims
     )
     current = latest(ReviewStore.open(run).records())
     assert outcome(current["q00"])[0] == "adjudicated"
-    assert status(run).conflicts == []
+    assert review_status(run).conflicts == []
     record(run, [Decision("q00", "ann", "reject", reason="changed my mind")], "file", dims)
     history = [r for r in ReviewStore.open(run).records() if r.reviewer == "ann"]
     assert [r.decision for r in sorted(history, key=lambda r: r.decided_at)] == ["accept", "reject"]
     # The candidate changes after ann decided: her decision is flagged as stale.
     c = next(c for c in run.table(CandidateRecord).records() if c.question_id == "q00")
     run.table(CandidateRecord).rewrite([c.model_copy(update={"question": "Another question?"})])
-    assert "q00 (ann)" in status(run).stale
+    assert "q00 (ann)" in review_status(run).stale
 
 
 def test_review_status_says_decided_for_one_persons_decision_and_agreed_for_two(run):
@@ -252,7 +245,7 @@ def test_agreement_figures_match_hand_counts(run):
         decisions += [Decision(q, "ann", x, reason="r" if x == "reject" else None)]
         decisions += [Decision(q, "bo", y, reason="r" if y == "reject" else None)]
     record(run, decisions, "file", dims)
-    state = status(run)
+    state = review_status(run)
     (pair,) = state.pairs
     assert pair.items == 6 and pair.agreement == pytest.approx(4 / 6, abs=1e-4)
     # Cohen: p_o = 4/6; p_e = (4/6)(2/6) + (2/6)(4/6) = 16/36; kappa = (24/36 - 16/36)/(20/36) = 0.4

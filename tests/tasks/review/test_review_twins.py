@@ -15,7 +15,8 @@ from benchfoundry.core.records import (
     ReviewRecord,
     TranslationRecord,
 )
-from benchfoundry.decisions.reviews import Decision, record, status
+from benchfoundry.decisions.reviews import Decision, record
+from benchfoundry.decisions.status import review_status
 from benchfoundry.decisions.store import ReviewStore
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.review.options import Reviewer, ReviewOptions
@@ -92,7 +93,7 @@ def test_twins_are_batched_per_language_and_decided_as_items_of_their_own(twin_r
     assert (added, refused) == (5, [])
     stored = {(r.question_id, r.reviewer): r for r in ReviewStore.open(run).records()}
     assert stored[("q0@zh", "li")].language == "zh" and stored[("q0", "ann")].language is None
-    state = status(run)
+    state = review_status(run)
     zh_state = state.by_language["zh"]
     assert zh_state["states"] == {"agreed": 1, "conflict": 1, "undecided": 1}
     assert (zh_state["agreement"].items, zh_state["agreement"].agreement) == (2, 0.5)
