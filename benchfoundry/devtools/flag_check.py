@@ -11,7 +11,6 @@ the field pictures' `check_field` for them (a question a person would hesitate o
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from benchfoundry.core.letters import LETTERS, index_of
 from benchfoundry.core.records import CandidateRecord
 from benchfoundry.devtools.truth_check import Verdict, check_item
 from benchfoundry.storage.tables import RunFolder
+from benchfoundry.tasks.evaluate.stats import wilson
 from benchfoundry.tasks.qc.assess import MODELS_VOTE, Outcome, count_hits, judge
 from benchfoundry.tasks.qc.evidence import Evidence, check, readings
 from benchfoundry.tasks.qc.options import ConsensusOptions, FilterOptions
@@ -33,21 +33,6 @@ ENSEMBLES = {
     "circular unknown": ((True, None), (False, None), (False, None)),
     "all right": ((True, True), (True, True), (True, True)),
 }
-
-Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
-
-
-def wilson(hits: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of the share `hits / n` (Wilson 1927): unlike the normal
-    approximation it stays inside 0..1 and is honest near 0% and 100%, where the flag's rates
-    lie."""
-    if n == 0:
-        return 0.0, 1.0
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
 
 # Whether a candidate's key at a letter (its own where None) is right, against a scene's truth
 Truth = Callable[[CandidateRecord, dict, "str | None"], Verdict]
