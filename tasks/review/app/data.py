@@ -11,7 +11,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from benchfoundry.core.letters import LETTERS
 from benchfoundry.core.records import (
     CandidateRecord,
     ClipRecord,
@@ -24,15 +23,13 @@ from benchfoundry.core.records import (
     TranslationRecord,
     VisualFactsRecord,
 )
-from benchfoundry.decisions.outcomes import as_decided, english_change, why_outdated
-from benchfoundry.decisions.reviews import medium_of
 from benchfoundry.decisions.store import ReviewStore
-from benchfoundry.decisions.twins import twin_candidates, twin_parts
+from benchfoundry.decisions.twins import twin_candidates
 from benchfoundry.storage.not_asked import asked_nothing
 from benchfoundry.storage.tables import RunFolder
 from benchfoundry.tasks.review.app.conflicts import open_conflicts
 from benchfoundry.tasks.review.app.evidence import overlay_shapes
-from benchfoundry.tasks.review.app.provenance import origin, taxonomy_path
+from benchfoundry.tasks.review.app.samples import batch_samples
 
 RECHECK_S = 1.0  # how often the app looks whether the run's tables changed on disk
 FULL_PAIRS_S = 30.0  # how often progress is read whole from the database
@@ -46,25 +43,6 @@ MEDIA_TYPES = {
     "BMP": "image/bmp",
     "TIFF": "image/tiff",
 }
-
-
-def _answers(judgements: list[JudgementRecord]) -> list[dict[str, Any]]:
-    """Each model's first-pass answer (the option's text, or its error), by mode and model."""
-    out = []
-    for j in judgements:
-        chosen = None
-        if j.extracted and j.extracted in LETTERS[: len(j.option_order)]:
-            chosen = j.option_order[LETTERS.index(j.extracted)]
-        out.append(
-            {
-                "model": j.model,
-                "mode": j.mode,
-                "answer": chosen,
-                "correct": j.correct,
-                "error": j.error_kind,
-            }
-        )
-    return sorted(out, key=lambda a: (a["mode"], a["model"]))
 
 
 class ReviewData:
@@ -324,119 +302,9 @@ class ReviewData:
     def samples(
         self, batch: ReviewBatchRecord, offset: int = 0, limit: int | None = None
     ) -> list[dict[str, Any]]:
-        """The batch's samples from `offset` (at most `limit`), in the batch's order."""
-        asked = batch.question_ids[offset : None if limit is None else offset + limit]
-        wanted = set(asked)
-        every = self.items()
-        candidates = {q: every[q] for q in asked if q in every}
-        scored = self.scored()
-        judgements = self.judgements()
-        twins = self.translations()
-        english = {q: twin_parts(q)[0] for q in asked}
-        # whose models' answers a sample shows: its own, else (a twin never asked) its English
-        # item's, said so on the page
-        answers_of = {q: q if judgements.get(q) else english[q] for q in asked}
-        current = self.store.latest(wanted | set(english.values()))  # twins' English items too
-        overlays = self.overlays(list(candidates.values()))
-        files = self.image_files({c.image_id for c in candidates.values()})
-        out = []
-        for qid in asked:
-            c = candidates.get(qid)
-            if c is None:
-                continue
-            s = scored.get(english[qid])
-            mine = current.get(qid, {}).get(batch.reviewer)
-            # the text and key as the reviewer's own decision leaves them (an edit, a fix)
-            shown = as_decided(c.question, c.options, c.answer, mine)
-            original = every.get(english[qid]) if qid != english[qid] else None
-            # a twin: its English item as review left it, and whether that changed it
-            change = english_change(current.get(english[qid], {})) if original else None
-            english_shown = (
-                as_decided(original.question, original.options, original.answer, change)
-                if original
-                else None
-            )
-            out.append(
-                {
-                    "question_id": qid,
-                    "image_id": c.image_id,
-                    "dimension": c.dimension,
-                    "taxonomy_path": taxonomy_path(c),
-                    "question": shown.question,
-                    "hint": c.hint,
-                    "options": [
-                        {"letter": LETTERS[i], "text": t} for i, t in enumerate(shown.options)
-                    ],
-                    "answer": shown.answer,
-                    # as written, where the reviewer's decision changed the text or key
-                    "as_written": None
-                    if (shown.question, shown.options, shown.answer)
-                    == (c.question, list(c.options), c.answer)
-                    else {
-                        "question": c.question,
-                        "options": [
-                            {"letter": LETTERS[i], "text": t} for i, t in enumerate(c.options)
-                        ],
-                        "answer": c.answer,
-                    },
-                    "source": c.source,
-                    "generator": c.generator,
-                    "meta": dict(c.meta),
-                    "medium": medium_of(c),
-                    "origin": {**origin(c), "files": files.get(c.image_id, [])},
-                    "evidence": list(c.evidence),
-                    "overlay": overlays[qid],
-                    "decision": s.decision if s else None,
-                    "reason": s.reason if s else None,
-                    "flags": list(s.flags) if s else [],
-                    "difficulty": s.difficulty if s else None,
-                    "hits_text": s.hits_text if s else None,
-                    "n_text_models": s.n_text_models if s else None,
-                    "hits_vlm": s.hits_vlm if s else None,
-                    "n_vlm_models": s.n_vlm_models if s else None,
-                    "answers": _answers(judgements.get(answers_of[qid], [])),
-                    "answers_of": answers_of[qid],
-                    "scored_of": english[qid] if s else None,
-                    # a twin's page shows its English item beside it (the twin is decided on)
-                    "language": c.meta.get("language") if original else None,
-                    "english": None
-                    if original is None or english_shown is None
-                    else {
-                        "question_id": original.question_id,
-                        "question": english_shown.question,
-                        "hint": original.hint,
-                        "options": [
-                            {"letter": LETTERS[i], "text": t}
-                            for i, t in enumerate(english_shown.options)
-                        ],
-                        "answer": english_shown.answer,
-                    },
-                    # a twin written before its English item changed in review: not accepted
-                    "outdated": None
-                    if change is None or english_shown is None
-                    else {
-                        "why": why_outdated(english[qid], change),
-                        "reviewer": change.reviewer,
-                        "decision": change.decision,
-                        "answer": english_shown.answer,
-                    },
-                    "review": mine.model_dump(mode="json") if mine else None,
-                    "twins": [  # shown under the English item; decided on in their own batches
-                        {
-                            "language": t.language,
-                            "question": t.question,
-                            "options": [
-                                {"letter": LETTERS[i], "text": o} for i, o in enumerate(t.options)
-                            ],
-                            "method": t.method,
-                            # written before this item's text or key changed in review
-                            "outdated": english_change(current.get(qid, {})) is not None,
-                        }
-                        for t in (twins.get(qid, []) if original is None else [])
-                    ],
-                }
-            )
-        return out
+        """The batch's samples from `offset` (at most `limit`), in the batch's order, as the
+        desk shows them (`samples.batch_samples`)."""
+        return batch_samples(self, batch, offset, limit)
 
     def conflicts(self) -> list[dict[str, Any]]:
         """The adjudicator's queue (`conflicts.open_conflicts`)."""
