@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -38,9 +39,7 @@ class ReviewTeam:
 
     run: RunFolder
     engine: Engine
-
-    def writing(self) -> Any:  # the store's write transaction
-        raise NotImplementedError
+    writing: Callable[[], Any]  # the store's write transaction (`ReviewStore.writing`)
 
     # --- users ----------------------------------------------------------------------------
 
