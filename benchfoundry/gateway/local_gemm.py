@@ -18,6 +18,7 @@ multiplication for it; the environment variable `BENCHFOUNDRY_CPU_GEMM=torch` do
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import Any
@@ -71,36 +72,30 @@ def packed_linear(linear: Any) -> Any:
     return _module_class()(linear)
 
 
+@functools.cache
 def _module_class() -> type:
     import torch
 
-    global _PACKED
-    if _PACKED is None:
+    class _Packed(torch.nn.Module):
+        def __init__(self, linear: torch.nn.Linear) -> None:
+            super().__init__()
+            self.in_features = linear.in_features
+            self.out_features = linear.out_features
+            weight = linear.weight.detach()
+            self.packed = torch.ops.mkldnn._reorder_linear_weight(weight, None)
+            self.bias = None if linear.bias is None else linear.bias.detach()
 
-        class _Packed(torch.nn.Module):
-            def __init__(self, linear: torch.nn.Linear) -> None:
-                super().__init__()
-                self.in_features = linear.in_features
-                self.out_features = linear.out_features
-                weight = linear.weight.detach()
-                self.packed = torch.ops.mkldnn._reorder_linear_weight(weight, None)
-                self.bias = None if linear.bias is None else linear.bias.detach()
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if x.dtype != torch.float32 or x.requires_grad:
+                raise RuntimeError(
+                    "a layer packed for oneDNN takes float32 input without gradients"
+                )
+            return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
 
-            def forward(self, x: torch.Tensor) -> torch.Tensor:
-                if x.dtype != torch.float32 or x.requires_grad:
-                    raise RuntimeError(
-                        "a layer packed for oneDNN takes float32 input without gradients"
-                    )
-                return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+        def extra_repr(self) -> str:
+            return f"in_features={self.in_features}, out_features={self.out_features}, oneDNN"
 
-            def extra_repr(self) -> str:
-                return f"in_features={self.in_features}, out_features={self.out_features}, oneDNN"
-
-        _PACKED = _Packed
-    return _PACKED
-
-
-_PACKED: type | None = None
+    return _Packed
 
 
 def packing_problem(linear: Any) -> str | None:
