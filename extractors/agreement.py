@@ -10,7 +10,8 @@ Where they differ, nothing of that kind is asked, and the reason says why:
 - `word_fragment`: the line is part of a longer token (another reading runs on from its edge
   with no word space between, or one engine read more of it);
 - `unclear_shapes`: an object standing free of the others has an outline that names no shape
-  (two same-colour shapes run together, a blob): it may be several things, so nothing is counted;
+  (two same-colour shapes run together, a blob): it may be several things, so nothing is counted
+  (but a compact dot too few pixels across to name is one thing);
 - `holds_objects`, `pattern`: an object holds two others or more (a traffic light's housing, a
   frame), or three objects or more meet in a chain (stripes or a pattern inside one outline):
   a person may count one thing or several, so nothing is counted;
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.extractors.base import ANALYSIS_SIDE
 from benchfoundry.extractors.colour_names import UNCLEAR_JOIN, clear
+from benchfoundry.extractors.frame import image_area, image_box
 from benchfoundry.extractors.objects import objects_of, unplain
 from benchfoundry.extractors.shapes import HINT_OF, SHAPE_NAMES
 
@@ -41,7 +43,8 @@ REASONS = {
     "pattern": "three objects or more meet one another (stripes or a pattern inside one outline, "
     "a mosaic): a person may see one thing, so the objects are not counted",
 }
-MATCH = 0.5  # boxes of the same object in the two readings overlap at least this much (IoU)
+MATCH = 0.5  # boxes of the same object in the two readings overlap at least this much (IoU,
+# each grown by `_coarse`)
 # Boxes closer than this share of the image's longer side touch (an outline there may be
 # bitten): 5 pixels of the frame the facts are measured in (`frame.framed`, 384 px across).
 NEAR_SHARE = 5.0 / ANALYSIS_SIDE
@@ -78,6 +81,19 @@ def _iou(a: list[float], b: list[float]) -> float:
     inter = w * h
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / max(1e-9, union)
+
+
+def _coarse(a: Instance, b: Instance) -> float:
+    """How far either box's edges may stray: one pixel of the image as given, in the frame the
+    boxes are measured in, where the image was enlarged to it (a 96 px icon's pixel is four of
+    the frame's, and a shape 7 px across may be read a pixel wider by one reading than by the
+    other); nothing otherwise."""
+    k = max((i.box[2] - i.box[0]) / max(1e-9, image_box(i)[2] - image_box(i)[0]) for i in (a, b))
+    return k if k > 1 else 0.0
+
+
+def _grown(box: list[float], by: float) -> list[float]:
+    return [box[0] - by, box[1] - by, box[2] + by, box[3] + by]
 
 
 def same_colour(a: str, b: str) -> bool:
@@ -120,7 +136,7 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
     second = objects_of(facts.model_copy(update={"instances": facts.second_instances}))
     pairs = sorted(
         (
-            (_iou(a.box, b.box), i, j)
+            (_iou(_grown(a.box, _coarse(a, b)), _grown(b.box, _coarse(a, b))), i, j)
             for i, a in enumerate(first)
             for j, b in enumerate(second)
             if same_colour(a.attributes[0], b.attributes[0])
@@ -144,12 +160,32 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
     # shape, though neither name may be used. Two different names are no shape.
     shapeless = [_shapeless(a, second[partner[i]]) for i, a in enumerate(first)]
     free_unnamed = any(  # (a recogniser's label says what it is: one thing)
-        shapeless[i] and not a.label and not any(_touching(a, b) for b in agreed if b is not a)
+        shapeless[i]
+        and not a.label
+        and not _too_small_to_name(a)
+        and not any(_touching(a, b) for b in agreed if b is not a)
         for i, a in enumerate(agreed)
     )
     if free_unnamed:
         return agreed, None, "unclear_shapes"
     return agreed, None, _uncountable(agreed)
+
+
+# A shape fewer pixels across than this in the image as given has too few for its outline to
+# say what it is (a 7 px circle and a 7 px octagon are the same pixels), but a compact one is
+# still one thing to a person: a dot in a 96 px icon.
+NAMEABLE_PX = 12
+COMPACT_ASPECT, COMPACT_FILL = 1.3, 0.5  # a dot's box is near square and at least half full
+
+
+def _too_small_to_name(instance: Instance) -> bool:
+    """Whether an object names no shape only because it is too few of the image's own pixels
+    across (`NAMEABLE_PX`), and is compact (`COMPACT_ASPECT`, `COMPACT_FILL`: not two dots side
+    by side or corner to corner, whose box is long or mostly empty)."""
+    x0, y0, x1, y1 = image_box(instance)
+    w, h = max(1e-9, x1 - x0), max(1e-9, y1 - y0)
+    compact = max(w, h) / min(w, h) <= COMPACT_ASPECT
+    return max(w, h) < NAMEABLE_PX and compact and image_area(instance) >= COMPACT_FILL * w * h
 
 
 def _shapeless(a: Instance, b: Instance) -> bool:

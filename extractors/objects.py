@@ -13,6 +13,7 @@ from collections import Counter
 
 from benchfoundry.core.records import Instance, OcrLine, VisualFactsRecord
 from benchfoundry.extractors.blends import BLEND
+from benchfoundry.extractors.colour_names import UNCLEAR_JOIN
 from benchfoundry.extractors.describe import recognised
 
 
@@ -114,8 +115,10 @@ def objects_of(facts: VisualFactsRecord) -> list[Instance]:
 def graphic_in_text(facts: VisualFactsRecord) -> bool:
     """Whether a line of text runs over a graphic: among the regions inside one OCR line (the
     regions `objects_of` leaves out as glyphs), one that reaches out of the line's box or covers
-    most of it (a plate or badge behind the words), or one of another colour than the line's letters and about as
-    tall as the line (a logo's disc in place of a letter, a picture between words).
+    most of it (a plate or badge behind the words), or one of another colour than the line's
+    letters and about as tall as the line (a logo's disc in place of a letter, a picture
+    between words). A shade that shares a name with the letters' colour ("black-grey" among
+    black letters, as JPEG leaves a letter) is the letters' own.
     What such an image "contains" (objects, text or both) has no plain answer."""
     lines = [line for line in facts.ocr_lines if sum(ch.isalnum() for ch in line.text) >= 2]
     for line in lines:
@@ -142,7 +145,9 @@ def graphic_in_text(facts: VisualFactsRecord) -> bool:
             continue
         letters = colours.most_common(1)[0][0]
         if any(
-            _colour(i) != letters and (i.box[3] - i.box[1]) >= 0.5 * (ly1 - ly0) for i in inside
+            not set(letters.split(UNCLEAR_JOIN)) & set((_colour(i) or "").split(UNCLEAR_JOIN))
+            and (i.box[3] - i.box[1]) >= 0.5 * (ly1 - ly0)
+            for i in inside
         ):
             return True
     return False

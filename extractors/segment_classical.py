@@ -78,7 +78,11 @@ class ClassicalSegmenter(Segmenter):
         colours = pixels.astype(np.float32)
         # an edge's blur is a pixel or two of the image as given: enlarged, it is that much wider
         edge = max(1.0, factor)
-        labels = _absorb_slivers(labels, max(self.min_width * edge, 0.012 * min(labels.shape)))
+        # The graph cuts an enlarged edge's blur into rings a few pixels wide each, not into one
+        # wide band, so a sliver widens by the blur's growth, not by the factor: a shape 7 px
+        # across in a 96 px icon is a core 16 px wide once enlarged, inside its rings.
+        sliver = max(self.min_width + 2 * (edge - 1), 0.012 * min(labels.shape))
+        labels = _absorb_slivers(labels, sliver)
         labels = _join_similar(labels, colours, self.merge_distance)
         labels = _join_bands(labels, colours, narrow=6.0 * edge)
         background = _frame_colour(colours, self.background_distance)

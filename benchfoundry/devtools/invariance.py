@@ -7,7 +7,9 @@ size, re-encoded (JPEG 90, WebP, BMP, GIF, TIFF, CMYK JPEG, palette PNG, RGBA wi
 background) and padded with a margin of its own border's colour. All of them go through ingest, extract and the
 template generator in one run folder; each variant's questions are then compared with the
 picture's own: the share of its items asked again (the same question with the same options, in
-any order), and among those the share whose key is the same answer. No truth is needed, so it runs on any picture, photographs included.
+any order), and among those the share whose key is the same answer. A margin moves things in
+the frame, so the questions that name a place in it (`kinds.IN_FRAME`: "the object at the middle
+left", "where in the image") may change with it; those that name none must not. No truth is needed, so it runs on any picture, photographs included.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from PIL import Image
 
 from benchfoundry.core.letters import index_of
 from benchfoundry.core.records import CandidateRecord, ImageSourceRecord
+from benchfoundry.meaning.kinds import IN_FRAME, KINDS
 from benchfoundry.storage.tables import RunFolder
 
 BASE = "as_given"
@@ -128,10 +131,19 @@ class VariantOutcome:
     keys_same: int = 0
     new: int = 0
     changed: list[str] = field(default_factory=list)  # "picture: question: key -> key"
+    in_frame: int = 0  # of `questions`, those naming a place in the frame (`kinds.IN_FRAME`)
+    in_frame_kept: int = 0
 
     @property
     def kept_share(self) -> float:
         return self.kept / self.questions if self.questions else 1.0
+
+    @property
+    def frame_free_share(self) -> float:
+        """The share kept of the questions that name no place in the frame: what a margin,
+        which moves things in the frame, must keep."""
+        free = self.questions - self.in_frame
+        return (self.kept - self.in_frame_kept) / free if free else 1.0
 
     @property
     def key_share(self) -> float:
@@ -158,6 +170,12 @@ def _keys(candidates: list[CandidateRecord]) -> dict[Item, str]:
     }
 
 
+def _in_frame(generator: str) -> bool:
+    """Whether a template's questions name a place in the frame (`kinds.IN_FRAME`)."""
+    kind = KINDS.get(generator.removeprefix("template:"))
+    return kind is not None and IN_FRAME in kind.asks
+
+
 def compare(run: RunFolder) -> Invariance:
     """Each variant's template questions and keys against its picture's own (`as_given`)."""
     origin_of: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -182,9 +200,12 @@ def compare(run: RunFolder) -> Invariance:
             outcome.questions += len(base)
             outcome.new += len(set(other) - set(base))
             for question, key in base.items():
+                framed = _in_frame(question[0])
+                outcome.in_frame += framed
                 if question not in other:
                     continue
                 outcome.kept += 1
+                outcome.in_frame_kept += framed
                 if other[question] == key:
                     outcome.keys_same += 1
                 else:

@@ -21,6 +21,10 @@ SEPARATE = "separate"  # the regions found must look like separate objects
 COUNTS = "counts"  # its key counts the objects or compares their number or sizes
 BY_COLOUR = "by_colour"  # it names objects by their colours
 ANY_SHAPE = "any_shape"  # it names no object by its description: asked where a shape is unclear
+# It names a place in the frame (a third or a half of the image), in its question or its key: a
+# margin, a crop or a wider shot moves things in the frame, so such a question may change with
+# them where nothing else does (the invariance bench counts these apart for a margin).
+IN_FRAME = "in_frame"
 
 
 @dataclass(frozen=True)
@@ -93,10 +97,10 @@ KINDS: dict[str, Kind] = {
              a.count, frozenset({COUNTS})),
         Kind("position", "instance_location", ("colour", "[shape]"), _position_en,
              lambda s: f"{zh.thing(slot(s, 'colour'), s.get('shape'))}在图中的什么位置？",
-             a.position, frozenset({BY_COLOUR})),
+             a.position, frozenset({BY_COLOUR, IN_FRAME})),
         Kind("colour", "instance_attributes", ("[shape]", "position"), _colour_en,
              lambda s: f"图中{_where(s)}的{zh.thing(None, s.get('shape'))}是什么颜色？",
-             a.colour, frozenset({ANY_SHAPE})),
+             a.colour, frozenset({ANY_SHAPE, IN_FRAME})),
         Kind("size", "instance_attributes", ("extreme",),
              lambda s: f"Which object is the {slot(s, 'extreme')} in the image?",
              lambda s: f"图中哪个物体{zh.word(EXTREMES_ZH, slot(s, 'extreme'))}？",
@@ -111,7 +115,7 @@ KINDS: dict[str, Kind] = {
              a.read_text, frozenset({ANY_SHAPE}), a.text_fits),
         Kind("identity", "instance_identity", ("[colour]", "position"), _identity_en,
              lambda s: f"图中{_where(s)}的{zh.thing(s.get('colour'))}是什么形状？",
-             a.identity, frozenset({SEPARATE})),
+             a.identity, frozenset({SEPARATE, IN_FRAME})),
         Kind("contain", "instance_interaction", ("object",),
              lambda s: f"Which object is inside {name(s)}?",
              lambda s: f"哪个物体在{zh.named(s)}里面？",
@@ -153,7 +157,7 @@ KINDS: dict[str, Kind] = {
         Kind("layout", "scene_understanding", ("axis",),
              lambda s: LAYOUT_EN.get(slot(s, "axis")) or no(f"axis {s['axis']!r}"),
              lambda s: zh.word(LAYOUT_ZH, slot(s, "axis")),
-             a.layout, frozenset({SEPARATE, ANY_SHAPE})),
+             a.layout, frozenset({SEPARATE, ANY_SHAPE, IN_FRAME})),
         Kind("which_object", "spatial_relation", ("side", "object"),
              lambda s: f"Which object is {slot(s, 'side')} {name(s)}?",
              lambda s: f"哪个物体在{zh.named(s)}的{_side(s)}？",

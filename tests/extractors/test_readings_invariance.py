@@ -1,7 +1,7 @@
 """What the two readings find does not change with how a drawing is stored (issue 53), at the level
 of the readings themselves (no build, no OCR): one of the invariance bench's drawings padded
-with a margin is read as drawn, and at a quarter of its size a dot one reading misses leaves
-nothing counted; objects of one size keep
+with a margin is read as drawn, at a quarter of its size (96 px) its 7 px shapes are one object
+each of their own colour, and a dot one reading misses there leaves nothing counted; objects of one size keep
 their order whatever noise their areas carry; an object only one reading can name is still one
 object."""
 
@@ -73,6 +73,26 @@ def test_shapes_keep_their_names_under_a_margin_and_jpeg(drawings, variant):
         found = agreement(_facts(image if variant == "as_given" else _variant(image, variant)))
         assert found.counts_why_not is None, (name, found.counts_why_not)
         assert [(o.attributes[0], shape_of(o)) for o in found.objects] == drawn, name
+
+
+@pytest.mark.parametrize(
+    ("name", "drawn"),
+    [
+        # a red circle 7 px across: its whole mask, blended with the paper, reads pink
+        ("objects-000", [("yellow", "circle"), ("red", "triangle"), ("red", None)]),
+        # two triangles 7 px across: the default reading's clean-up took each for a sliver
+        ("objects-004", [("blue", "square"), ("orange", "square"), ("red", "square"),
+                         ("purple", None), ("blue", None)]),
+    ],
+)  # fmt: skip
+def test_a_drawing_at_a_quarter_of_its_size_is_read_as_drawn(drawings, name, drawn):
+    # at 96 px the small shapes are too few pixels to name, but each is still one object of
+    # its colour that both readings find in the same place, so the objects are counted
+    found = agreement(_facts(_variant(drawings(name), "quarter")))
+    assert (found.objects_why_not, found.counts_why_not) == (None, None)
+    assert sorted((o.attributes[0], shape_of(o) or "") for o in found.objects) == sorted(
+        (colour, shape or "") for colour, shape in drawn
+    )
 
 
 def test_a_dot_at_a_quarter_size_is_counted_by_both_readings_or_by_neither(drawings):
