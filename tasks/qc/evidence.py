@@ -23,8 +23,9 @@ from benchfoundry.storage.tables import RunFolder
 # Kinds the reader does not answer: the clips' actions (it reads pictures), and contact (it does
 # not judge how objects meet).
 NOT_READ = {k for k, v in meaning.KINDS.items() if v.clip} | {"contain", "overlap", "touch"}
-# Kinds whose options are printed text: where its OCR engine read none of them, it misread or
-# missed the line, which says nothing of the key (it abstains).
+# Kinds whose options are printed text: where its OCR engine read lines but none of the options,
+# it misread the line, which says nothing of the key (it abstains); where it read no text at
+# all, it doubts the key (something is written, the key says; its engine sees no writing).
 TEXT = {"read_text", "read_word"}
 MIDDLE = 0.015  # a thing this share of the side or nearer to the middle may lie across it
 MARGIN = 1.25  # the largest colour must cover this much more than the next for the reader
@@ -117,7 +118,12 @@ def check(candidate: CandidateRecord, reading: Reading) -> Evidence | None:
         return Evidence(True, f"reads {_said(read)}, as the key says")
     fitting = [chr(ord("A") + i) for i, o in enumerate(option_slots) if meaning.fits(kind, read, o)]
     if kind in TEXT and not fitting:
-        return None  # it read none of the options: a misreading of its own, no verdict
+        if not reading.texts and not reading.text_lines:
+            # Its engine, of another family than the key's, ran and found no writing anywhere
+            # in the picture (a logo's lettering the key's engines cut short, "tlib" for
+            # "matplotlib"): a reading that contradicts "this is written", not a misreading.
+            return Evidence(False, f"reads no text anywhere, not the key's {_said(dict(key))}")
+        return None  # it read lines, none of them an option: a misreading of its own
     where = f" (option {fitting[0]})" if fitting else " (no option says so)"
     return Evidence(False, f"reads {_said(read)}{where}, not the key's {_said(dict(key))}")
 

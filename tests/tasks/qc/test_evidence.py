@@ -95,8 +95,8 @@ def test_keys_set_wrong_are_flagged_with_what_the_reader_read(generated):
 
 def test_the_reader_reads_printed_text_with_its_own_ocr_engine():
     """What text the image holds comes from the reader's own OCR lines (`Reading.texts`), not
-    from the facts that wrote the key; a line it did not read is no verdict, and with no OCR
-    engine it says nothing of text at all."""
+    from the facts that wrote the key; a line it misread is no verdict, no writing found
+    anywhere is a doubt, and with no OCR engine it says nothing of text at all."""
     from benchfoundry.evidence.reading import Reading
     from benchfoundry.evidence.text import Line
     from benchfoundry.tasks.qc.evidence import check
@@ -117,6 +117,10 @@ def test_the_reader_reads_printed_text_with_its_own_ocr_engine():
     assert check(item, missed) is None
     no_engine = Reading([], (320, 240), "white", 0, (), "tesseract is not installed")
     assert check(item, no_engine) is None
+    # its engine ran and found no writing anywhere: that contradicts the key (a logo's lettering
+    # that the key's engines cut short), so it doubts, saying so
+    blank = check(item, Reading([], (320, 240), "white", 0, ()))
+    assert not blank.agrees and "reads no text anywhere" in blank.read
     content = item.model_copy(update={"generator": "template:scene_content",
                                       "option_slots": [{"fixed": "text_no_objects"}] * 3})  # fmt: skip
     assert check(content, read).agrees and check(content, no_engine) is None
