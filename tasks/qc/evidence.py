@@ -31,6 +31,42 @@ MIDDLE = 0.015  # a thing this share of the side or nearer to the middle may lie
 MARGIN = 1.25  # the largest colour must cover this much more than the next for the reader
 
 
+MEET = 0.01  # things whose boxes come this share of the picture's longer side apart meet
+
+
+def _meet(a: meaning.Thing, b: meaning.Thing, gap: float) -> bool:
+    (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = a.box, b.box
+    return max(bx0 - ax1, ax0 - bx1, by0 - ay1, ay0 - by1) < gap
+
+
+def _uncountable(things: Sequence[meaning.Thing], gap: float) -> str | None:
+    """Why a person would not agree on how many things it reads, if so: three or more meeting
+    one another in a chain (a flag's stripes, a striped box, a mosaic), or one holding two
+    others or more (a traffic light's housing with its lights). Its own rule, on its own
+    things: the key's readings apply one of their own before they count."""
+    for outer in things:
+        held = [
+            t
+            for t in things
+            if t is not outer
+            and outer.box[0] <= t.box[0]
+            and outer.box[1] <= t.box[1]
+            and t.box[2] <= outer.box[2]
+            and t.box[3] <= outer.box[3]
+        ]
+        if len(held) >= 2:
+            return "things people count differently: one holding two others or more (a housing)"
+    group = list(range(len(things)))  # each thing's chain, joined where two meet
+    for i, a in enumerate(things):
+        for j, b in enumerate(things[:i]):
+            if group[i] != group[j] and _meet(a, b, gap):
+                old, new = group[i], group[j]
+                group = [new if g == old else g for g in group]
+    if any(group.count(g) >= 3 for g in set(group)):
+        return "things people count differently: three or more meeting in a chain (stripes)"
+    return None
+
+
 @dataclass(frozen=True)
 class Evidence:
     agrees: bool
@@ -52,7 +88,9 @@ class ReadingScene:
         self._count = reading.text_lines
         self._missing = reading.text_missing
 
-    def things(self, counted: bool = False) -> list[meaning.Thing]:  # noqa: ARG002
+    def things(self, counted: bool = False) -> list[meaning.Thing]:
+        if counted and (why := _uncountable(self._things, MEET * max(self.size))):
+            raise meaning.NoAnswer(why)
         return self._things
 
     def text_lines(self) -> list[str]:

@@ -146,3 +146,31 @@ def _as_scene_thing(t):
     from benchfoundry import meaning
 
     return meaning.Thing(t.colour, t.box, float(t.area), t.position, noun=t.noun)
+
+
+def test_the_reader_counts_nothing_a_person_would_count_differently():
+    """Three stripes that meet (a flag) or a housing holding two lights: the reader's own rule
+    says people count these differently, so it doubts any count keyed on them; three things
+    apart it counts."""
+    from benchfoundry.evidence.reading import Reading, Thing
+    from benchfoundry.tasks.qc.evidence import check
+
+    def stripe(colour, x0, x1, y0=88.0, y1=200.0):
+        return Thing(colour, "rectangle", (x0, y0, x1, y1), int((x1 - x0) * (y1 - y0)), None)
+
+    item = CandidateRecord(
+        question_id="q", image_id="i", dimension="instances_counting", hint=None,
+        question="How many objects are there in the image?", options=["2", "3", "4", "5"],
+        answer="B", category=None, l2_category=None, split=None, generator="template:count",
+        prompt_id=None, prompt_hash=None, evidence=[], source="template", meta={},
+        raw_output=None, slots={}, option_slots=[{"number": n} for n in "2345"],
+    )  # fmt: skip
+    flag = [stripe("black", 133, 192), stripe("white", 193, 252), stripe("orange", 253, 311)]
+    doubt = check(item, Reading(flag, (384, 288), "white"))
+    assert not doubt.agrees and "count differently" in doubt.read
+    apart = [stripe("black", 20, 80), stripe("white", 150, 210), stripe("orange", 290, 350)]
+    assert check(item, Reading(apart, (384, 288), "white")).agrees
+    lights = [stripe("black", 150, 230, 20, 260), stripe("red", 170, 210, 40, 80),
+              stripe("green", 170, 210, 200, 240)]  # fmt: skip
+    housing = check(item, Reading(lights, (384, 288), "white"))
+    assert not housing.agrees and "count differently" in housing.read
