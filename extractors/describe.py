@@ -49,12 +49,15 @@ def core(mask: np.ndarray, edge: float = 1.0) -> np.ndarray:
 def flat_colour(
     pixels: np.ndarray, mask: np.ndarray, distance: float = 30.0, edge: int = 3
 ) -> bool:
-    """Whether the region's inside (its `core`, clear of `edge` pixels, so a blended or
-    anti-aliased edge, and the ringing JPEG's chroma subsampling leaves beside it, do not count)
-    is one colour: 90% of its pixels within `distance` of their median."""
+    """Whether the region's inside (its mask eroded by `edge` pixels, so a blended or
+    anti-aliased edge, and the ringing JPEG's chroma subsampling leaves beside it, do not count;
+    its `core` where that leaves too few) is one colour: 90% of its pixels within `distance` of
+    their median."""
     if mask.shape != pixels.shape[:2] or not mask.any():
         return False
-    values = pixels[core(mask, edge)].astype(np.float32)
+    inside = ndimage.binary_erosion(mask, iterations=edge)
+    # a region too small to keep 16 pixels so eroded (a 7 px shape enlarged) is read by its core
+    values = pixels[inside if inside.sum() >= 16 else core(mask, edge)].astype(np.float32)
     spread = np.linalg.norm(values - np.median(values, axis=0), axis=1)
     return bool(np.mean(spread <= distance) >= 0.9)
 
