@@ -16,8 +16,10 @@ its shape word (`shapes`, OpenCV), its box, its area and its place (`place_word`
 outline drawn around other pieces (a cartoon's black line: `_outline`), which is part of what it
 surrounds, and a sliver with no shape along a larger piece (a drop shadow, a blended edge:
 `_sliver`); a shapeless or round piece that is overlapping shapes is cut into them
-(`shapes.overlapping`). Tesseract reads the text (`text`); the pieces lying mostly inside a line of text are
-its letters, not things."""
+(`shapes.overlapping`). A pale thing close to the paper's colour (`_faint`: a cream star on
+white) is read apart, from the pixels beyond the paper's own noise but near its colour, where it
+stands clear of every other piece. Tesseract reads the text (`text`); the pieces lying mostly
+inside a line of text are its letters, not things."""
 
 from __future__ import annotations
 
@@ -29,7 +31,14 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from benchfoundry.evidence.colours import NAMES, UNCLEAR, colour_indexes, colour_word, oklab
+from benchfoundry.evidence.colours import (
+    NAMES,
+    UNCLEAR,
+    colour_indexes,
+    colour_word,
+    name_lab,
+    oklab,
+)
 from benchfoundry.evidence.shapes import overlapping, shape_word
 from benchfoundry.evidence.text import Line, read_text
 
@@ -45,6 +54,9 @@ _EDGE = 0.03  # OKLab change per pixel of the copy (smoothed): above it a pixel 
 _PAPER, _TINT = 0.6, 0.1  # OKLab lightness and chroma: a backdrop this light and pale is paper
 _GRAIN = 30  # RGB levels: differences under this are smoothed away as noise, larger are edges
 _OWN = 0.5  # a piece is outlined by its own colour's pixels where they are this share of it
+_FAINT, _SPREAD = 0.02, 2.5  # OKLab: the backdrop's least reach, and its reach in frame spreads
+_HALO = 8  # pixels of the copy: a faint thing lies this far or farther from any other piece
+_FAINT_SHARE = 0.003  # of the copy's pixels: a faint thing is at least this large
 _GROW = 4  # pixels of the copy: a piece takes back the transition pixels this near it
 
 
@@ -160,15 +172,23 @@ def _copy(image: Image.Image, side: int) -> tuple[np.ndarray, float]:
     return smooth, factor
 
 
-def _backdrop(pixels: np.ndarray) -> tuple[np.ndarray, str | None]:
-    """The backdrop's pixels (none where the frame is not plain) and the frame's colour."""
+def _backdrop(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """The backdrop's pixels (none where the frame is not plain), the faint pixels, and the
+    frame's colour. The backdrop reaches `_SPREAD` times the frame's own spread about its
+    colour (95th percentile: the paper's noise or grain, after smoothing), at least `_FAINT` and
+    at most `_BACKDROP` (OKLab); faint pixels lie beyond that reach but within `_BACKDROP`: a
+    cream star (245, 245, 220) on paper (250, 250, 250) is 0.039 from it."""
     frame = np.concatenate([pixels[0], pixels[-1], pixels[:, 0], pixels[:, -1]])
     median = np.median(frame, axis=0)
     lab, centre = oklab(frame / 255), oklab(median / 255)
-    if np.mean(np.linalg.norm(lab - centre, axis=-1) < _BACKDROP) < _PLAIN:
-        return np.zeros(pixels.shape[:2], bool), None
-    near = np.linalg.norm(oklab(pixels / 255) - centre, axis=-1) < _BACKDROP
-    return near, colour_word(tuple(median))
+    spread = np.linalg.norm(lab - centre, axis=-1)
+    if np.mean(spread < _BACKDROP) < _PLAIN:
+        none = np.zeros(pixels.shape[:2], bool)
+        return none, none, None
+    reach = min(_BACKDROP, max(_FAINT, _SPREAD * float(np.percentile(spread, 95))))
+    distance = np.linalg.norm(oklab(pixels / 255) - centre, axis=-1)
+    faint = (distance >= reach) & (distance < _BACKDROP)
+    return distance < reach, faint, colour_word(tuple(median))
 
 
 def _balanced(pixels: np.ndarray, backdrop: np.ndarray) -> np.ndarray:
@@ -224,6 +244,26 @@ def _pieces(
     return out
 
 
+def _faint(
+    pixels: np.ndarray, faint: np.ndarray, owner: np.ndarray, least: float
+) -> list[np.ndarray]:
+    """The faint things: pieces of the `faint` pixels (beyond the backdrop's spread, but near
+    its colour: a cream shape on white paper), whatever their colour's name (it wavers there),
+    at least `least` pixels and `_HALO` pixels or more from any other piece (JPEG's ringing and a
+    blur's pale fringe lie along things; a faint thing stands alone)."""
+    flat = ndimage.binary_opening(faint & ~_edges(pixels), structure=_SQUARE)
+    labels, _ = ndimage.label(flat)
+    taken = ndimage.binary_dilation(owner > 0, iterations=_HALO)
+    out = []
+    for piece, box in enumerate(ndimage.find_objects(labels), start=1):
+        if box is None:
+            continue
+        mask = labels == piece
+        if mask.sum() >= least and not (taken & mask).any():
+            out.append(ndimage.binary_fill_holes(mask))
+    return out
+
+
 def read_pixels(
     image: Image.Image, side: int = SIDE, min_share: float = 0.0003, text: bool = True
 ) -> Reading:
@@ -233,7 +273,8 @@ def read_pixels(
     drawing, whose flat inside is smaller still, is a thing (at 0.001 it was not, and every
     right key that counted it was doubted). `text=False` reads no text, and says so."""
     pixels, factor = _copy(image, side)
-    backdrop, background = _backdrop(pixels.astype(np.float64))
+    backdrop, faint, background = _backdrop(pixels.astype(np.float64))
+    backdrop = backdrop | faint  # the things of clear colour first, as on any paper
     pixels = _balanced(pixels, backdrop)
     names = colour_indexes(pixels)
     read = read_text(image) if text else None
@@ -291,5 +332,21 @@ def read_pixels(
                     position=place_word(scaled, image.width, image.height),
                 )
             )
+    # then the faint things standing apart from them
+    for mask in _faint(pixels, faint, owner, _FAINT_SHARE * names.size):
+        ys, xs = ndimage.find_objects(mask.astype(np.int32))[0]
+        scaled = (xs.start / factor, ys.start / factor, xs.stop / factor, ys.stop / factor)
+        if any(_inside(scaled, line.box) for line in lines):
+            continue  # a pale letter
+        index = int(name_lab(oklab(np.median(pixels[mask], axis=0) / 255)))
+        things.append(
+            Thing(
+                colour=None if index == UNCLEAR else NAMES[index],
+                noun=shape_word(mask),
+                box=scaled,
+                area=int(mask.sum() / factor**2),
+                position=place_word(scaled, image.width, image.height),
+            )
+        )
     things.sort(key=lambda t: -t.area)
     return Reading(things, image.size, background, len(lines), tuple(lines), missing)

@@ -3,6 +3,8 @@ noise, a warm lamp's light. It reads the things as drawn: no blended ring around
 counted as a thing of its own, shapes named though their corners are rounded, colours named
 as a person names them under the lamp."""
 
+import io
+
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
@@ -49,3 +51,38 @@ def test_under_a_warm_lamp_colours_are_named_as_drawn(drawing):
 def test_a_hedge_names_a_colour_unclear_only_where_it_is_plainly_nearer():
     assert colour_word((255, 127, 80)) is None  # coral itself: orange or pink?
     assert colour_word((245, 128, 40)) == "orange"  # between dark orange and coral
+
+
+def _star(cx, cy, r):
+    angles = [np.radians(-90 + 36 * i) for i in range(10)]
+    return [
+        (cx + (r if i % 2 == 0 else 0.45 * r) * np.cos(a),
+         cy + (r if i % 2 == 0 else 0.45 * r) * np.sin(a))
+        for i, a in enumerate(angles)
+    ]  # fmt: skip
+
+
+def _jpeg(image, quality):
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=quality)
+    return Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+
+
+def test_a_cream_star_on_white_paper_is_a_thing_through_noise_and_jpeg(drawing):
+    # cream (245, 245, 220) is 0.039 from the paper in OKLab: inside the old backdrop's 0.06
+    pale = drawing.copy()
+    ImageDraw.Draw(pale).polygon(_star(310, 210, 40), fill=(245, 245, 220))
+    pixels = np.asarray(pale, dtype=np.float64)
+    noisy = pixels + np.random.default_rng(1).normal(0, 8, pixels.shape)
+    noisy = Image.fromarray(np.clip(noisy, 0, 255).round().astype(np.uint8))
+    for spoilt in (pale, noisy, _jpeg(pale, 15), pale.filter(ImageFilter.GaussianBlur(1.7))):
+        things = read_pixels(spoilt, text=False).things
+        assert [t.colour for t in things[:3]] == ["red", "blue", "green"]  # largest first
+        assert len(things) == 4
+        assert things[3].position == "bottom right"  # the star (the old reader: 3 things)
+
+
+def test_jpeg_ringing_along_a_shape_is_not_a_faint_thing(drawing):
+    for quality in (10, 15, 25):  # (the triangle's corners may go: its name is not asked here)
+        things = read_pixels(_jpeg(drawing, quality), text=False).things
+        assert [t.colour for t in things] == ["red", "blue", "green"]
