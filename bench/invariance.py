@@ -69,7 +69,7 @@ def main() -> None:
     parser.add_argument("--packaged", action="store_true", help="the demo's packaged photos too")
     parser.add_argument("--variants", default="", help="comma-separated (default: all)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--show", type=int, default=8, help="changed keys to print")
+    parser.add_argument("--show", type=int, default=8, help="changed keys, and questions lost, to print (each)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-invariance-"))
     env.configure(work, console_level="CRITICAL")
@@ -107,12 +107,13 @@ def main() -> None:
         f"lowest: questions kept {100 * worst_q:.1f}% (for a margin, of those naming no place in "
         f"the frame), keys kept {100 * worst_k:.1f}%"
     )
-    shown = 0
-    for name, o in sorted(result.by_variant.items()):
-        for line in o.changed:
-            if shown < args.show:
-                print(f"  changed ({name}) {line}")
-                shown += 1
+    for what in ("changed", "lost"):
+        shown = 0
+        for name, o in sorted(result.by_variant.items()):
+            for line in getattr(o, what):
+                if shown < args.show:
+                    print(f"  {what} ({name}) {line}")
+                    shown += 1
 
 
 if __name__ == "__main__":

@@ -92,6 +92,17 @@ def _coarse(a: Instance, b: Instance) -> float:
     return k if k > 1 else 0.0
 
 
+def _overlap(a: Instance, b: Instance) -> float:
+    """How well two readings' boxes of one object agree: their IoU, each grown by `_coarse`;
+    where the image was enlarged and no edge of one lies more than two of the image's own
+    pixels from the other's, a full match (a 7 px triangle's enlarged edge is a blur two pixels
+    wide, which one reading takes into the shape and the other leaves out)."""
+    coarse = _coarse(a, b)
+    if coarse and max(abs(p - q) for p, q in zip(a.box, b.box, strict=True)) <= 2 * coarse:
+        return 1.0
+    return _iou(_grown(a.box, coarse), _grown(b.box, coarse))
+
+
 def _grown(box: list[float], by: float) -> list[float]:
     return [box[0] - by, box[1] - by, box[2] + by, box[3] + by]
 
@@ -136,7 +147,7 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
     second = objects_of(facts.model_copy(update={"instances": facts.second_instances}))
     pairs = sorted(
         (
-            (_iou(_grown(a.box, _coarse(a, b)), _grown(b.box, _coarse(a, b))), i, j)
+            (_overlap(a, b), i, j)
             for i, a in enumerate(first)
             for j, b in enumerate(second)
             if same_colour(a.attributes[0], b.attributes[0])
@@ -162,7 +173,7 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
     free_unnamed = any(  # (a recogniser's label says what it is: one thing)
         shapeless[i]
         and not a.label
-        and not _too_small_to_name(a)
+        and not too_small_to_name(a)
         and not any(_touching(a, b) for b in agreed if b is not a)
         for i, a in enumerate(agreed)
     )
@@ -178,7 +189,7 @@ NAMEABLE_PX = 12
 COMPACT_ASPECT, COMPACT_FILL = 1.3, 0.5  # a dot's box is near square and at least half full
 
 
-def _too_small_to_name(instance: Instance) -> bool:
+def too_small_to_name(instance: Instance) -> bool:
     """Whether an object names no shape only because it is too few of the image's own pixels
     across (`NAMEABLE_PX`), and is compact (`COMPACT_ASPECT`, `COMPACT_FILL`: not two dots side
     by side or corner to corner, whose box is long or mostly empty)."""

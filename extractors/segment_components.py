@@ -43,7 +43,8 @@ class ColourComponents(Segmenter):
     @property
     def model(self) -> str:
         return (
-            f"median-cut({self.colours}, merge={self.merge_distance:g})+8-connected components"
+            f"median-cut({self.colours}, merge={self.merge_distance:g}, backdrop apart)"
+            "+8-connected components"
             f"(min_share={self.min_share:g})@{self.side}"
         )
 
@@ -80,13 +81,20 @@ class ColourComponents(Segmenter):
 
     def _groups(self, rgb: Image.Image) -> np.ndarray:
         """Each pixel's colour group: its median-cut palette entry, each entry joined to the
-        first more common one within `merge_distance` of it (a shade of the same paint)."""
-        quantised = rgb.quantize(
+        first more common one within `merge_distance` of it (a shade of the same paint). Where
+        the frame is plain, the pixels within half `merge_distance` of its colour are one group,
+        the backdrop, and the palette is cut from the rest: a paper's faint shades would
+        otherwise take most of the entries, and a small red square inside a black one, too rare
+        for an entry of its own, would join the black."""
+        pixels = np.asarray(rgb, np.float32)
+        backdrop = _backdrop(pixels, self.merge_distance / 2)
+        rest = pixels[~backdrop] if not backdrop.all() else pixels.reshape(-1, 3)
+        quantised = Image.fromarray(rest[None].astype(np.uint8)).quantize(
             colors=self.colours, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
         )
-        index = np.asarray(quantised)
+        index = np.asarray(quantised)[0]
         palette = np.asarray(quantised.getpalette()[: 3 * self.colours], np.float32).reshape(-1, 3)
-        counts = np.bincount(index.ravel(), minlength=len(palette))
+        counts = np.bincount(index, minlength=len(palette))
         owner = np.arange(len(palette))
         kept: list[int] = []
         for entry in np.argsort(-counts, kind="stable"):
@@ -99,7 +107,21 @@ class ColourComponents(Segmenter):
                 owner[entry] = near[0]
             else:
                 kept.append(int(entry))
-        return owner[index]
+        groups = np.full(pixels.shape[:2], len(palette), np.int32)  # the backdrop's group
+        if backdrop.all():
+            return owner[index].reshape(pixels.shape[:2]).astype(np.int32)
+        groups[~backdrop] = owner[index]
+        return groups
+
+
+def _backdrop(pixels: np.ndarray, within: float) -> np.ndarray:
+    """The pixels within `within` (RGB) of the frame's median colour where at least 60% of the
+    frame's pixels are (a plain frame); none otherwise."""
+    frame = np.concatenate([pixels[0], pixels[-1], pixels[:, 0], pixels[:, -1]])
+    median = np.median(frame, axis=0)
+    if np.mean(np.linalg.norm(frame - median, axis=-1) < within) < 0.6:
+        return np.zeros(pixels.shape[:2], bool)
+    return np.linalg.norm(pixels - median, axis=-1) < within
 
 
 def _frame_group(groups: np.ndarray) -> int | None:

@@ -131,6 +131,7 @@ class VariantOutcome:
     keys_same: int = 0
     new: int = 0
     changed: list[str] = field(default_factory=list)  # "picture: question: key -> key"
+    lost: list[str] = field(default_factory=list)  # "picture: question", not asked of it
     in_frame: int = 0  # of `questions`, those naming a place in the frame (`kinds.IN_FRAME`)
     in_frame_kept: int = 0
 
@@ -203,6 +204,7 @@ def compare(run: RunFolder) -> Invariance:
                 framed = _in_frame(question[0])
                 outcome.in_frame += framed
                 if question not in other:
+                    outcome.lost.append(f"{picture}: {question[1]}")
                     continue
                 outcome.kept += 1
                 outcome.in_frame_kept += framed
