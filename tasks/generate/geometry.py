@@ -16,6 +16,7 @@ icon and a 6,000 px scan of one drawing meet the same tests."""
 from __future__ import annotations
 
 from benchfoundry.core.records import Instance
+from benchfoundry.extractors.agreement import too_small_to_name
 from benchfoundry.extractors.frame import Framed, framed, image_area, image_box
 
 __all__ = ["Framed", "framed", "image_area", "image_box"]  # kept here for the templates
@@ -67,12 +68,15 @@ def _in_shape(outer: Instance, x: float, y: float) -> bool:
 
 
 def inside(inner: Instance, outer: Instance) -> bool:
-    """The inner box lies well inside the outer's box, and its corners inside the outer's shape."""
+    """The inner box lies well inside the outer's box, and its corners inside the outer's shape.
+    The inner object has a shape hint, or is a dot too few pixels across to name a shape
+    (`agreement.too_small_to_name`: a 5 px square in a 96 px icon), which is no blurred edge."""
     (ix0, iy0, ix1, iy1), (ox0, oy0, ox1, oy1) = inner.box, outer.box
     if min(ix0 - ox0, iy0 - oy0, ox1 - ix1, oy1 - iy1) < INSIDE:
         return False
     corners = [(ix0, iy0), (ix1, iy0), (ix0, iy1), (ix1, iy1)]
-    return hint(inner) is not None and all(_in_shape(outer, x, y) for x, y in corners)
+    named = hint(inner) is not None or too_small_to_name(inner)
+    return named and all(_in_shape(outer, x, y) for x, y in corners)
 
 
 def _reach(instance: Instance, side: str) -> tuple[float, float]:
@@ -129,12 +133,12 @@ def relation(a: Instance, b: Instance) -> str:
         and _edges_apart(a, b)
         and min(fill(a), fill(b)) >= FILLED
     )
+    if hint(a) is not None and inside(b, a):
+        return "contains"
+    if hint(b) is not None and inside(a, b):
+        return "inside"
     if hint(a) is None or hint(b) is None:
         return "overlaps" if crossing and (hint(a) or hint(b)) else "unclear"
-    if inside(b, a):
-        return "contains"
-    if inside(a, b):
-        return "inside"
     if _touching(a, b, gx, gy):
         return "touches"
     return "overlaps" if crossing else "unclear"

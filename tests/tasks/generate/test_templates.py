@@ -69,6 +69,12 @@ def test_how_objects_meet_is_read_from_boxes_hints_and_areas():
     assert relation(_inst((100, 100, 200, 200), "red", "round"), in_corner) != "contains"
     ring = _inst((99, 99, 191, 170), "purple", None, area=2000)  # a blurred edge joined around
     assert relation(ring, beside) == "unclear"
+    # a dot too few pixels across to name a shape (a 4 px square in a 96 px icon) is inside;
+    # a region with no shape that is large enough to have one is not known to be
+    dot = _inst((140, 140, 145, 145), "yellow", None, area=25)
+    assert relation(outer, dot) == "contains" and relation(dot, outer) == "inside"
+    blob = _inst((130, 130, 170, 170), "yellow", None)
+    assert relation(outer, blob) == "unclear"
     far = _inst((300, 20, 340, 60), "black", "rectangular")
     assert relation(square, far) == "apart"
     assert in_contact(square, [square, beside, far]) and not in_contact(far, [square, far])
