@@ -69,7 +69,9 @@ def main() -> None:
     parser.add_argument("--packaged", action="store_true", help="the demo's packaged photos too")
     parser.add_argument("--variants", default="", help="comma-separated (default: all)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--show", type=int, default=8, help="changed keys, and questions lost, to print (each)")
+    parser.add_argument(
+        "--show", type=int, default=8, help="changed keys, and questions lost, to print (each)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-invariance-"))
     env.configure(work, console_level="CRITICAL")
