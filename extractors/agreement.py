@@ -186,13 +186,16 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
 # say what it is (a 7 px circle and a 7 px octagon are the same pixels), but a compact one is
 # still one thing to a person: a dot in a 96 px icon.
 NAMEABLE_PX = 12
-COMPACT_ASPECT, COMPACT_FILL = 1.3, 0.5  # a dot's box is near square and at least half full
+# a dot's box is near square and filled as a triangle's is (half of it, less a little the
+# enlarged blur takes: a 7 px triangle measured 0.48), more than two round dots corner to
+# corner fill theirs (0.39)
+COMPACT_ASPECT, COMPACT_FILL = 1.3, 0.42
 
 
 def too_small_to_name(instance: Instance) -> bool:
     """Whether an object names no shape only because it is too few of the image's own pixels
     across (`NAMEABLE_PX`), and is compact (`COMPACT_ASPECT`, `COMPACT_FILL`: not two dots side
-    by side or corner to corner, whose box is long or mostly empty)."""
+    by side or two round dots corner to corner, whose box is long or mostly empty)."""
     x0, y0, x1, y1 = image_box(instance)
     w, h = max(1e-9, x1 - x0), max(1e-9, y1 - y0)
     compact = max(w, h) / min(w, h) <= COMPACT_ASPECT

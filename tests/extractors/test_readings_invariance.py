@@ -168,3 +168,19 @@ def test_an_object_one_reading_names_is_one_object_but_is_not_named():
     assert neither.counts_why_not == "unclear_shapes"
     disputed = agreement(_two_readings([other, named], [other, _square(240, 2401)]))
     assert disputed.counts_why_not == "unclear_shapes"
+
+
+def test_a_7_px_triangle_is_a_dot_to_count_and_two_round_dots_corner_to_corner_are_not():
+    from benchfoundry.extractors.agreement import too_small_to_name
+
+    def blob(w: float, h: float, area: int) -> Instance:
+        return Instance(box=[40.0, 40.0, 40.0 + w, 40.0 + h], mask_area=area, label=None,
+                        attributes=["purple", "flat-coloured", "small", "center"],
+                        dense_caption=None, score=0.9)  # fmt: skip
+
+    # a 7 px triangle at 96 px, as the default reading measured it on a held-out drawing:
+    # 25 px of its 7.2 x 7.2 box (0.48; it fills half, less what the blur takes)
+    assert too_small_to_name(blob(7.2, 7.2, 25))
+    # two round dots 4 px across meeting corner to corner: 0.39 of their 8 x 8 box
+    assert not too_small_to_name(blob(8, 8, 25))
+    assert not too_small_to_name(blob(14, 7, 80))  # two dots side by side: a long box
