@@ -88,7 +88,9 @@ class ColourComponents(Segmenter):
         for an entry of its own, would join the black."""
         pixels = np.asarray(rgb, np.float32)
         backdrop = _backdrop(pixels, self.merge_distance / 2)
-        rest = pixels[~backdrop] if not backdrop.all() else pixels.reshape(-1, 3)
+        if backdrop.all():  # a blank picture: its one colour is cut like any other
+            backdrop[:] = False
+        rest = pixels[~backdrop]
         quantised = Image.fromarray(rest[None].astype(np.uint8)).quantize(
             colors=self.colours, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
         )
@@ -108,8 +110,6 @@ class ColourComponents(Segmenter):
             else:
                 kept.append(int(entry))
         groups = np.full(pixels.shape[:2], len(palette), np.int32)  # the backdrop's group
-        if backdrop.all():
-            return owner[index].reshape(pixels.shape[:2]).astype(np.int32)
         groups[~backdrop] = owner[index]
         return groups
 

@@ -31,14 +31,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from benchfoundry.evidence.colours import (
-    NAMES,
-    UNCLEAR,
-    colour_indexes,
-    colour_word,
-    name_lab,
-    oklab,
-)
+from benchfoundry.evidence.colours import NAMES, UNCLEAR, colour_indexes, colour_word, oklab
 from benchfoundry.evidence.shapes import overlapping, shape_word
 from benchfoundry.evidence.text import Line, read_text
 
@@ -245,13 +238,14 @@ def _pieces(
 
 
 def _faint(
-    pixels: np.ndarray, faint: np.ndarray, owner: np.ndarray, least: float
+    faint: np.ndarray, changes: np.ndarray, owner: np.ndarray, least: float
 ) -> list[np.ndarray]:
     """The faint things: pieces of the `faint` pixels (beyond the backdrop's spread, but near
     its colour: a cream shape on white paper), whatever their colour's name (it wavers there),
     at least `least` pixels and `_HALO` pixels or more from any other piece (JPEG's ringing and a
-    blur's pale fringe lie along things; a faint thing stands alone)."""
-    flat = ndimage.binary_opening(faint & ~_edges(pixels), structure=_SQUARE)
+    blur's pale fringe lie along things; a faint thing stands alone). `changes` are the copy's
+    transition pixels (`_edges`)."""
+    flat = ndimage.binary_opening(faint & ~changes, structure=_SQUARE)
     labels, _ = ndimage.label(flat)
     taken = ndimage.binary_dilation(owner > 0, iterations=_HALO)
     out = []
@@ -282,7 +276,8 @@ def read_pixels(
     missing = read.missing if read is not None else "text was not read (text=False)"
     min_area = min_share * names.size
     owner = np.zeros(names.shape, np.int32)  # which piece each pixel is in (0: none)
-    edge = _edges(pixels) & ~backdrop
+    changes = _edges(pixels)
+    edge = changes & ~backdrop
     # the flat insides of things first; each takes back the transition pixels nearest it
     found = _pieces(names, ~backdrop & ~edge, min_area, owner)
     if found:
@@ -333,15 +328,14 @@ def read_pixels(
                 )
             )
     # then the faint things standing apart from them
-    for mask in _faint(pixels, faint, owner, _FAINT_SHARE * names.size):
+    for mask in _faint(faint, changes, owner, _FAINT_SHARE * names.size):
         ys, xs = ndimage.find_objects(mask.astype(np.int32))[0]
         scaled = (xs.start / factor, ys.start / factor, xs.stop / factor, ys.stop / factor)
         if any(_inside(scaled, line.box) for line in lines):
             continue  # a pale letter
-        index = int(name_lab(oklab(np.median(pixels[mask], axis=0) / 255)))
         things.append(
             Thing(
-                colour=None if index == UNCLEAR else NAMES[index],
+                colour=colour_word(tuple(np.median(pixels[mask], axis=0))),
                 noun=shape_word(mask),
                 box=scaled,
                 area=int(mask.sum() / factor**2),
