@@ -18,7 +18,7 @@ from benchfoundry.core.records import Instance
 from benchfoundry.extractors.base import Captioner, Region, analysis_copy
 from benchfoundry.extractors.blends import BLEND, overlaps
 from benchfoundry.extractors.colour_names import colour_name
-from benchfoundry.extractors.shapes import HINT_OF, SHAPE_NAMES, shape_name
+from benchfoundry.extractors.shapes import HINT_OF, SHAPE_NAMES, shape_name, small_shape
 
 
 def position_phrase(box: tuple[float, float, float, float], width: int, height: int) -> str:
@@ -32,7 +32,7 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
 
 
 FLAT = "flat-coloured"
-DESCRIBER = "9"  # the describer's version: part of the extractor configuration's hash
+DESCRIBER = "10"  # the describer's version: part of the extractor configuration's hash
 
 
 def core(mask: np.ndarray, edge: float = 1.0) -> np.ndarray:
@@ -138,7 +138,7 @@ def _fine(looked: Region, hints: list[str]) -> bool:
     coarseness, not its outline, may be why."""
     x0, y0, x1, y1 = looked.box
     small = max(x1 - x0, y1 - y0) < FINE * max(looked.mask.shape)
-    return small and not any(h in SHAPE_NAMES for h in hints)
+    return small and not _named_any(hints)
 
 
 def dominant_colour(
@@ -187,19 +187,30 @@ def describe(
     looked = [_at(region, factor, seen.size) for region in regions]
     medians = [np.asarray(dominant_colour(pixels, r.mask, 2 * edge)) for r in looked]
     blends = overlaps(pixels, [r.mask for r in looked], medians)
-    # A reduced image's pixels hold more of an outline than its analysis copy: a shape 29 px
-    # across in a picture padded by a margin is 24 px across once reduced, where its outline's
-    # staircase hides whether it is round. A small shape (`FINE`) the copy names nothing is
-    # named from the image's own pixels (`_named` takes every k-th pixel of a large one), but only as one of
-    # the plain shapes (`HINT_OF`): an enlarged picture's blocky circle could pass for an
-    # octagon at its own size, never for a triangle or a square.
-    own = np.asarray(rgb) if factor < 1 else None
+    # An image's own pixels may hold more of an outline than its analysis copy. Reduced: a shape
+    # 29 px across in a picture padded by a margin is 24 px across once reduced, where its
+    # outline's staircase hides whether it is round; a small shape (`FINE`) the copy names
+    # nothing is named from the image's own pixels (`_named` takes every k-th pixel of a large
+    # one). Enlarged: the copy carries the image's staircase, a pixel of it as wide as the
+    # enlargement, which the outline's test for a circle does not allow for (a 14 px circle in
+    # a 64 px icon, six times enlarged, is no circle in the copy); a shape the copy names
+    # nothing is named from the image's own pixels, where the staircase is measured as it is.
+    # Either way only as one of the plain shapes (`HINT_OF`): an enlarged picture's blocky
+    # circle could pass for an octagon at its own size, never for a triangle or a square.
+    own = np.asarray(rgb) if factor != 1 else None
     for k, region in enumerate(regions):
         share = region.area / total
         hints = shape_hints(looked[k], pixels, round(3 * edge))
-        if own is not None and region.mask.shape == own.shape[:2] and _fine(looked[k], hints):
-            again = shape_hints(region, own, round(3 / factor))
+        native = own is not None and region.mask.shape == own.shape[:2]
+        if native and (_fine(looked[k], hints) or (factor > 1 and not _named_any(hints))):
+            again = shape_hints(region, own, max(1, round(3 / factor)))  # type: ignore[arg-type]
             hints = again if again and again[-1] in HINT_OF else hints
+        unnamed = _fine(looked[k], hints) or (factor > 1 and not _named_any(hints))
+        if factor >= 1 and region.mask.shape == (rgb.height, rgb.width) and unnamed:
+            # too few of the image's own pixels to trace (a 7 px square in a 96 px icon, whose
+            # enlarged copy rounds its corners): a box it fills is still a box, and rows that
+            # widen steadily to a base still a triangle (`shapes.small_shape`)
+            hints = [*hints, *_small_hints(region.mask)]
         attributes = [
             colour_name(tuple(medians[k])),  # type: ignore[arg-type]
             *hints,
@@ -226,6 +237,16 @@ def describe(
             )
         )
     return in_order(instances)
+
+
+def _named_any(hints: list[str]) -> bool:
+    return any(h in SHAPE_NAMES for h in hints)
+
+
+def _small_hints(mask: np.ndarray) -> list[str]:
+    """The hint and the name of a region too small to trace (`shapes.small_shape`)."""
+    name = small_shape(mask)
+    return [HINT_OF[name], name] if name else []
 
 
 def _at(region: Region, factor: float, size: tuple[int, int]) -> Region:

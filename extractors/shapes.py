@@ -87,6 +87,73 @@ def shape_name(mask: np.ndarray) -> str | None:
     return _polygon(outline[0]) if spread >= 1.5 * limit else None
 
 
+# A region too few pixels across for its outline to be traced (a 7 px shape in a 96 px icon)
+# still shows two shapes plainly, in the image's own pixels (not an enlarged copy's, whose
+# smoothing rounds its corners):
+# - a box every pixel of which is the region's is a square or a rectangle. A disc that small
+#   leaves its box's corners out (7 px: 0.76 of it), an octagon its cut corners (0.84), a
+#   triangle or a diamond half of it; no other outline fills it;
+# - rows (or columns) that widen steadily from a tip to a full base are a triangle's: each row
+#   within `ROW_FIT` pixels of the line fitted to their widths, the tip at most `TIP` of the
+#   base. A disc, a diamond or a pentagon widens and narrows again; a house's
+#   roof on its walls stops widening half way.
+FULL_BOX = 0.95  # the share of its box's pixels a filled box has (a stray pixel's leeway)
+SMALL_SIDE = 4  # fewer pixels across than this is a dot, whatever it fills
+TIP, ROW_FIT, RIM = 0.45, 1.5, 2
+
+
+def small_shape(mask: np.ndarray) -> str | None:
+    """The name square, rectangle or triangle for a region a few of the image's own pixels across
+    (`mask`, in those pixels), at least `SMALL_SIDE` across, where its pixels say so plainly;
+    else None. A filled box's sides within a pixel of each other are a square's; a
+    rectangle's differ by `_LONG` and two pixels or more (between: no name)."""
+    rows, columns = np.nonzero(mask)
+    if not len(rows):
+        return None
+    crop = mask[rows.min() : rows.max() + 1, columns.min() : columns.max() + 1]
+    box = _stray_cut(crop)
+    height, width = box.shape
+    if min(width, height) < SMALL_SIDE:
+        return None
+    if box.sum() >= FULL_BOX * width * height:
+        if abs(width - height) <= 1:
+            return "square"
+        long = max(width, height) >= _LONG * min(width, height) and abs(width - height) >= 2
+        return "rectangle" if long else None
+    ways = (crop, crop[::-1], crop.T, crop.T[::-1])  # tip up, down, left, right
+    return "triangle" if any(_widens_to_a_base(way) for way in ways) else None
+
+
+def _stray_cut(crop: np.ndarray) -> np.ndarray:
+    """The crop less an edge row or column holding one pixel (at most one on each side): a
+    stray pixel a reading took from a neighbour's blurred edge."""
+    for _ in range(4):
+        if crop.shape[0] > 1 and crop[0].sum() <= 1:
+            crop = crop[1:]
+        crop = np.rot90(crop)
+    return crop
+
+
+def _widens_to_a_base(crop: np.ndarray) -> bool:
+    """Whether the crop's rows widen steadily from a tip (its first row) to a full base: past
+    the widest row at most `RIM` narrower ones (the blurred edge a reading may take in), and
+    every row within `ROW_FIT` of the line fitted to the rows' widths (the tip's row may fall
+    short of it: a sharp tip is a pixel or two)."""
+    widths = crop.sum(axis=1).astype(float)
+    widest = len(widths) - 1 - int(np.argmax(widths[::-1]))  # the last of the widest rows
+    if len(widths) - 1 - widest > RIM:
+        return False
+    widths = widths[: widest + 1]
+    base = float(crop.shape[1])
+    if len(widths) < SMALL_SIDE or widths[-1] < base - 1 or np.any(np.diff(widths) < 0):
+        return False
+    rows = np.arange(len(widths))
+    slope, tip = np.polyfit(rows, widths, 1)
+    off = widths - (slope * rows + tip)
+    off[0] = max(float(off[0]), 0.0)
+    return bool(tip <= TIP * base and np.abs(off).max() <= ROW_FIT)
+
+
 def _outline(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The longest outline of `mask` as (row, column) points, centred on the mask's centroid
     and mapped so that the mask's ellipse of inertia is a unit circle (`_whitened`), traced
