@@ -183,9 +183,10 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
 
 
 # A shape fewer pixels across than this in the image as given has too few for its outline to
-# say what it is (a 7 px circle and a 7 px octagon are the same pixels), but a compact one is
-# still one thing to a person: a dot in a 96 px icon.
-NAMEABLE_PX = 12
+# say what it is (a 7 px circle and a 7 px octagon are the same pixels; at 14 px a circle's
+# staircase still spreads its radius as much as an octagon's corners do), but a compact one is
+# still one thing to a person: a dot in a 96 px icon, a 14 px disc in a 64 px one.
+NAMEABLE_PX = 16
 # a dot's box is near square and filled as a triangle's is (half of it, less a little the
 # enlarged blur takes: a 7 px triangle measured 0.48), more than two round dots corner to
 # corner fill theirs (0.39)
