@@ -90,16 +90,18 @@ def shape_name(mask: np.ndarray) -> str | None:
 # A region too few pixels across for its outline to be traced (a 7 px shape in a 96 px icon)
 # still shows two shapes plainly, in the image's own pixels (not an enlarged copy's, whose
 # smoothing rounds its corners):
-# - a box every pixel of which is the region's is a square or a rectangle. A disc that small
-#   leaves its box's corners out (7 px: 0.76 of it), an octagon its cut corners (0.84), a
-#   triangle or a diamond half of it; no other outline fills it;
+# - a box every pixel of which is the region's is a square or a rectangle (a few stray pixels
+#   outside it aside). A disc that small leaves its box's corners out (7 px: 0.76 of it), an
+#   octagon its cut corners (0.84), a triangle or a diamond half of it; no other outline fills
+#   it, and the box of a disc's fuller rows and columns leaves half as many pixels outside;
 # - rows (or columns) that widen steadily from a tip to a full base are a triangle's: each row
 #   within `ROW_FIT` pixels of the line fitted to their widths, the tip at most `TIP` of the
 #   base. A disc, a diamond or a pentagon widens and narrows again; a house's
 #   roof on its walls stops widening half way.
 FULL_BOX = 0.95  # the share of its box's pixels a filled box has (a stray pixel's leeway)
 SMALL_SIDE = 4  # fewer pixels across than this is a dot, whatever it fills
-TIP, ROW_FIT, RIM = 0.45, 1.5, 2
+TIP, ROW_FIT, RIM, RIM_SHARE = 0.45, 1.5, 2, 0.25
+STRAY = 0.1
 
 
 def small_shape(mask: np.ndarray) -> str | None:
@@ -111,11 +113,11 @@ def small_shape(mask: np.ndarray) -> str | None:
     if not len(rows):
         return None
     crop = mask[rows.min() : rows.max() + 1, columns.min() : columns.max() + 1]
-    box = _stray_cut(crop)
-    height, width = box.shape
-    if min(width, height) < SMALL_SIDE:
+    if min(crop.shape) < SMALL_SIDE:
         return None
-    if box.sum() >= FULL_BOX * width * height:
+    box = _filled_box(crop)
+    if box is not None:
+        height, width = box
         if abs(width - height) <= 1:
             return "square"
         long = max(width, height) >= _LONG * min(width, height) and abs(width - height) >= 2
@@ -124,24 +126,32 @@ def small_shape(mask: np.ndarray) -> str | None:
     return "triangle" if any(_widens_to_a_base(way) for way in ways) else None
 
 
-def _stray_cut(crop: np.ndarray) -> np.ndarray:
-    """The crop less an edge row or column holding one pixel (at most one on each side): a
-    stray pixel a reading took from a neighbour's blurred edge."""
-    for _ in range(4):
-        if crop.shape[0] > 1 and crop[0].sum() <= 1:
-            crop = crop[1:]
-        crop = np.rot90(crop)
-    return crop
+def _filled_box(crop: np.ndarray) -> tuple[int, int] | None:
+    """The height and width of the box that the crop's rows and columns at least half full
+    bound, where the region fills it (`FULL_BOX`) and its pixels outside it (strays a reading
+    took from a neighbour's blurred edge) are at most `STRAY` of those inside; else None."""
+    full_rows = np.flatnonzero(crop.mean(axis=1) >= 0.5)
+    full_columns = np.flatnonzero(crop.mean(axis=0) >= 0.5)
+    if not len(full_rows) or not len(full_columns):
+        return None
+    top, bottom = full_rows[0], full_rows[-1] + 1
+    left, right = full_columns[0], full_columns[-1] + 1
+    inside = int(crop[top:bottom, left:right].sum())
+    height, width = bottom - top, right - left
+    if min(height, width) < SMALL_SIDE or inside < FULL_BOX * height * width:
+        return None
+    return (height, width) if int(crop.sum()) - inside <= STRAY * inside else None
 
 
 def _widens_to_a_base(crop: np.ndarray) -> bool:
     """Whether the crop's rows widen steadily from a tip (its first row) to a full base: past
-    the widest row at most `RIM` narrower ones (the blurred edge a reading may take in), and
+    the widest row at most `RIM` narrower ones and a quarter of the rows (`RIM_SHARE`: the
+    blurred edge a reading may take in; a disc narrows again for half its rows), and
     every row within `ROW_FIT` of the line fitted to the rows' widths (the tip's row may fall
     short of it: a sharp tip is a pixel or two)."""
     widths = crop.sum(axis=1).astype(float)
     widest = len(widths) - 1 - int(np.argmax(widths[::-1]))  # the last of the widest rows
-    if len(widths) - 1 - widest > RIM:
+    if len(widths) - 1 - widest > min(RIM, RIM_SHARE * len(widths)):  # a disc's lower half
         return False
     widths = widths[: widest + 1]
     base = float(crop.shape[1])

@@ -14,7 +14,7 @@ import skimage
 from PIL import Image, ImageDraw
 
 from benchfoundry.extractors.agreement import agreement, shape_of
-from benchfoundry.extractors.shapes import shape_name
+from benchfoundry.extractors.shapes import shape_name, small_shape
 from benchfoundry.tasks.extract.options import ExtractOptions
 from benchfoundry.tasks.extract.stage import BatchOutcome, Pending, build_extractors, extract_images
 
@@ -182,3 +182,32 @@ def test_a_large_photographs_region_is_named_from_a_reduced_copy():
     mask = np.all(np.asarray(image) == (200, 30, 30), axis=-1)
     (instance,) = describe(image, [Region((400, 300, 1900, 1800), int(mask.sum()), 0.8, mask)])
     assert instance.attributes[:3] == ["red", "round", "circle"]
+
+
+def _pixels(picture: str) -> np.ndarray:
+    return np.array([[c == "#" for c in row] for row in picture.split()], bool)
+
+
+@pytest.mark.parametrize(
+    ("picture", "named"),
+    [
+        # as the two readings cut 7 px shapes of a 96 px icon (the invariance bench's drawings)
+        ("####### ####### ####### ####### ####### ####### #######", "square"),
+        ("#....#. ####### ####### ####### ####### ####### #######", "square"),  # two strays
+        ("########## ########## ########## ##########", "rectangle"),
+        ("...#... ...#... ..###.. ..###.. .#####. .#####. #######", "triangle"),
+        # a blurred tip and base, the base's rim taken in
+        ("...##... ..####.. .#####.. .######. #######. ######## ######## ######## .#####..",
+         "triangle"),
+        ("...#... ...#... ..###.. ..###.. .#####. .#####. #######"[::-1], "triangle"),  # tip down
+        # discs: the box of their fuller rows leaves many pixels out; they narrow again
+        ("..###.. .#####. ####### ####### ####### .#####. ..###..", None),
+        (".#####. ######. ####### ####### ######. .#####. ...#...", None),  # a nub below
+        # a diamond widens and narrows; a house stops widening half way
+        ("...#... ..###.. .#####. ####### .#####. ..###.. ...#...", None),
+        ("...#... ..###.. .#####. ####### ####### ####### #######", None),
+        ("### ### ###", None),  # under 4 px: a dot
+    ],
+)  # fmt: skip
+def test_a_shape_too_small_to_trace_is_named_only_where_its_pixels_say_so(picture, named):
+    assert small_shape(_pixels(picture)) == named
