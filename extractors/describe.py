@@ -201,12 +201,11 @@ def describe(
     for k, region in enumerate(regions):
         share = region.area / total
         hints = shape_hints(looked[k], pixels, round(3 * edge))
-        native = own is not None and region.mask.shape == own.shape[:2]
-        if native and (_fine(looked[k], hints) or (factor > 1 and not _named_any(hints))):
-            again = shape_hints(region, own, max(1, round(3 / factor)))  # type: ignore[arg-type]
+        native = region.mask.shape == (rgb.height, rgb.width)  # the mask in the image's pixels
+        if own is not None and native and _unnamed(looked[k], hints, factor):
+            again = shape_hints(region, own, max(1, round(3 / factor)))
             hints = again if again and again[-1] in HINT_OF else hints
-        unnamed = _fine(looked[k], hints) or (factor > 1 and not _named_any(hints))
-        if factor >= 1 and region.mask.shape == (rgb.height, rgb.width) and unnamed:
+        if factor >= 1 and native and _unnamed(looked[k], hints, factor):
             # too few of the image's own pixels to trace (a 7 px square in a 96 px icon, whose
             # enlarged copy rounds its corners): a box it fills is still a box, and rows that
             # widen steadily to a base still a triangle (`shapes.small_shape`)
@@ -241,6 +240,12 @@ def describe(
 
 def _named_any(hints: list[str]) -> bool:
     return any(h in SHAPE_NAMES for h in hints)
+
+
+def _unnamed(looked: Region, hints: list[str], factor: float) -> bool:
+    """Whether the copy's name for a region may be missing for want of the image's own pixels:
+    a small region (`_fine`), or any region of an enlarged image, that it names nothing."""
+    return _fine(looked, hints) or (factor > 1 and not _named_any(hints))
 
 
 def _small_hints(mask: np.ndarray) -> list[str]:
