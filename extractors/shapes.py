@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 from scipy import ndimage
-from skimage.measure import approximate_polygon, find_contours
+from skimage.measure import find_contours
 
 from benchfoundry.extractors.base import ANALYSIS_SIDE
 
@@ -208,6 +208,10 @@ def _corners(outline: np.ndarray) -> np.ndarray:
     the shape's size, then the corners that are hardly corners (a turn under 25 degrees, as the
     start of the trace leaves one) taken out, and two corners closer than 15% of the shape's narrower side (a
     blunt corner cut twice) made the one where their sides meet."""
+    # imported here: its module loads scipy.signal and scipy.stats (half a second), which a
+    # command that names no shape (a resumed build, a review) does without
+    from skimage.measure import approximate_polygon
+
     extent = float(np.ptp(outline, axis=0).max())
     narrow = float(np.ptp(outline, axis=0).min())  # a bar's short side has two real corners
     polygon = approximate_polygon(outline, tolerance=0.04 * extent)[:-1]

@@ -171,12 +171,10 @@ def power_sentence(n: int) -> str:
 
 def histogram(rows: Sequence[ReleaseRow], path: Path) -> None:
     """Hit counts (text-only models and vision-language models) of the released questions."""
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3), dpi=100)
+    fig = Figure(figsize=(8, 3), dpi=100)  # no pyplot: no global figure state
+    axes = fig.subplots(1, 2)
     for ax, column, title in (
         (axes[0], "hits_text", "text-only hits (no image)"),
         (axes[1], "hits_vlm", "vision-language hits"),
@@ -190,7 +188,6 @@ def histogram(rows: Sequence[ReleaseRow], path: Path) -> None:
     axes[0].set_ylabel("questions")
     fig.tight_layout()
     fig.savefig(path, format="png", metadata={"Software": None})
-    plt.close(fig)
 
 
 def _md(value: object) -> str:

@@ -26,13 +26,12 @@ def qc_markdown(
 
 
 def plot(summary: SelectSummary, path: Path) -> Path:
-    """Six panels in one PNG; written atomically next to the report."""
-    import matplotlib
+    """Six panels in one PNG; written atomically next to the report. A `Figure` of its own
+    (no pyplot: no global figure state between threads, and a fifth of a second less import)."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
+    fig = Figure(figsize=(16, 9))
+    axes = fig.subplots(2, 3)
     panels = [
         (axes[0, 0], summary.text_hit_histogram, "Text-only hits per candidate", "hits"),
         (axes[0, 1], summary.vlm_hit_histogram, "Vision-language hits per candidate", "hits"),
@@ -73,7 +72,6 @@ def plot(summary: SelectSummary, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     fig.savefig(tmp, format="png", dpi=80)
-    plt.close(fig)
     tmp.replace(path)
     return path
 

@@ -403,3 +403,27 @@ def test_a_translation_suspect_goes_back_as_its_twin_alone(twin_run, tmp_path):
     assert sent.suspects["q0@zh"].startswith("translation suspect: its English item q0 is fine")
     assert sent.suspects["q1"].startswith("discrimination -0.80")
     assert "suspect q0@zh: translation suspect" in sent.markdown()
+
+
+def test_the_store_knows_alembics_newest_revision(tmp_path):
+    """`database.HEAD`, which spares a store at the newest schema alembic's import, is the head
+    of the migrations alembic finds; a database at it is left alone, one at an older revision
+    or without one is not taken to be there."""
+    import sqlalchemy as sa
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from benchfoundry.decisions import database
+
+    config = Config()
+    config.set_main_option(
+        "script_location", str(database.Path(database.__file__).parent / "migrations")
+    )
+    assert ScriptDirectory.from_config(config).get_heads() == [database.HEAD]
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'new.sqlite'}")
+    assert not database.at_head(engine)  # no alembic_version table yet
+    database.migrate(engine)
+    assert database.at_head(engine)
+    with engine.begin() as connection:
+        connection.execute(sa.text("UPDATE alembic_version SET version_num = '0001'"))
+    assert not database.at_head(engine)
