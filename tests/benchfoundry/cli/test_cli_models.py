@@ -101,7 +101,7 @@ def test_serve_test_injects_faults_at_the_rates_asked(tmp_path):
     faults = "429:0.15,5xx:0.15,timeout:0.05,drop:0.05,malformed:0.05,empty:0.05"
     process = subprocess.Popen(
         [sys.executable, "-m", "benchfoundry", "serve-test", "--port", "0", "--faults", faults]
-        + ["--fault-delay", "1.5", "--seed", "3"],
+        + ["--fault-delay", "0.7", "--seed", "3"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -109,7 +109,9 @@ def test_serve_test_injects_faults_at_the_rates_asked(tmp_path):
         line = process.stdout.readline()
         assert "faults: 429 15%, 5xx 15%" in line
         base_url = line.split(" at ")[1].split()[0]
-        client = OpenAI(base_url=base_url, api_key="unused", max_retries=0, timeout=1.0)
+        # a slow answer takes 0.7 s, a call is given up after 0.5 s (six of them cost 1 s each
+        # when given 1.5 and 1.0: a tenth of the test's time, waiting)
+        client = OpenAI(base_url=base_url, api_key="unused", max_retries=0, timeout=0.5)
         seen: dict[str, int] = {}
         for _ in range(120):
             try:
@@ -133,7 +135,7 @@ def test_serve_test_injects_faults_at_the_rates_asked(tmp_path):
         assert set(seen) == {"ok", "429", "5xx", "timeout", "drop", "malformed", "empty"}, seen
         assert 30 <= seen["ok"] <= 90 and seen["429"] + seen["5xx"] >= 15, seen
         spec = ModelSpec(
-            name="flaky", provider="openai", model="m", base_url=base_url, timeout_s=1.0
+            name="flaky", provider="openai", model="m", base_url=base_url, timeout_s=0.5
         )
         gateway = Gateway(clock=ManualClock())  # backoff waits cost no real time
         answers = [gateway.generate(spec, f"question {k}").text for k in range(10)]
