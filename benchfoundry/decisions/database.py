@@ -187,15 +187,22 @@ def at_head(engine: Engine) -> bool:
     return [tuple(row) for row in found] == [(HEAD,)]
 
 
+def alembic_config() -> Any:
+    """alembic's configuration of the review database's migrations (no alembic.ini)."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    return config
+
+
 def migrate(engine: Engine) -> None:
     """Upgrade the schema to the newest alembic revision (nothing to do where it is there)."""
     if at_head(engine):
         return
     from alembic import command
-    from alembic.config import Config
 
-    config = Config()
-    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    config = alembic_config()
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

@@ -116,8 +116,8 @@ def builds(tmp_path_factory, prefect_server) -> dict[str, dict]:
     """The clean and the faulted build, side by side (the faulted one spends most of its time
     waiting out faults), each with its own test server, folder and Prefect home, recording their
     flow runs on the suite's Prefect server. The faulted build's calls are given up after 0.6 s,
-    its slow answers take 0.8 s (45 s alone on the 2-core machine with 1.0 and 1.2, 25 s with
-    0.5 and 0.6); a call slowed by a loaded machine is one more timeout, retried."""
+    its slow answers take 0.8 s (alone on the 2-core machine: 45 s with 1.0 and 1.2, 26 s with
+    these); a call slowed by a loaded machine is one more timeout, retried."""
     api, server_env = prefect_server
     started = {}
     with contextlib.ExitStack() as stack:

@@ -220,17 +220,13 @@ def test_the_alembic_upgrade_keeps_decisions_made_before_twins(tmp_path):
     decisions are kept, on English items (no language)."""
     import sqlalchemy as sa
     from alembic import command
-    from alembic.config import Config
 
     from benchfoundry.decisions import database
 
     run = RunFolder(tmp_path / "run")
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     engine = sa.create_engine(url)
-    config = Config()
-    config.set_main_option(
-        "script_location", str(database.Path(database.__file__).parent / "migrations")
-    )
+    config = database.alembic_config()
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0001")
@@ -410,16 +406,11 @@ def test_the_store_knows_alembics_newest_revision(tmp_path):
     of the migrations alembic finds; a database at it is left alone, one at an older revision
     or without one is not taken to be there."""
     import sqlalchemy as sa
-    from alembic.config import Config
     from alembic.script import ScriptDirectory
 
     from benchfoundry.decisions import database
 
-    config = Config()
-    config.set_main_option(
-        "script_location", str(database.Path(database.__file__).parent / "migrations")
-    )
-    assert ScriptDirectory.from_config(config).get_heads() == [database.HEAD]
+    assert ScriptDirectory.from_config(database.alembic_config()).get_heads() == [database.HEAD]
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'new.sqlite'}")
     assert not database.at_head(engine)  # no alembic_version table yet
     database.migrate(engine)
