@@ -18,7 +18,14 @@ from benchfoundry.core.records import Instance
 from benchfoundry.extractors.base import Captioner, Region, analysis_copy
 from benchfoundry.extractors.blends import BLEND, overlaps
 from benchfoundry.extractors.colour_names import colour_name
-from benchfoundry.extractors.shapes import HINT_OF, SHAPE_NAMES, shape_name, small_shape
+from benchfoundry.extractors.coverage import EDGE, coverage, covered, outline_spread
+from benchfoundry.extractors.shapes import (
+    HINT_OF,
+    SHAPE_NAMES,
+    between_pixels,
+    shape_name,
+    small_shape,
+)
 
 
 def position_phrase(box: tuple[float, float, float, float], width: int, height: int) -> str:
@@ -32,7 +39,7 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
 
 
 FLAT = "flat-coloured"
-DESCRIBER = "10"  # the describer's version: part of the extractor configuration's hash
+DESCRIBER = "11"  # the describer's version: part of the extractor configuration's hash
 
 
 def core(mask: np.ndarray, edge: float = 1.0) -> np.ndarray:
@@ -199,9 +206,12 @@ def describe(
     # circle could pass for an octagon at its own size, never for a triangle or a square.
     own = np.asarray(rgb) if factor != 1 else None
     for k, region in enumerate(regions):
-        share = region.area / total
-        hints = shape_hints(looked[k], pixels, round(3 * edge))
         native = region.mask.shape == (rgb.height, rgb.width)  # the mask in the image's pixels
+        flat = flat_colour(pixels, looked[k].mask, edge=round(3 * edge))
+        measured = _measured(looked[k], pixels, own if native else None, region, factor)
+        area, box = measured if flat and measured else (float(region.area), region.box)
+        share = area / total
+        hints = shape_hints(looked[k], pixels, round(3 * edge))
         if own is not None and native and _unnamed(looked[k], hints, factor):
             again = shape_hints(region, own, max(1, round(3 / factor)))
             hints = again if again and again[-1] in HINT_OF else hints
@@ -210,25 +220,30 @@ def describe(
             # enlarged copy rounds its corners): a box it fills is still a box, and rows that
             # widen steadily to a base still a triangle (`shapes.small_shape`)
             hints = [*hints, *_small_hints(region.mask)]
+        if flat and not _named_any(hints):
+            # its outline read between pixels, where the most pixels draw it (`_measured`)
+            small = factor > 1 and native
+            source = (own, region.mask) if small else (pixels, looked[k].mask)
+            hints = [*hints, *_between_hints(*source)]  # type: ignore[arg-type]
         attributes = [
             colour_name(tuple(medians[k])),  # type: ignore[arg-type]
             *hints,
-            *([FLAT] if flat_colour(pixels, looked[k].mask, edge=round(3 * edge)) else []),
+            *([FLAT] if flat else []),
             *([BLEND] if k in blends else []),  # two translucent shapes' overlap
             size_word(share),
-            position_phrase(region.box, rgb.width, rgb.height),
+            position_phrase(box, rgb.width, rgb.height),
         ]
         label = dense = None
         if captioner is not None:
-            crop = rgb.crop(tuple(int(round(v)) for v in region.box))
+            crop = rgb.crop(tuple(int(round(v)) for v in box))
             captions = captioner.caption(crop)
             if captions:
                 dense = captions[0].text
                 label = _label_from(dense)
         instances.append(
             Instance(
-                box=[float(v) for v in region.box],
-                mask_area=int(region.area),
+                box=[float(v) for v in box],
+                mask_area=round(area),
                 label=label,
                 attributes=attributes,
                 dense_caption=dense,
@@ -236,6 +251,29 @@ def describe(
             )
         )
     return in_order(instances)
+
+
+def _measured(
+    looked: Region, pixels: np.ndarray, own: np.ndarray | None, region: Region, factor: float
+) -> tuple[float, tuple[float, ...]] | None:
+    """A flat region's area and box in the image's pixels, read between pixels from how much of
+    each pixel along its edge it covers (`coverage.covered`), where the most pixels draw it:
+    the image's own for a small image, the analysis copy for a large one (reduced by averaging,
+    which keeps each pixel's coverage); None where it cannot be read so."""
+    if factor > 1 and own is not None:
+        found, scale = covered(own, region.mask), 1.0
+    else:
+        found, scale = covered(pixels, looked.mask), factor
+    if found is None:
+        return None
+    area, box = found[0] / scale**2, tuple(v / scale for v in found[1])
+    # Only a refinement of the segmenter's box: a side further from it than the edge's blend
+    # (the mask took in part of a neighbour of a near colour, which JPEG blends into it) leaves
+    # the segmenter's own measures.
+    reach = (EDGE + 1) / scale
+    if max(abs(a - b) for a, b in zip(box, region.box, strict=True)) > reach:
+        return None
+    return area, box
 
 
 def _named_any(hints: list[str]) -> bool:
@@ -251,6 +289,14 @@ def _unnamed(looked: Region, hints: list[str], factor: float) -> bool:
 def _small_hints(mask: np.ndarray) -> list[str]:
     """The hint and the name of a region too small to trace (`shapes.small_shape`)."""
     name = small_shape(mask)
+    return [HINT_OF[name], name] if name else []
+
+
+def _between_hints(pixels: np.ndarray, mask: np.ndarray) -> list[str]:
+    """The hint and the name of a flat region's shape from its outline read between pixels
+    (`shapes.between_pixels`), from how much of each pixel along its edge it covers."""
+    found = coverage(pixels, mask)
+    name = between_pixels(*outline_spread(found[0])) if found is not None else None
     return [HINT_OF[name], name] if name else []
 
 

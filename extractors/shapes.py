@@ -126,6 +126,28 @@ def small_shape(mask: np.ndarray) -> str | None:
     return "triangle" if any(_widens_to_a_base(way) for way in ways) else None
 
 
+# An outline read between pixels (`coverage.outline_spread`: the contour where the region covers
+# half of each pixel) has no staircase: a disc no mask-traced outline names (a 10-14 px disc in
+# a small icon; a 41 px disc reduced from a padded picture, its edge blended at an odd step) is
+# named from it. Round where its spread stays under `SUBPIXEL_ROUND`, from `SUBPIXEL_SIDE` px
+# across: below that, an octagon's corners blur away about as far (measured on 40 discs and
+# octagons each, drawn four times the size at random places and turns and reduced: at 7 px a
+# disc spreads 0.0125-0.0188 and an octagon 0.0127-0.0283; at 8 px 0.0103-0.0147 and
+# 0.0162-0.0249, a 9 px disc up to 0.0150; at 10 px 0.0096-0.0132 and 0.0177-0.0231; at 24 px
+# 0.0066-0.0085 and 0.0173-0.0242), so a smaller disc gets no name: it may be an octagon. Only
+# round outlines are named so: a cornered one is named from its traced outline or not at all (a
+# region that took in part of a neighbour still has corners).
+SUBPIXEL_ROUND, SUBPIXEL_SIDE = 0.015, 10.0
+
+
+def between_pixels(spread: float, aspect: float, diameter: float) -> str | None:
+    """ "circle" or "oval" from a region's outline read between pixels (the first figures of
+    `coverage.outline_spread`), or None."""
+    if diameter < SUBPIXEL_SIDE or spread > SUBPIXEL_ROUND:
+        return None
+    return "circle" if aspect <= _EVEN else "oval" if aspect >= _LONG else None
+
+
 def _filled_box(crop: np.ndarray) -> tuple[int, int] | None:
     """The height and width of the box that the crop's rows and columns at least half full
     bound, where the region fills it (`FULL_BOX`) and its pixels outside it (strays a reading

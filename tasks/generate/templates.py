@@ -342,10 +342,8 @@ def relation_questions(
     """Left/right only for boxes apart horizontally (by `margin` pixels) that overlap vertically
     (by as much, so above/below are false), and above/below the other way round; objects near
     another (their boxes may be changed) are not asked."""
-    own = sorted(
-        [i for i in named_by_colour(objects) if not in_contact(i, objects)],
-        key=lambda i: -i.mask_area,
-    )[:3]
+    # the three largest as the describer ranks them (`describe.in_order`: one size by place)
+    own = [i for i in named_by_colour(objects) if not in_contact(i, objects)][:3]
     own.sort(key=lambda i: parts(i)[0])  # pairs in colour order: near-equal areas may swap
     scene = scene or FactsScene(None, objects)
     out = []

@@ -66,7 +66,9 @@ def which_object(
     if len(objects) < 2:
         return Asked(why_not="one_object" if objects else "no_objects")
     own = named_by_colour(objects)
-    for reference in sorted(own, key=lambda i: (-i.mask_area, box_text(i))):
+    # largest first as the describer ranks them (`describe.in_order`: objects of one size by
+    # place), so that near-equal areas, which a resize or JPEG swaps, do not change the question
+    for reference in own:
         if any(not apart(o, reference) for o in objects if o is not reference):
             continue
         ref = reference.box

@@ -211,15 +211,16 @@ def test_a_7_px_square_or_triangle_is_named_and_a_7_px_disc_is_not(tmp_path):
     ]  # fmt: skip
 
 
-def test_a_14_px_disc_no_reading_names_is_one_object(tmp_path):
+def test_a_14_px_disc_is_a_circle_read_between_pixels(tmp_path):
     # Held-out drawings (seed 11): flat-002's yellow circle, 59 px across as drawn, is 14 px in
-    # its 64 px quarter, where its outline's staircase spreads its radius as much as an
-    # octagon's corners would: neither reading names it, and nothing was counted. Compact and
-    # too few pixels to name, it is one object; the triangle beside it is still named.
+    # its 64 px quarter, where its traced outline's staircase spreads its radius as much as an
+    # octagon's corners would: neither reading named it from its mask. Its outline read between
+    # pixels (`extractors/coverage`) is round: both readings name it a circle, as drawn, and
+    # both objects are counted; the triangle beside it is still named.
     write_corpus(tmp_path, 6, 2, 11, 4, 4)
     image = Image.open(tmp_path / "images" / "flat-002.png").convert("RGB")
     found = agreement(_facts(_variant(image, "quarter")))
     assert (found.objects_why_not, found.counts_why_not) == (None, None)
     assert sorted((o.attributes[0], shape_of(o) or "") for o in found.objects) == [
-        ("purple-grey", "triangle"), ("yellow", ""),
+        ("purple-grey", "triangle"), ("yellow", "circle"),
     ]  # fmt: skip
