@@ -12,7 +12,10 @@ template generator over all of them in one run folder, and prints per variant th
 pictures' questions asked again and, among those, the share whose key is the same (goal: at
 least 99% of questions and 100% of keys), with the first changed keys. No truth is needed. A
 margin moves things in the frame: its goal is on the questions that name no place in it (a
-question such as "Where in the image is the red object?" may rightly change with a margin).
+question such as "Where in the image is the red object?" may rightly change with a margin). A
+last column gives the share kept over the pictures a variant leaves legible: at a quarter of
+the size a 28 px disc is 7 px (it may as well be an octagon) and a 26 px font 6.5 px
+(`devtools.invariance.legible`, from the drawings' truth).
 """
 
 from __future__ import annotations
@@ -76,14 +79,25 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-invariance-"))
     env.configure(work, console_level="CRITICAL")
     from benchfoundry.devtools.generate_check import build_templates
-    from benchfoundry.devtools.invariance import VARIANTS, compare, not_kept, write_variants
+    from benchfoundry.devtools.invariance import (
+        TEXT_FLOOR,
+        VARIANTS,
+        compare,
+        legible,
+        not_kept,
+        smallest,
+        write_variants,
+    )
+    from benchfoundry.extractors.shapes import SUBPIXEL_SIDE
 
     chosen = [v for v in args.variants.split(",") if v] or list(VARIANTS)
     started = time.perf_counter()
     found = pictures(work, args)
     files = write_variants(found, work / "variants" / "images", chosen)  # type: ignore[arg-type]
     run, _ = build_templates(work, work / "variants")
-    result = compare(run)
+    truth = work / "corpus" / "truth.jsonl"
+    sizes = smallest(truth, "drawing-") if truth.exists() else {}
+    result = compare(run, lambda picture, variant: legible(sizes, picture, variant))
     refused = not_kept(run)
     print(
         f"{result.pictures} pictures ({result.asked_pictures} asked something as given), "
@@ -91,7 +105,7 @@ def main() -> None:
     )
     print(
         f"{'variant':<16} {'questions kept':>20} {'keys kept':>18} {'new':>5} {'refused':>8}"
-        f" {'naming no place in the frame':>30}"
+        f" {'naming no place in the frame':>30} {'of pictures left legible':>26}"
     )
     worst_q, worst_k = 1.0, 1.0
     for name, o in sorted(result.by_variant.items()):
@@ -103,11 +117,16 @@ def main() -> None:
             f"{name:<16} {o.kept:>6}/{o.questions:<6} {100 * o.kept_share:5.1f}% "
             f"{o.keys_same:>6}/{o.kept:<6} {100 * o.key_share:5.1f}% {o.new:>5} "
             f"{refused.get(name, 0):>8} {o.kept - o.in_frame_kept:>15}/{free:<6}"
-            f" {100 * o.frame_free_share:5.1f}%"
+            f" {100 * o.frame_free_share:5.1f}% {o.legible_kept:>12}/{o.legible:<6}"
+            f" {100 * o.legible_share:5.1f}%"
         )
     print(
         f"lowest: questions kept {100 * worst_q:.1f}% (for a margin, of those naming no place in "
         f"the frame), keys kept {100 * worst_k:.1f}%"
+    )
+    print(
+        f"(legible: every shape {SUBPIXEL_SIDE:g} px across or more, every font {TEXT_FLOOR:g} px"
+        " or more, at the variant's size, by the drawings' truth; pictures without truth count)"
     )
     for what in ("changed", "lost"):
         shown = 0

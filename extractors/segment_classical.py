@@ -11,7 +11,10 @@ Counted as objects they give a plain square nine "objects". The clean-up, in ord
 - slivers: a region at most `min_width` pixels across (twice its deepest inner distance, plus
   one), or 1.2% of the image's shorter side when that is more, gives each of its pixels to the
   nearest region that is not a sliver;
-- same colour: neighbouring regions whose median colours are within `merge_distance` join;
+- same colour: neighbouring regions whose median colours are within `merge_distance` join, each
+  region's median taken over its own pixels, not the slivers it took in (a shape's rim that the
+  graph cut from its inside along JPEG's noise is the shape's colour; with the blended slivers
+  it absorbed it was not);
 - bands: a thin region along another's border whose colour is a blend of its two neighbours'
   (an edge between them) joins the neighbour it is closest to in colour;
 - background: regions of the colour of the image's frame (where the frame is one colour), and
@@ -35,7 +38,7 @@ from skimage.segmentation import felzenszwalb, find_boundaries
 
 from benchfoundry.extractors.base import ANALYSIS_SIDE, Region, Segmenter, analysis_copy
 
-CLEANUP = "slivers+colour+bands+frame+faint"
+CLEANUP = "slivers+own-colour+bands+frame+faint"
 GROW = 2  # pixels beyond a region's mask that may still be of its colour (an edge row)
 FAINT = 12.0  # a region inside the image this far from the backdrop's colour is a faint shape  # named in the model, so facts made before are redone
 
@@ -82,8 +85,13 @@ class ClassicalSegmenter(Segmenter):
         # wide band, so a sliver widens by the blur's growth, not by the factor: a shape 7 px
         # across in a 96 px icon is a core 16 px wide once enlarged, inside its rings.
         sliver = max(self.min_width + 2 * (edge - 1), 0.012 * min(labels.shape))
-        labels = _absorb_slivers(labels, sliver)
-        labels = _join_similar(labels, colours, self.merge_distance)
+        # Regions join by the colour of their own pixels, not of the slivers they took in: the
+        # graph may cut a shape's rim from its inside where JPEG's noise runs along the edge,
+        # and the rim, the shape's own colour, would be tinted past `merge_distance` by the
+        # blended slivers it absorbs (an orange square saved as JPEG 90 was two objects).
+        given = _slivers(labels, sliver)
+        labels = _absorb(labels, given)
+        labels = _join_similar(labels, colours, self.merge_distance, ~given)
         labels = _join_bands(labels, colours, narrow=6.0 * edge)
         background = _frame_colour(colours, self.background_distance)
         return self._regions(labels, colours, background, factor, rgb.size)
@@ -178,20 +186,37 @@ def _widths(labels: np.ndarray) -> np.ndarray:
     return 2 * np.asarray(ndimage.maximum(depth, labels, np.arange(labels.max() + 1))) + 1
 
 
-def _absorb_slivers(labels: np.ndarray, min_width: float) -> np.ndarray:
-    """Each pixel of a region at most `min_width` wide goes to the nearest region wider."""
+def _slivers(labels: np.ndarray, min_width: float) -> np.ndarray:
+    """The pixels of the regions at most `min_width` wide (none where every region is)."""
     thin = (_widths(labels) <= min_width)[labels]
-    if not thin.any() or thin.all():
+    return thin if not thin.all() else np.zeros(labels.shape, bool)
+
+
+def _absorb(labels: np.ndarray, thin: np.ndarray) -> np.ndarray:
+    """Each pixel of `thin` goes to the nearest region not thin."""
+    if not thin.any():
         return labels
     _, (rows, columns) = ndimage.distance_transform_edt(thin, return_indices=True)
     return labels[rows, columns]
 
 
-def _medians(labels: np.ndarray, colours: np.ndarray) -> np.ndarray:
+def _medians(labels: np.ndarray, colours: np.ndarray, own: np.ndarray | None = None) -> np.ndarray:
+    """Each region's median colour; over its `own` pixels only where it has any (a region made
+    of slivers alone keeps the median of all of them)."""
     index = np.arange(labels.max() + 1)
-    return np.stack(
+    medians = np.stack(
         [np.asarray(ndimage.median(colours[..., c], labels, index)) for c in range(3)], axis=1
     )
+    if own is None or not own.any():
+        return medians
+    mine = np.where(own, labels, -1)
+    has = np.bincount(mine[own], minlength=len(index)) > 0
+    if has.any():
+        ours = np.stack(
+            [np.asarray(ndimage.median(colours[..., c], mine, index)) for c in range(3)], axis=1
+        )
+        medians[has] = ours[has]
+    return medians
 
 
 def _neighbours(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -215,14 +240,17 @@ def _relabel(labels: np.ndarray, owner: np.ndarray) -> np.ndarray:
     return (np.cumsum(present) - 1)[mapped]
 
 
-def _join_similar(labels: np.ndarray, colours: np.ndarray, distance: float) -> np.ndarray:
+def _join_similar(
+    labels: np.ndarray, colours: np.ndarray, distance: float, own: np.ndarray | None = None
+) -> np.ndarray:
     """Touching regions whose median colours are closer than `distance` become one (medians,
-    so a ring of one colour with a few blended pixels joins the shape it belongs to)."""
+    so a ring of one colour with a few blended pixels joins the shape it belongs to; over each
+    region's `own` pixels where given, not the slivers it took in)."""
     labels = _relabel(labels, np.arange(labels.max() + 1))
     pairs, _ = _neighbours(labels)
     if not len(pairs):
         return labels
-    medians = _medians(labels, colours)
+    medians = _medians(labels, colours, own)
     close = pairs[np.linalg.norm(medians[pairs[:, 0]] - medians[pairs[:, 1]], axis=1) < distance]
     n = labels.max() + 1
     graph = coo_matrix((np.ones(len(close)), (close[:, 0], close[:, 1])), shape=(n, n))

@@ -7,7 +7,8 @@ How: the image's colours are reduced to a small palette (median cut, no ditherin
 colours closer than `merge_distance` become one, and each colour's pixels fall into connected
 pieces (8-connected: shapes that meet at a corner are one piece, as an eye joins them). The
 frame's colour (where the frame is one colour) is the background. A piece a few pixels wide
-that lies along a wider piece is that piece's blended edge and is dropped; a piece that thin
+that lies along a wider piece is that piece's blended edge and is dropped, and so is one that
+thin along such an edge (JPEG's ringing bands a square's edge in three colours); a piece that thin
 standing alone (an outline, a stroke) is kept: it is something a person sees. Every piece of at
 least `min_share` of the image (looked at with its longer side `ANALYSIS_SIDE` long) is a region, so a small dot that the default segmenter's size threshold
 drops is still seen here."""
@@ -44,7 +45,7 @@ class ColourComponents(Segmenter):
     def model(self) -> str:
         return (
             f"median-cut({self.colours}, merge={self.merge_distance:g}, backdrop apart)"
-            "+8-connected components"
+            "+8-connected components, edge bands chained"
             f"(min_share={self.min_share:g})@{self.side}"
         )
 
@@ -69,10 +70,23 @@ class ColourComponents(Segmenter):
                 pieces.append((box, mask, width))
                 if width > self.edge_width * edge:
                     wide[box] |= mask
-        near_wide = ndimage.binary_dilation(wide, structure=_EIGHT, iterations=round(2 * edge))
-        for box, mask, width in pieces:
-            if width <= self.edge_width * edge and (near_wide[box] & mask).any():
-                continue  # the blended edge of a wider piece
+        # The blended edge of a wider piece, and the edge's own blends beside it: JPEG's
+        # ringing draws a square's edge as three thin bands of three colours (dark red, pink,
+        # a halo whiter than the paper), only the first of which lies along the square.
+        thin = [width <= self.edge_width * edge for _, _, width in pieces]
+        edge_of = np.zeros(len(pieces), bool)
+        for _ in range(3):
+            near = ndimage.binary_dilation(wide, structure=_EIGHT, iterations=round(2 * edge))
+            grown = False
+            for k, (box, mask, _) in enumerate(pieces):
+                if thin[k] and not edge_of[k] and (near[box] & mask).any():
+                    edge_of[k] = grown = True
+                    wide[box] |= mask
+            if not grown:
+                break
+        for k, (box, mask, _) in enumerate(pieces):
+            if edge_of[k]:
+                continue
             full = np.zeros(groups.shape, bool)
             full[box] = mask
             regions.append(_region(full, box, factor, rgb.size, image.size))

@@ -15,6 +15,8 @@ left", "where in the image") may change with it; those that name none must not. 
 from __future__ import annotations
 
 import io
+import json
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ from PIL import Image
 
 from benchfoundry.core.letters import index_of
 from benchfoundry.core.records import CandidateRecord, ImageSourceRecord
+from benchfoundry.extractors.shapes import SUBPIXEL_SIDE
 from benchfoundry.meaning.kinds import IN_FRAME, KINDS
 from benchfoundry.storage.tables import RunFolder
 
@@ -134,6 +137,8 @@ class VariantOutcome:
     lost: list[str] = field(default_factory=list)  # "picture: question", not asked of it
     in_frame: int = 0  # of `questions`, those naming a place in the frame (`kinds.IN_FRAME`)
     in_frame_kept: int = 0
+    legible: int = 0  # of `questions`, those of pictures the variant leaves legible (`legible`)
+    legible_kept: int = 0
 
     @property
     def kept_share(self) -> float:
@@ -145,6 +150,12 @@ class VariantOutcome:
         which moves things in the frame, must keep."""
         free = self.questions - self.in_frame
         return (self.kept - self.in_frame_kept) / free if free else 1.0
+
+    @property
+    def legible_share(self) -> float:
+        """The share kept of the questions of pictures whose every shape and line of text the
+        variant leaves large enough to read (`legible`)."""
+        return self.legible_kept / self.legible if self.legible else 1.0
 
     @property
     def key_share(self) -> float:
@@ -159,6 +170,41 @@ class Invariance:
 
 
 Item = tuple[str, str, frozenset[str]]  # (template, question, its options in any order)
+
+# A variant that shrinks a picture can take away what a person needs to answer: a disc under
+# `shapes.SUBPIXEL_SIDE` px across may as well be an octagon, and letters of a font under
+# `TEXT_FLOOR` px are read differently by the two OCR engines (the 26 px font of the bench's
+# text drawings is 6.5 px at a quarter of the size). Where a corpus's truth says how small a
+# drawing's smallest shape and font are, the bench also gives each variant's share kept over
+# the pictures it leaves legible, beside the share over all of them.
+TEXT_FLOOR = 8.0
+SCALE = {"quarter": 0.25, "four_times": 4.0}  # the variants that resize: by how much
+
+
+def smallest(truth: Path, prefix: str = "") -> dict[str, tuple[float, float]]:
+    """Each drawing of a corpus (`prefix` + its file's stem) -> its smallest shape (the shorter
+    side of its box) and its smallest font, in pixels as drawn (infinite where it has none), from
+    the corpus's `truth.jsonl`."""
+    out = {}
+    for line in truth.read_text(encoding="utf-8").splitlines():
+        scene = json.loads(line)
+        sides = [
+            min(o["box"][2] - o["box"][0], o["box"][3] - o["box"][1]) for o in scene["objects"]
+        ]
+        fonts = [t["font_size"] for t in scene.get("text_lines", [])]
+        out[prefix + Path(scene["file"]).stem] = (
+            float(min(sides, default=math.inf)),
+            float(min(fonts, default=math.inf)),
+        )
+    return out
+
+
+def legible(sizes: dict[str, tuple[float, float]], picture: str, variant: str) -> bool:
+    """Whether the variant leaves the picture's smallest shape `shapes.SUBPIXEL_SIDE` px across
+    or more and its smallest font `TEXT_FLOOR` px or more (a picture without truth: yes)."""
+    shape, font = sizes.get(picture, (math.inf, math.inf))
+    scale = SCALE.get(variant, 1.0)
+    return shape * scale >= SUBPIXEL_SIDE and font * scale >= TEXT_FLOOR
 
 
 def _keys(candidates: list[CandidateRecord]) -> dict[Item, str]:
@@ -177,8 +223,9 @@ def _in_frame(generator: str) -> bool:
     return kind is not None and IN_FRAME in kind.asks
 
 
-def compare(run: RunFolder) -> Invariance:
-    """Each variant's template questions and keys against its picture's own (`as_given`)."""
+def compare(run: RunFolder, readable: Callable[[str, str], bool] | None = None) -> Invariance:
+    """Each variant's template questions and keys against its picture's own (`as_given`);
+    `readable(picture, variant)` says which pictures a variant leaves legible (all, without)."""
     origin_of: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for link in run.table(ImageSourceRecord).records():
         name = Path(link.source).stem
@@ -200,14 +247,17 @@ def compare(run: RunFolder) -> Invariance:
             other = _keys(asked.get((picture, variant), []))
             outcome.questions += len(base)
             outcome.new += len(set(other) - set(base))
+            clear = readable is None or readable(picture, variant)
             for question, key in base.items():
                 framed = _in_frame(question[0])
                 outcome.in_frame += framed
+                outcome.legible += clear
                 if question not in other:
                     outcome.lost.append(f"{picture}: {question[1]}")
                     continue
                 outcome.kept += 1
                 outcome.in_frame_kept += framed
+                outcome.legible_kept += clear
                 if other[question] == key:
                     outcome.keys_same += 1
                 else:

@@ -224,3 +224,27 @@ def test_a_14_px_disc_is_a_circle_read_between_pixels(tmp_path):
     assert sorted((o.attributes[0], shape_of(o) or "") for o in found.objects) == [
         ("purple-grey", "triangle"), ("yellow", "circle"),
     ]  # fmt: skip
+
+
+def test_jpeg_ringing_cuts_no_object_out_of_a_shape(tmp_path):
+    # The default bench's drawings (seed 7): contact-001's orange square, saved as JPEG 90, was
+    # cut by the default reading into its inside and a rim of its own colour, which then took
+    # in the edge's blended slivers and was tinted past the colour join (two orange objects,
+    # nothing counted); joined by its own pixels' colour, it is one square. seed 11's flat-003, a red
+    # square saved as JPEG 95 (EXIF 1), has an edge of three thin bands (dark red, pink, a halo
+    # whiter than the paper): the second reading dropped the first two as the square's blended
+    # edge and kept the halo as an object.
+    write_corpus(tmp_path / "a", 9, 3, 7, 6, 6)
+    square = Image.open(tmp_path / "a" / "images" / "contact-001.png").convert("RGB")
+    found = agreement(_facts(_variant(square, "jpeg90")))
+    assert (found.objects_why_not, found.counts_why_not) == (None, None)
+    assert sorted((o.attributes[0], shape_of(o) or "") for o in found.objects) == [
+        ("blue", ""),
+        ("green", ""),
+        ("orange", "square"),
+    ]  # fmt: skip  (the blue square lies over the green circle: both outlines bitten)
+    write_corpus(tmp_path / "b", 6, 2, 11, 4, 4)
+    red = Image.open(tmp_path / "b" / "images" / "flat-003.png").convert("RGB")
+    found = agreement(_facts(_variant(red, "exif1")))
+    assert (found.objects_why_not, found.counts_why_not) == (None, None)
+    assert [(o.attributes[0], shape_of(o)) for o in found.objects] == [("red", "square")]
