@@ -15,13 +15,14 @@ size question was asked (the bench's yellow is now one whose tip keeps its area)
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from benchfoundry.devtools.generate_check import build_templates
-from benchfoundry.devtools.invariance import compare, write_variants
+from benchfoundry.devtools.invariance import compare, legible, smallest, write_variants
 from benchfoundry.devtools.synthetic import write_corpus
 
 DRAWINGS = ("objects-003", "objects-005")
@@ -68,3 +69,19 @@ def test_nothing_is_written_outside_the_folder_given(tmp_path):
     written = write_variants({"d": Image.new("RGB", (40, 30), "white")}, tmp_path, ["exif5"])
     assert written == 2
     assert sorted(p.name for p in Path(tmp_path).iterdir()) == ["d~as_given.png", "d~exif5.jpg"]
+
+
+def test_a_quarter_of_the_size_leaves_a_drawing_legible_only_where_its_shapes_stay_10_px(
+    tmp_path,
+):
+    # objects-000 (seed 7) holds a 28 px red circle: 7 px at a quarter of the size, where it may
+    # as well be an octagon; the text drawing's 26 px font is 6.5 px there
+    write_corpus(tmp_path, 6, 2, 7, 4, 4)
+    sizes = smallest(tmp_path / "truth.jsonl", "drawing-")
+    assert sizes["drawing-objects-000"] == (28.0, math.inf)
+    assert sizes["drawing-text-001"][0] == math.inf
+    assert legible(sizes, "drawing-objects-000", "as_given")
+    assert legible(sizes, "drawing-objects-000", "jpeg90")
+    assert not legible(sizes, "drawing-objects-000", "quarter")
+    assert legible(sizes, "drawing-objects-000", "four_times")
+    assert legible(sizes, "photo-coffee", "quarter")  # no truth: every picture counts
