@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from benchfoundry import meaning
-from benchfoundry.core.records import Instance, SegmentRecord, VisualFactsRecord
+from benchfoundry.core.records import Instance, OcrLine, SegmentRecord, VisualFactsRecord
 from benchfoundry.extractors.agreement import shape_of
 from benchfoundry.tasks.generate.geometry import extent, hint, relation
 
@@ -26,6 +26,7 @@ class FactsScene:
         facts: VisualFactsRecord | None,
         objects: list[Instance],
         size: tuple[float, float] = (0.0, 0.0),
+        agreed_lines: Sequence[OcrLine] = (),
     ) -> None:
         self.size = size
         self.instances = objects
@@ -42,7 +43,13 @@ class FactsScene:
             for i in objects
         ]
         lines = facts.ocr_lines if facts is not None else []
-        self._lines = [t.text for t in lines if sum(ch.isalnum() for ch in t.text) >= 2]
+        # a line both engines read alike, as they read it (`agreement`: its words apart)
+        alike = {tuple(t.box): t.text for t in agreed_lines}
+        self._lines = [
+            alike.get(tuple(t.box), t.text)
+            for t in lines
+            if sum(ch.isalnum() for ch in t.text) >= 2
+        ]
 
     def instance(self, thing: meaning.Thing) -> Instance:
         return next(i for i, t in zip(self.instances, self._things, strict=True) if t is thing)

@@ -246,7 +246,7 @@ def template_drafts(
     """Template questions for one image, for every dimension of the taxonomy that lists them."""
     facts, frame = framed(facts, size or _image_size(facts))  # margins: shares of the image
     agreed = agreement(facts)
-    scene = FactsScene(facts, agreed.objects, frame)
+    scene = FactsScene(facts, agreed.objects, frame, agreed.lines)
     seen = Seen(
         facts,
         frame,

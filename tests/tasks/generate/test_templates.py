@@ -313,6 +313,15 @@ def test_text_questions_need_a_confident_reading_and_offer_near_words():
     assert len({o.casefold() for o in options}) == 3
 
 
+def test_a_line_read_alike_is_keyed_with_the_spaces_between_its_words():
+    # a 96 px copy of a bench drawing: PP-OCRv5 read "orange gardensummer" where PP-OCRv4 read
+    # "orange garden summer"; alike but for a space, the key is the line with its words apart
+    box = [10.0, 20.0, 90.0, 27.0]
+    facts = _facts([], [("orange gardensummer", box)], second_lines=[("orange garden summer", box)])
+    made = template_drafts(facts, load_taxonomy("seed_bench"), [], size=SIZE)
+    assert _kinds(made.drafts)["read_text"].correct == "orange garden summer"
+
+
 def test_what_the_second_readings_do_not_confirm_is_not_asked():
     """A key rests on two readings: an object the second segmentation did not find (or found
     beside another the first missed), a line the second OCR engine read otherwise or as part of
