@@ -35,10 +35,12 @@ def coverage(pixels: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, tuple[sl
         return None
     rows, columns = np.nonzero(mask)
     height, width = mask.shape
-    if rows.min() == 0 or columns.min() == 0 or rows.max() == height - 1:
+    if (
+        min(rows.min(), columns.min()) == 0
+        or rows.max() == height - 1
+        or columns.max() == width - 1
+    ):
         return None  # cut by the frame: its mask says where it ends
-    if columns.max() == width - 1:
-        return None
     pad = 2 * EDGE + 2
     top, left = max(0, rows.min() - pad), max(0, columns.min() - pad)
     cut = (slice(top, rows.max() + pad + 1), slice(left, columns.max() + pad + 1))
@@ -89,14 +91,13 @@ def _placed(
     return place, off, length
 
 
-def covered(pixels: np.ndarray, mask: np.ndarray) -> tuple[float, tuple[float, ...]] | None:
-    """The region's area counted by coverage (`coverage`) and its box (x0, y0, x1, y1) where
-    its outline crosses half of a pixel (between pixels: a 7 px square's side, which a resize
-    leaves a blend over two pixels, is placed within a tenth of a pixel), in `pixels`' pixels;
-    None where it cannot be read so."""
-    found = coverage(pixels, mask)
-    if found is None:
-        return None
+def covered(
+    found: tuple[np.ndarray, tuple[slice, slice]],
+) -> tuple[float, tuple[float, ...]] | None:
+    """From a region's coverage map (`coverage`): its area counted by coverage and its box (x0,
+    y0, x1, y1) where its outline crosses half of a pixel (between pixels: a 7 px square's side,
+    which a resize leaves a blend over two pixels, lands within a quarter of a pixel), in the
+    pixels the map was read in; None where no outline crosses."""
     share, (rows, columns) = found
     contours = find_contours(np.pad(share, 1), 0.5)
     if not contours:

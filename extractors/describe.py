@@ -208,8 +208,16 @@ def describe(
     for k, region in enumerate(regions):
         native = region.mask.shape == (rgb.height, rgb.width)  # the mask in the image's pixels
         flat = flat_colour(pixels, looked[k].mask, edge=round(3 * edge))
-        measured = _measured(looked[k], pixels, own if native else None, region, factor)
-        area, box = measured if flat and measured else (float(region.area), region.box)
+        # a flat region is read between pixels where the most pixels draw it: the image's own
+        # for a small image, the analysis copy for a large one (reduced by averaging, which
+        # keeps each pixel's coverage)
+        small = factor > 1 and native
+        scale = 1.0 if small else factor
+        found = None
+        if flat:
+            found = coverage(own, region.mask) if small else coverage(pixels, looked[k].mask)
+        measured = _measured(found, scale, region) if found is not None else None
+        area, box = measured or (float(region.area), region.box)
         share = area / total
         hints = shape_hints(looked[k], pixels, round(3 * edge))
         if own is not None and native and _unnamed(looked[k], hints, factor):
@@ -220,11 +228,8 @@ def describe(
             # enlarged copy rounds its corners): a box it fills is still a box, and rows that
             # widen steadily to a base still a triangle (`shapes.small_shape`)
             hints = [*hints, *_small_hints(region.mask)]
-        if flat and not _named_any(hints):
-            # its outline read between pixels, where the most pixels draw it (`_measured`)
-            small = factor > 1 and native
-            source = (own, region.mask) if small else (pixels, looked[k].mask)
-            hints = [*hints, *_between_hints(*source)]  # type: ignore[arg-type]
+        if found is not None and not _named_any(hints):
+            hints = [*hints, *_between_hints(found[0])]  # its outline read between pixels
         attributes = [
             colour_name(tuple(medians[k])),  # type: ignore[arg-type]
             *hints,
@@ -254,24 +259,18 @@ def describe(
 
 
 def _measured(
-    looked: Region, pixels: np.ndarray, own: np.ndarray | None, region: Region, factor: float
+    found: tuple[np.ndarray, tuple[slice, slice]], scale: float, region: Region
 ) -> tuple[float, tuple[float, ...]] | None:
-    """A flat region's area and box in the image's pixels, read between pixels from how much of
-    each pixel along its edge it covers (`coverage.covered`), where the most pixels draw it:
-    the image's own for a small image, the analysis copy for a large one (reduced by averaging,
-    which keeps each pixel's coverage); None where it cannot be read so."""
-    if factor > 1 and own is not None:
-        found, scale = covered(own, region.mask), 1.0
-    else:
-        found, scale = covered(pixels, looked.mask), factor
-    if found is None:
+    """A flat region's area and box in the image's pixels from its coverage map
+    (`coverage.covered`), read in pixels `scale` times the image's; None where no outline
+    crosses, or where a side lies further from the segmenter's box than the edge's blend (the
+    mask took in part of a neighbour of a near colour, which JPEG blends into it): the reading
+    only refines the segmenter's measures."""
+    read = covered(found)
+    if read is None:
         return None
-    area, box = found[0] / scale**2, tuple(v / scale for v in found[1])
-    # Only a refinement of the segmenter's box: a side further from it than the edge's blend
-    # (the mask took in part of a neighbour of a near colour, which JPEG blends into it) leaves
-    # the segmenter's own measures.
-    reach = (EDGE + 1) / scale
-    if max(abs(a - b) for a, b in zip(box, region.box, strict=True)) > reach:
+    area, box = read[0] / scale**2, tuple(v / scale for v in read[1])
+    if max(abs(a - b) for a, b in zip(box, region.box, strict=True)) > (EDGE + 1) / scale:
         return None
     return area, box
 
@@ -292,11 +291,10 @@ def _small_hints(mask: np.ndarray) -> list[str]:
     return [HINT_OF[name], name] if name else []
 
 
-def _between_hints(pixels: np.ndarray, mask: np.ndarray) -> list[str]:
+def _between_hints(share: np.ndarray) -> list[str]:
     """The hint and the name of a flat region's shape from its outline read between pixels
-    (`shapes.between_pixels`), from how much of each pixel along its edge it covers."""
-    found = coverage(pixels, mask)
-    name = between_pixels(*outline_spread(found[0])) if found is not None else None
+    (`shapes.between_pixels`), on its coverage map."""
+    name = between_pixels(*outline_spread(share))
     return [HINT_OF[name], name] if name else []
 
 

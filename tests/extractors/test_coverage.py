@@ -53,7 +53,7 @@ def test_a_7_px_triangle_beside_another_shape_keeps_its_drawn_area_and_box():
     big = Image.new("L", (384, 288), 0)
     ImageDraw.Draw(big).polygon(drawn, fill=1)
     area_drawn = np.asarray(big).sum() / 16  # 28 * 28 / 2 of the big drawing, about
-    found = covered(pixels, _mask(pixels, (36, 14, 52, 30)))
+    found = covered(coverage(pixels, _mask(pixels, (36, 14, 52, 30))))
     assert found is not None
     area, box = found
     assert area == pytest.approx(area_drawn, rel=0.04)
@@ -66,7 +66,7 @@ def test_a_7_px_triangle_beside_another_shape_keeps_its_drawn_area_and_box():
 
 def test_a_square_box_is_placed_between_pixels():
     pixels = _reduced(lambda d: d.rectangle((101, 42, 149, 90), fill=INK))  # 49 x 49 px
-    found = covered(pixels, _mask(pixels, (20, 6, 42, 28)))
+    found = covered(coverage(pixels, _mask(pixels, (20, 6, 42, 28))))
     assert found is not None
     area, box = found
     assert area == pytest.approx(49 * 49 / 16, rel=0.02)
