@@ -27,7 +27,7 @@ from benchfoundry.extractors.base import ANALYSIS_SIDE
 from benchfoundry.extractors.colour_names import UNCLEAR_JOIN, clear
 from benchfoundry.extractors.frame import image_area, image_box
 from benchfoundry.extractors.objects import objects_of, unplain
-from benchfoundry.extractors.shapes import HINT_OF, SHAPE_NAMES
+from benchfoundry.extractors.shapes import HINT_OF, NOT_TRIANGULAR, SHAPE_NAMES
 
 REASONS = {
     "extractors_disagree": "the two independent readings of the image (two segmentation methods, "
@@ -130,6 +130,16 @@ def _unnamed(instance: Instance) -> Instance:
     )
 
 
+def _agreed(a: Instance, b: Instance) -> Instance:
+    """The first reading's object as both readings see it: its shape's name where the second
+    reading gives the same (else none), and `NOT_TRIANGULAR` where the second says so too."""
+    agreed = a if shape_of(a) == shape_of(b) else _unnamed(a)
+    if NOT_TRIANGULAR in agreed.attributes and NOT_TRIANGULAR not in b.attributes:
+        attributes = [w for w in agreed.attributes if w != NOT_TRIANGULAR]
+        agreed = agreed.model_copy(update={"attributes": attributes})
+    return agreed
+
+
 def _touching(a: Instance, b: Instance) -> bool:
     gap_x = max(a.box[0], b.box[0]) - min(a.box[2], b.box[2])
     gap_y = max(a.box[1], b.box[1]) - min(a.box[3], b.box[3])
@@ -162,10 +172,7 @@ def _objects(facts: VisualFactsRecord) -> tuple[list[Instance], str | None, str 
             taken.add(j)
     if len(partner) != len(first) or len(taken) != len(second):
         return [], "extractors_disagree", "extractors_disagree"
-    agreed = [
-        a if shape_of(a) == shape_of(second[partner[i]]) else _unnamed(a)
-        for i, a in enumerate(first)
-    ]
+    agreed = [_agreed(a, second[partner[i]]) for i, a in enumerate(first)]
     # An outline that names no shape may be several things run together; one that a reading
     # names (and the other reading, whose pixels of its edge differ, names nothing) is one
     # shape, though neither name may be used. Two different names are no shape.

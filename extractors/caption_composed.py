@@ -11,7 +11,10 @@ from PIL import Image
 from benchfoundry.core.records import Caption
 from benchfoundry.extractors.base import Captioner
 from benchfoundry.extractors.describe import FLAT
-from benchfoundry.extractors.shapes import SHAPE_NAMES
+from benchfoundry.extractors.shapes import NOT_TRIANGULAR, SHAPE_NAMES
+
+# attributes the sentence leaves out: how the region was read, not what a person would say
+WORDLESS = (FLAT, NOT_TRIANGULAR)
 
 
 class ComposedDescription(Captioner):
@@ -37,7 +40,7 @@ def compose_context(instances: list[Any], ocr_lines: list[Any]) -> str:
         plain = all(i.label or FLAT in i.attributes for i in instances)
         noun = "object" if plain else "region"
         described = [
-            f"a {' '.join(a for a in i.attributes[:-1] if a != FLAT and a not in SHAPE_NAMES)} "
+            f"a {' '.join(a for a in i.attributes[:-1] if a not in WORDLESS and a not in SHAPE_NAMES)} "
             f"{next((a for a in i.attributes if a in SHAPE_NAMES), noun)} at the {i.attributes[-1]}"
             for i in instances[:6]
         ]

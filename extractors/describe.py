@@ -21,8 +21,10 @@ from benchfoundry.extractors.colour_names import colour_name
 from benchfoundry.extractors.coverage import EDGE, coverage, covered, outline_spread
 from benchfoundry.extractors.shapes import (
     HINT_OF,
+    NOT_TRIANGULAR,
     SHAPE_NAMES,
     between_pixels,
+    not_a_triangle,
     shape_name,
     small_shape,
 )
@@ -39,7 +41,7 @@ def position_phrase(box: tuple[float, float, float, float], width: int, height: 
 
 
 FLAT = "flat-coloured"
-DESCRIBER = "11"  # the describer's version: part of the extractor configuration's hash
+DESCRIBER = "12"  # the describer's version: part of the extractor configuration's hash
 
 
 def core(mask: np.ndarray, edge: float = 1.0) -> np.ndarray:
@@ -228,8 +230,8 @@ def describe(
             # enlarged copy rounds its corners): a box it fills is still a box, and rows that
             # widen steadily to a base still a triangle (`shapes.small_shape`)
             hints = [*hints, *_small_hints(region.mask)]
-        if found is not None and not _named_any(hints):
-            hints = [*hints, *_between_hints(found[0])]  # its outline read between pixels
+        if found is not None and not _named_any(hints):  # its outline read between pixels
+            hints = [*hints, *_between_hints(found[0], measured is not None)]
         attributes = [
             colour_name(tuple(medians[k])),  # type: ignore[arg-type]
             *hints,
@@ -291,11 +293,16 @@ def _small_hints(mask: np.ndarray) -> list[str]:
     return [HINT_OF[name], name] if name else []
 
 
-def _between_hints(share: np.ndarray) -> list[str]:
+def _between_hints(share: np.ndarray, measured: bool) -> list[str]:
     """The hint and the name of a flat region's shape from its outline read between pixels
-    (`shapes.between_pixels`), on its coverage map."""
-    name = between_pixels(*outline_spread(share))
-    return [HINT_OF[name], name] if name else []
+    (`shapes.between_pixels`), on its coverage map; for a region it names nothing and whose map
+    measured it (`measured`: it took in no part of a neighbour), `NOT_TRIANGULAR` where the
+    outline rules a triangle out (`shapes.not_a_triangle`)."""
+    figures = outline_spread(share)
+    name = between_pixels(*figures)
+    if name:
+        return [HINT_OF[name], name]
+    return [NOT_TRIANGULAR] if measured and not_a_triangle(*figures) else []
 
 
 def _at(region: Region, factor: float, size: tuple[int, int]) -> Region:

@@ -148,6 +148,31 @@ def between_pixels(spread: float, aspect: float, diameter: float) -> str | None:
     return "circle" if aspect <= _EVEN else "oval" if aspect >= _LONG else None
 
 
+# Long before an outline read between pixels says what a small shape is, it says that it is no
+# triangle. Made round by its ellipse of inertia (`coverage.outline_spread`), every triangle is
+# the same equilateral one, whose radius spreads about 0.19 over its mean; a compact region (its
+# ellipse's aspect at most `NOT_TRIANGLE_ASPECT`, a sliver of a triangle a pixel wide is long)
+# spreading under `NOT_TRIANGLE_SPREAD` is something rounder. Measured 2026-12-07 on shapes drawn
+# four times the size at random places and turns and reduced, 5-14 px across, 40 per size and
+# kind, as PNG and as JPEG 90: compact triangles (apex up, turned, random corners) 0.125-0.46,
+# none under 0.1; discs 0.005-0.024 (JPEG up to 0.093), octagons 0.012-0.032, hexagons
+# 0.018-0.041 (a pentagon 0.03-0.06, on either side), a tilted square from 0.055. A 7 px disc, which may as well
+# be an octagon and gets no name, is thus still not "the red triangular object" beside it.
+NOT_TRIANGLE_SPREAD, NOT_TRIANGLE_ASPECT, NOT_TRIANGLE_SIDE = 0.05, 1.3, 5.0
+# the describer's attribute for such a region (templates: no triangle answers to it)
+NOT_TRIANGULAR = "not-triangular"
+
+
+def not_a_triangle(spread: float, aspect: float, diameter: float) -> bool:
+    """Whether a region's outline read between pixels (`coverage.outline_spread`'s figures)
+    rules out a triangle, though it names no shape."""
+    return (
+        diameter >= NOT_TRIANGLE_SIDE
+        and aspect <= NOT_TRIANGLE_ASPECT
+        and spread < NOT_TRIANGLE_SPREAD
+    )
+
+
 def _filled_box(crop: np.ndarray) -> tuple[int, int] | None:
     """The height and width of the box that the crop's rows and columns at least half full
     bound, where the region fills it (`FULL_BOX`) and its pixels outside it (strays a reading

@@ -26,8 +26,10 @@ HINT_NOUNS = {
 class Thing:
     """One object of a scene, as a question names it: its colour's name (None where people
     would name none), its box and area, its place among the nine of the image, its shape's
-    name and hint where the scene knows them, a recogniser's label where one was given, and
-    for an object of no colour's name the names people might give it (`could_be`; None: any)."""
+    name and hint where the scene knows them, a recogniser's label where one was given, for
+    an object of no colour's name the names people might give it (`could_be`; None: any), and
+    for one of unknown shape the hints its outline rules out (`rules_out`: a 7 px disc, which
+    may as well be an octagon, is still no triangle)."""
 
     colour: str | None
     box: Box
@@ -37,16 +39,17 @@ class Thing:
     hint: str | None = None
     label: str | None = None
     could_be: frozenset[str] | None = None
+    rules_out: frozenset[str] = frozenset()
 
     def fits_hint(self, hint: str) -> bool:
         """Whether the object could be called `hint` (round, rectangular, triangular): by its
         hint where the scene gave one, else by its shape's name; an object of unknown shape
-        could be any."""
+        could be any but those its outline rules out."""
         if self.hint is not None:
             return self.hint == hint
         if self.noun is not None:
             return self.noun in HINT_NOUNS.get(hint, frozenset({hint}))
-        return True
+        return hint not in self.rules_out
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """The facts as a scene (`meaning.Scene`): what the generator writes its keys from. An image's
 objects are those both readings agreed on, named by the describer's attributes (colour, shape
-hint, place) and the outline both readings name; how they meet and on which side of one another
-they lie is read from their boxes, mask areas and hints (`geometry`), with the margins the
-templates keep. A clip's actions are its annotated segments."""
+hint, place, a triangle ruled out) and the outline both readings name; how they meet and on
+which side of one another they lie is read from their boxes, mask areas and hints
+(`geometry`), with the margins the templates keep. A clip's actions are its annotated segments."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from benchfoundry import meaning
 from benchfoundry.core.records import Instance, OcrLine, SegmentRecord, VisualFactsRecord
 from benchfoundry.extractors.agreement import shape_of
+from benchfoundry.extractors.shapes import NOT_TRIANGULAR
 from benchfoundry.tasks.generate.geometry import extent, hint, relation
 
 MARGIN = 3.0  # px of the framed image: a box this far past an edge lies plainly beyond it
@@ -39,6 +40,7 @@ class FactsScene:
                 noun=shape_of(i),
                 hint=hint(i),
                 label=i.label or None,
+                rules_out=frozenset({"triangular"} if NOT_TRIANGULAR in i.attributes else ()),
             )
             for i in objects
         ]

@@ -15,6 +15,7 @@ from benchfoundry import meaning
 from benchfoundry.core.records import Instance, VisualFactsRecord
 from benchfoundry.extractors.colour_names import candidates, neighbours
 from benchfoundry.extractors.colour_names import clear as clear_colour
+from benchfoundry.extractors.shapes import NOT_TRIANGULAR
 from benchfoundry.tasks.generate.facts_scene import FactsScene
 from benchfoundry.tasks.generate.geometry import apart, image_area, image_box, in_contact
 
@@ -140,8 +141,9 @@ def alone(
 ) -> bool:
     """No other object could answer to the description made of the chosen parts. An object
     near another may show a changed box or shape (covered, nested, joined at an edge), so its
-    shape and position could be anything; one with no shape hint could be any shape; one whose
-    centre lies near a third of the image could be in the next cell."""
+    shape and position could be anything; one with no shape hint could be any shape (but a
+    triangle where its outline rules one out: `could_be`); one whose centre lies near a third of
+    the image could be in the next cell."""
     own = parts(inst)
     for other in objects:
         if other is inst:
@@ -149,11 +151,20 @@ def alone(
         theirs, loose = parts(other), in_contact(other, objects)
         if (
             (not colour or theirs[0] == own[0])
-            and (not shape or loose or None in (own[1], theirs[1]) or theirs[1] == own[1])
+            and (not shape or loose or could_be(other, own[1]))
             and (not where or loose or near_grid(other, *size, 0.015) or theirs[2] == own[2])
         ):
             return False
     return True
+
+
+def could_be(instance: Instance, hint: str | None) -> bool:
+    """Whether an object could answer to a shape word (`hint`; None: any shape): it has that
+    hint, or none (any shape, unless its outline rules a triangle out: `NOT_TRIANGULAR`)."""
+    theirs = parts(instance)[1]
+    if hint is None or theirs == hint:
+        return True
+    return theirs is None and not (hint == "triangular" and NOT_TRIANGULAR in instance.attributes)
 
 
 def unclear_colours(objects: list[Instance]) -> set[str]:

@@ -15,7 +15,7 @@ from PIL import Image, ImageDraw
 from benchfoundry.extractors.coverage import coverage, covered, outline_spread
 from benchfoundry.extractors.describe import describe
 from benchfoundry.extractors.registry import create
-from benchfoundry.extractors.shapes import between_pixels
+from benchfoundry.extractors.shapes import between_pixels, not_a_triangle
 
 PAPER, INK, OTHER = (240, 235, 230), (40, 90, 200), (230, 180, 20)
 
@@ -105,6 +105,34 @@ def test_a_disc_under_10_px_gets_no_name_it_could_be_an_octagon(half):
     found = coverage(disc, _mask(disc, (26, 18, 50, 42)))
     assert found is not None
     assert between_pixels(*outline_spread(found[0])) is None
+
+
+@pytest.mark.parametrize("across", [6, 7, 9])
+def test_a_small_round_shape_is_no_triangle_and_a_small_triangle_is_one(across):
+    # Below 10 px a disc may be an octagon (no name), but neither is a triangle; a triangle of
+    # any turn or shape stays one
+    half = across * 2  # drawn four times larger
+    near = (int(150 / 4) - across, int(120 / 4) - across,
+            int(150 / 4) + across, int(120 / 4) + across)  # fmt: skip
+
+    def spread(draw) -> tuple[float, float, float]:
+        pixels = _reduced(draw)
+        found = coverage(pixels, _mask(pixels, near))
+        assert found is not None
+        return outline_spread(found[0])
+
+    for shift in (0.0, 1.3, 2.6):
+        cx, cy = 150 + shift, 120 + shift / 2
+        box = (cx - half, cy - half, cx + half, cy + half)
+        for sides, turn in ((8, 0.2), (6, 0.5), (6, 1.0)):
+            polygon = _polygon(sides, half, cx, cy, turn)
+            assert not_a_triangle(*spread(lambda d, p=polygon: d.polygon(p, fill=INK)))
+        assert not_a_triangle(*spread(lambda d, box=box: d.ellipse(box, fill=INK)))
+        for turn in (0.0, 0.4, 1.1, -math.pi / 2):
+            triangle = _polygon(3, half, cx, cy, turn)
+            assert not not_a_triangle(*spread(lambda d, p=triangle: d.polygon(p, fill=INK)))
+        right = [(cx - half, cy - half), (cx + half, cy + half), (cx - half, cy + half)]
+        assert not not_a_triangle(*spread(lambda d, p=right: d.polygon(p, fill=INK)))
 
 
 def test_the_readings_give_a_quarter_size_drawing_its_drawn_areas():

@@ -13,13 +13,15 @@ import pytest
 from PIL import Image
 
 from benchfoundry.core.records import ExtractorInfo, Instance, VisualFactsRecord
+from benchfoundry.core.taxonomy import load_taxonomy
 from benchfoundry.devtools.invariance import VARIANTS
 from benchfoundry.devtools.synthetic import write_corpus
 from benchfoundry.extractors.agreement import agreement, shape_of
 from benchfoundry.extractors.describe import describe, in_order
 from benchfoundry.extractors.frame import framed
 from benchfoundry.extractors.registry import create
-from benchfoundry.extractors.shapes import HINT_OF
+from benchfoundry.extractors.shapes import HINT_OF, NOT_TRIANGULAR
+from benchfoundry.tasks.generate.template_questions import template_drafts
 
 ROLES = ("segmenter", "ocr", "second_segmenter", "second_ocr")
 
@@ -36,6 +38,11 @@ def _variant(image: Image.Image, name: str) -> Image.Image:
 
 
 def _facts(image: Image.Image) -> VisualFactsRecord:
+    """Both readings of the image, in the frame the generator reads them in (`framed`)."""
+    return framed(_read(image), image.size)[0]
+
+
+def _read(image: Image.Image) -> VisualFactsRecord:
     first = create("segmenter", "classical").segment(image)
     second = create("second_segmenter", "components").segment(image)
     facts = VisualFactsRecord(
@@ -46,7 +53,7 @@ def _facts(image: Image.Image) -> VisualFactsRecord:
             for role in ROLES
         ],
     )  # fmt: skip
-    return framed(facts, image.size)[0]
+    return facts
 
 
 def test_a_margin_leaves_a_small_square_to_both_readings(drawings):
@@ -170,6 +177,36 @@ def test_an_object_one_reading_names_is_one_object_but_is_not_named():
     assert neither.counts_why_not == "unclear_shapes"
     disputed = agreement(_two_readings([other, named], [other, _square(240, 2401)]))
     assert disputed.counts_why_not == "unclear_shapes"
+
+
+def test_a_triangle_is_ruled_out_only_where_both_readings_rule_it_out():
+    unnamed, other = _square(240, 2401, None), _square(40, 2401)
+    ruled_out = unnamed.model_copy(
+        update={"attributes": ["red", NOT_TRIANGULAR, *unnamed.attributes[1:]]}
+    )
+    both = agreement(_two_readings([other, ruled_out], [other, ruled_out]))
+    assert NOT_TRIANGULAR in both.objects[1].attributes
+    for second in (unnamed, _square(240, 2401, "triangle")):
+        one = agreement(_two_readings([other, ruled_out], [other, second]))
+        assert NOT_TRIANGULAR not in one.objects[1].attributes
+
+
+def test_a_7_px_disc_is_named_nothing_but_is_not_the_triangle_beside_it(tmp_path):
+    # The default bench's drawings (seed 7): objects-000 holds a red triangle and a red disc, 29 px
+    # across as drawn. At a quarter of the size (96 px) the disc is 7 px, where no reading can
+    # tell it from an octagon: it gets no name, and "the red triangular object" could have been
+    # either, so its place was not asked. Its outline read between pixels is no triangle's.
+    write_corpus(tmp_path, 9, 3, 7, 6, 6)
+    image = Image.open(tmp_path / "images" / "objects-000.png").convert("RGB")
+    quarter = _variant(image, "quarter")
+    found = agreement(_facts(quarter))
+    red = sorted((o for o in found.objects if o.attributes[0] == "red"), key=lambda o: o.box[0])
+    assert [shape_of(o) for o in red] == ["triangle", None]
+    assert NOT_TRIANGULAR in red[1].attributes
+    for picture in (image, quarter):
+        made = template_drafts(_read(picture), load_taxonomy("seed_bench"), [], size=picture.size)
+        asked = {d.question: d.correct for d in made.drafts}
+        assert asked["Where in the image is the red triangular object?"] == "middle left"
 
 
 def test_a_7_px_triangle_is_a_dot_to_count_and_two_round_dots_corner_to_corner_are_not():
