@@ -96,14 +96,15 @@ def test_letters_are_stable_and_spread():
 
 
 def test_template_answer_keys_match_the_truth(tmp_path):
-    result = template_key_accuracy(tmp_path, scenes=24, contact=16)
+    # (`bench/generate_accuracy.py` measures more: 40 scenes and more, the hard drawings)
+    result = template_key_accuracy(tmp_path, scenes=16, contact=8)
     assert result.questions > 200
     assert result.accuracy >= 0.98, result.wrong[:5]
     # Every kind asked of pictures (the temporal kinds are asked of clips: test_video_build.py).
     assert set(result.by_kind) == set(TEMPLATE_KINDS) - set(TEMPORAL_KINDS)
     counting = result.per_dimension["instances_counting"]
-    assert counting["not_asked:no_objects"] == 6  # the text scenes
-    assert result.per_dimension["text_understanding"]["not_asked:no_text"] == 34
+    assert counting["not_asked:no_objects"] == 4  # the text scenes
+    assert result.per_dimension["text_understanding"]["not_asked:no_text"] == 20
 
 
 @pytest.fixture
