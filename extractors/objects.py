@@ -118,7 +118,8 @@ def graphic_in_text(facts: VisualFactsRecord) -> bool:
     most of it (a plate or badge behind the words), or one of another colour than the line's
     letters and about as tall as the line (a logo's disc in place of a letter, a picture
     between words). A shade that shares a name with the letters' colour ("black-grey" among
-    black letters, as JPEG leaves a letter) is the letters' own.
+    black letters, as JPEG leaves a letter) is the letters' own; where two colours are equally
+    common among the regions, either may be the letters'.
     What such an image "contains" (objects, text or both) has no plain answer."""
     lines = [line for line in facts.ocr_lines if sum(ch.isalnum() for ch in line.text) >= 2]
     for line in lines:
@@ -143,9 +144,12 @@ def graphic_in_text(facts: VisualFactsRecord) -> bool:
         colours = Counter(_colour(i) for i in inside)
         if len(colours) < 2:
             continue
-        letters = colours.most_common(1)[0][0]
+        # the letters' colour is the commonest; two equally common may either be theirs (an
+        # "o" read with its paper-coloured inside beside the other letters, one region each)
+        most = colours.most_common(1)[0][1]
+        letters = [set((c or "").split(UNCLEAR_JOIN)) for c, n in colours.items() if n == most]
         if any(
-            not set(letters.split(UNCLEAR_JOIN)) & set((_colour(i) or "").split(UNCLEAR_JOIN))
+            all(not words & set((_colour(i) or "").split(UNCLEAR_JOIN)) for words in letters)
             and (i.box[3] - i.box[1]) >= 0.5 * (ly1 - ly0)
             for i in inside
         ):

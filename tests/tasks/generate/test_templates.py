@@ -367,6 +367,15 @@ def test_text_over_a_graphic_leaves_what_the_image_contains_unasked():
         made = template_drafts(_facts([*letters, graphic], line), taxonomy, [], size=SIZE)
         assert not any(d.generator == "template:scene_content" for d in made.drafts)
         assert made.kinds["scene_content"].why_not == "text_over_graphic"
+    # A picture padded by a margin: the segmenter read "vi" as one black region and "o" with its
+    # paper-coloured inside as one grey-white region; neither colour is plainly the letters'
+    # and neither is a graphic
+    two = [  # in the order the segmenter gave them
+        _inst((100, 118, 130, 140), "grey-white", None),
+        _inst((60, 110, 90, 145), "black", None),
+    ]
+    read = template_drafts(_facts(two, line), taxonomy, [], size=SIZE)
+    assert any(d.generator == "template:scene_content" for d in read.drafts)
 
 
 def test_a_questions_options_depend_on_that_question_alone():
