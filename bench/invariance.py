@@ -13,7 +13,8 @@ pictures' questions asked again and, among those, the share whose key is the sam
 least 99% of questions and 100% of keys), with the first changed keys. No truth is needed. A
 margin moves things in the frame: its goal is on the questions that name no place in it (a
 question such as "Where in the image is the red object?" may rightly change with a margin). A
-last column gives the share kept over the pictures a variant leaves legible: at a quarter of
+last column gives, for a variant that resizes, the share kept over the pictures it leaves
+legible (the others leave every picture as legible as it was, "(all)"): at a quarter of
 the size a 28 px disc is 7 px (it may as well be an octagon) and a 26 px font 6.5 px
 (`devtools.invariance.legible`, from the drawings' truth).
 """
@@ -80,6 +81,7 @@ def main() -> None:
     env.configure(work, console_level="CRITICAL")
     from benchfoundry.devtools.generate_check import build_templates
     from benchfoundry.devtools.invariance import (
+        SCALE,
         TEXT_FLOOR,
         VARIANTS,
         compare,
@@ -113,12 +115,17 @@ def main() -> None:
         share = o.frame_free_share if name == "margin" else o.kept_share
         worst_q, worst_k = min(worst_q, share), min(worst_k, o.key_share)
         free = o.questions - o.in_frame
+        # only a resize changes what is legible; elsewhere the column would repeat the first
+        readable = (
+            f"{o.legible_kept:>12}/{o.legible:<6} {100 * o.legible_share:5.1f}%"
+            if name in SCALE
+            else f"{'(all)':>26}"
+        )
         print(
             f"{name:<16} {o.kept:>6}/{o.questions:<6} {100 * o.kept_share:5.1f}% "
             f"{o.keys_same:>6}/{o.kept:<6} {100 * o.key_share:5.1f}% {o.new:>5} "
             f"{refused.get(name, 0):>8} {o.kept - o.in_frame_kept:>15}/{free:<6}"
-            f" {100 * o.frame_free_share:5.1f}% {o.legible_kept:>12}/{o.legible:<6}"
-            f" {100 * o.legible_share:5.1f}%"
+            f" {100 * o.frame_free_share:5.1f}% {readable}"
         )
     print(
         f"lowest: questions kept {100 * worst_q:.1f}% (for a margin, of those naming no place in "

@@ -156,8 +156,9 @@ def between_pixels(spread: float, aspect: float, diameter: float) -> str | None:
 # four times the size at random places and turns and reduced, 5-14 px across, 40 per size and
 # kind, as PNG and as JPEG 90: compact triangles (apex up, turned, random corners) 0.125-0.46,
 # none under 0.1; discs 0.005-0.024 (JPEG up to 0.093), octagons 0.012-0.032, hexagons
-# 0.018-0.041 (a pentagon 0.03-0.06, on either side), a tilted square from 0.055. A 7 px disc, which may as well
-# be an octagon and gets no name, is thus still not "the red triangular object" beside it.
+# 0.018-0.041 (a pentagon 0.03-0.06, on either side), a tilted square from 0.055. A 7 px disc,
+# which may as well be an octagon and gets no name, is thus still not "the red triangular
+# object" beside it.
 NOT_TRIANGLE_SPREAD, NOT_TRIANGLE_ASPECT, NOT_TRIANGLE_SIDE = 0.05, 1.3, 5.0
 # the describer's attribute for such a region (templates: no triangle answers to it)
 NOT_TRIANGULAR = "not-triangular"

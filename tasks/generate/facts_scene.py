@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from benchfoundry import meaning
 from benchfoundry.core.records import Instance, OcrLine, SegmentRecord, VisualFactsRecord
 from benchfoundry.extractors.agreement import shape_of
-from benchfoundry.extractors.shapes import NOT_TRIANGULAR
-from benchfoundry.tasks.generate.geometry import extent, hint, relation
+from benchfoundry.tasks.generate.geometry import extent, hint, relation, ruled_out
 
 MARGIN = 3.0  # px of the framed image: a box this far past an edge lies plainly beyond it
 
@@ -40,7 +39,7 @@ class FactsScene:
                 noun=shape_of(i),
                 hint=hint(i),
                 label=i.label or None,
-                rules_out=frozenset({"triangular"} if NOT_TRIANGULAR in i.attributes else ()),
+                rules_out=ruled_out(i),
             )
             for i in objects
         ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 from benchfoundry.core.records import Instance
 from benchfoundry.extractors.agreement import too_small_to_name
 from benchfoundry.extractors.frame import Framed, framed, image_area, image_box
+from benchfoundry.extractors.shapes import NOT_TRIANGULAR
 
 __all__ = ["Framed", "framed", "image_area", "image_box"]  # kept here for the templates
 
@@ -41,6 +42,12 @@ def gaps(a: Instance, b: Instance) -> tuple[float, float]:
 def hint(instance: Instance) -> str | None:
     """The describer's shape hint (round, rectangular, triangular), if it gave one."""
     return next((a for a in instance.attributes[1:-2] if a in SHAPE_HINTS), None)
+
+
+def ruled_out(instance: Instance) -> frozenset[str]:
+    """The shape hints the describer's outline read between pixels rules out for an object it
+    could not name (`shapes.NOT_TRIANGULAR`: a 7 px disc is no triangle)."""
+    return frozenset({"triangular"} if NOT_TRIANGULAR in instance.attributes else ())
 
 
 def fill(instance: Instance) -> float:

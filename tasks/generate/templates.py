@@ -15,9 +15,14 @@ from benchfoundry import meaning
 from benchfoundry.core.records import Instance, VisualFactsRecord
 from benchfoundry.extractors.colour_names import candidates, neighbours
 from benchfoundry.extractors.colour_names import clear as clear_colour
-from benchfoundry.extractors.shapes import NOT_TRIANGULAR
 from benchfoundry.tasks.generate.facts_scene import FactsScene
-from benchfoundry.tasks.generate.geometry import apart, image_area, image_box, in_contact
+from benchfoundry.tasks.generate.geometry import (
+    apart,
+    image_area,
+    image_box,
+    in_contact,
+    ruled_out,
+)
 
 Slots = dict[str, str]
 # A question's own generator for its options, seeded by what identifies the question (its slots
@@ -160,11 +165,11 @@ def alone(
 
 def could_be(instance: Instance, hint: str | None) -> bool:
     """Whether an object could answer to a shape word (`hint`; None: any shape): it has that
-    hint, or none (any shape, unless its outline rules a triangle out: `NOT_TRIANGULAR`)."""
+    hint, or none (any shape but those its outline rules out: `geometry.ruled_out`)."""
     theirs = parts(instance)[1]
     if hint is None or theirs == hint:
         return True
-    return theirs is None and not (hint == "triangular" and NOT_TRIANGULAR in instance.attributes)
+    return theirs is None and hint not in ruled_out(instance)
 
 
 def unclear_colours(objects: list[Instance]) -> set[str]:
